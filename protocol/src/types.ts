@@ -1,0 +1,214 @@
+/**
+ * The JSON shapes takeback puts on the wire: the results of the sidecar's methods and the
+ * `--json` output of the command line are the same objects. This file holds no code of the
+ * server; the server converts its own model to these shapes.
+ *
+ * Units: times are milliseconds since the Unix epoch; sizes are bytes; `mode` is the permission
+ * bits as a number (`0o644` is 420); paths are workspace-relative with `/` separators, or
+ * absolute for a path outside the workspace.
+ */
+
+/** A file's type as takeback keeps it. */
+export type FileType = 'file' | 'symlink' | 'dir';
+
+/**
+ * One path's state at one moment. `exists: false` alone means nothing was there. For a file,
+ * `sha256` is null when its bytes were not kept (see {@link GapReason}).
+ */
+export interface FileState {
+  exists: boolean;
+  type?: FileType;
+  /** Hex SHA-256 of the bytes (files only); null when not kept. */
+  sha256?: string | null;
+  /** Bytes (files only). */
+  size?: number;
+  /** Permission bits. */
+  mode?: number;
+  /** Raw link text (links only; never followed). */
+  target?: string;
+}
+
+/**
+ * Why something was not kept or cannot be written back:
+ * `too-large` (over the size limit, 5 MB by default), `secret` (keys, `.ssh`, `.gnupg`,
+ * credential stores), `symlink-target` (content behind a link), `excluded` (not scanned),
+ * `outside-workspace` (never written), `workspace-too-large` (commands not captured),
+ * `unreadable`.
+ */
+export type GapReason =
+  | 'too-large'
+  | 'secret'
+  | 'symlink-target'
+  | 'excluded'
+  | 'outside-workspace'
+  | 'workspace-too-large'
+  | 'unreadable';
+
+/** A capture gap: a path, the reason, and a sentence for people. */
+export interface CaptureGap {
+  path: string;
+  reason: GapReason;
+  detail: string;
+}
+
+/** How a path changed: `created`, `modified`, `deleted`, `mode` (permission bits only) or `type` (e.g. a link became a file). */
+export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
+
+/** What produced a change set: a file tool call, a command (maybe run by a tool call), or the turn itself ("changed during this turn"). */
+export type ChangeSource =
+  | { kind: 'tool'; tool: string; toolCallId: string }
+  | { kind: 'command'; command: string; tool?: string; toolCallId?: string }
+  | { kind: 'turn' };
+
+/** `applied`: in place; `undone`: taken back (can be redone); `expired`: a tombstone, its copies are gone. */
+export type SetState = 'applied' | 'undone' | 'expired';
+
+/** One path of a change set, as `changes/list` and `takeback list --json` give it. */
+export interface FileSummary {
+  path: string;
+  status: ChangeStatus;
+  /** Lines added (0 for binary files and gaps). */
+  added: number;
+  /** Lines removed. */
+  removed: number;
+  /** False when a capture gap keeps this path from being undone. */
+  undoable: boolean;
+  gap: GapReason | null;
+}
+
+/** One change set in a listing. */
+export interface ChangeSetSummary {
+  /** A decimal number, unique in the workspace's journal. */
+  id: string;
+  turn: string | null;
+  source: ChangeSource;
+  /** One line for people: `Edit src/a.ts`, `Bash: sed -i …`, `changed during this turn`. */
+  label: string;
+  state: SetState;
+  /** When it was recorded (ms). */
+  time: number;
+  added: number;
+  removed: number;
+  files: FileSummary[];
+}
+
+/** A turn in a listing. Times in ms; `end` null while the turn is open. */
+export interface TurnSummary {
+  id: string;
+  seq: number;
+  agent: string | null;
+  session: string | null;
+  label: string | null;
+  start: number;
+  end: number | null;
+}
+
+/** Whether commands are captured in this workspace, and if not, why. */
+export interface CaptureStatus {
+  /** False when the workspace is over the scan limits: file tools only. */
+  commands: boolean;
+  reason: string | null;
+}
+
+/** The result of `changes/list` and `takeback list --json`. Sets and turns newest first. */
+export interface ListResult {
+  workspace: string;
+  capture: CaptureStatus;
+  turns: TurnSummary[];
+  sets: ChangeSetSummary[];
+}
+
+/** One path of a change set in full: its states before and after. */
+export interface FileDetail extends FileSummary {
+  before: FileState;
+  after: FileState;
+}
+
+/** One entry of a set's history. */
+export interface HistoryEntry {
+  action: 'applied' | 'undone' | 'redone';
+  time: number;
+  forced?: boolean;
+}
+
+/** The result of `changes/show` and `takeback show ID --json`. */
+export interface ChangeSetDetail extends Omit<ChangeSetSummary, 'files'> {
+  files: FileDetail[];
+  history: HistoryEntry[];
+}
+
+/**
+ * What an undo or redo does to a path, from what is there now: `put-back` (write the kept
+ * bytes), `remove` (the agent created it), `bring-back` (the agent deleted it), `restore-mode`,
+ * `restore-link`, or `none` (already in place).
+ */
+export type Action = 'put-back' | 'remove' | 'bring-back' | 'restore-mode' | 'restore-link' | 'none';
+
+/**
+ * Why a path would replace later work: `changed-since` (its bytes, mode or type differ from what
+ * the change left), `interleaved` (another change still in place touched it in between),
+ * `unsaved-in-editor` (an editor buffer holds unsaved text for it).
+ */
+export interface Conflict {
+  reason: 'changed-since' | 'interleaved' | 'unsaved-in-editor';
+  detail: string;
+  sets?: string[];
+}
+
+/** One path of a preview. */
+export interface PreviewFile {
+  path: string;
+  action: Action;
+  conflict: Conflict | null;
+  /** Unified diff (3 lines of context) from now to after the step; null when there is nothing to show. */
+  diff: string | null;
+  /** Said instead of a diff: `binary files differ`, `too large to show a diff`, `mode 0755 → 0644`. */
+  note: string | null;
+  gap: CaptureGap | null;
+  /** The change sets that touched this path. */
+  sets: string[];
+}
+
+/** The result of `undo/preview` and `takeback preview --json`. Writes nothing. */
+export interface PreviewResult {
+  direction: 'undo' | 'redo';
+  /** The sets the step would move, in walk order. */
+  sets: string[];
+  /** Selected sets already in the wanted state. */
+  skipped: { id: string; reason: string }[];
+  files: PreviewFile[];
+  /** How many files conflict. */
+  conflicts: number;
+  gaps: CaptureGap[];
+}
+
+/** A path an undo or redo wrote (or found already in place). */
+export interface AppliedFile {
+  path: string;
+  action: Action;
+  /** Where it landed: `disk`, or `editor` (text edits through an editor's buffer, saved or not yet). */
+  via?: 'disk' | 'editor';
+}
+
+/** A path that conflicts. */
+export interface ConflictFile {
+  path: string;
+  reason: Conflict['reason'];
+  detail: string;
+}
+
+/** The result of `undo/apply` and `takeback undo|redo --json`. */
+export interface ApplyResult {
+  direction: 'undo' | 'redo';
+  /** The sets now undone (redo: applied again). Empty when nothing was written. */
+  sets: string[];
+  applied: AppliedFile[];
+  /** Without `force`, any conflict means nothing was written. */
+  conflicts: ConflictFile[];
+  gaps: CaptureGap[];
+  skipped: { id: string; reason: string }[];
+  written: boolean;
+  forced: boolean;
+  /** Things left as they were on purpose (a folder that is not empty). */
+  notes: string[];
+}

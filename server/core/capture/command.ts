@@ -1,0 +1,72 @@
+import type { Engine } from '../engine.js';
+import { checkId } from '../errors.js';
+import type { PendingCapture } from '../journal/captures.js';
+import { entryState, type ScanChange } from '../scan/scan.js';
+import type { ChangeSet, FileChange } from '../types.js';
+import { makeChange } from './changes.js';
+import { scanAndCommit } from './scan-commit.js';
+
+/** Scan changes as file changes (gap entries keep their reason). */
+export function scanChangesToFiles(engine: Engine, changes: ScanChange[]): FileChange[] {
+  const out: FileChange[] = [];
+  for (const c of changes) {
+    const gap = c.after?.gap ?? c.before?.gap ?? undefined;
+    const fc = makeChange(engine.journal.blobs, c.path, entryState(c.before), entryState(c.after), gap);
+    if (fc) out.push(fc);
+  }
+  return out;
+}
+
+/** What a command capture saw: whether the workspace could be scanned, and why not. */
+export interface CommandScan {
+  status: 'ok' | 'baseline' | 'too-large';
+  reason?: string;
+}
+
+/**
+ * A command is about to run: brings the workspace snapshot up to date. What moved since the last
+ * look is not the command's doing: while a turn is open it is kept as the turn's drift (and ends
+ * up in "changed during this turn" unless a tool call claims it), otherwise it is the user's
+ * and is dropped. Call inside a write transaction.
+ */
+export function beginCommand(
+  engine: Engine,
+  opts: { id: string; command?: string | null; tool?: string | null; turn?: string | null; now?: number; onProgress?: (n: number) => void },
+): CommandScan {
+  checkId(opts.id, 'capture id');
+  const { journal } = engine;
+  const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
+  const outcome = scanAndCommit(engine, opts.onProgress);
+  if (outcome.status === 'ok' && turn && outcome.changes.length > 0) {
+    journal.drift.add(
+      turn,
+      outcome.changes.map((c) => ({ path: c.path, before: entryState(c.before), after: entryState(c.after) })),
+    );
+  }
+  journal.captures.put({
+    id: opts.id,
+    kind: 'command',
+    turn,
+    tool: opts.tool ?? null,
+    command: opts.command ?? null,
+    start: opts.now ?? Date.now(),
+    files: [],
+  });
+  return { status: outcome.status, reason: outcome.reason };
+}
+
+/**
+ * A command has run: scans again and records what moved since its start as its change set.
+ * Returns the set (or `null` when nothing changed) and how the scan went. Call inside a write
+ * transaction.
+ */
+export function endCommand(engine: Engine, pending: PendingCapture): { set: ChangeSet | null; scan: CommandScan } {
+  const outcome = scanAndCommit(engine);
+  if (outcome.status !== 'ok') return { set: null, scan: { status: outcome.status, reason: outcome.reason } };
+  const files = scanChangesToFiles(engine, outcome.changes);
+  const source = pending.tool
+    ? { kind: 'command' as const, command: pending.command ?? '', tool: pending.tool, toolCallId: pending.id }
+    : { kind: 'command' as const, command: pending.command ?? '' };
+  const set = engine.journal.sets.add({ turn: pending.turn, source, files });
+  return { set, scan: { status: 'ok' } };
+}

@@ -1,0 +1,105 @@
+import { lstatSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import type { Engine } from '../engine.js';
+import { checkId } from '../errors.js';
+import { readState } from '../fsstate.js';
+import type { PendingCapture } from '../journal/captures.js';
+import { isSecretPath } from '../secrets.js';
+import type { ChangeSet, FileChange, GapReason } from '../types.js';
+import { toWorkspacePath } from '../workspace.js';
+import { makeChange } from './changes.js';
+import { syncIndex } from './index-sync.js';
+
+/** Folders above `abs` that do not exist yet, nearest first (a Write into new nested folders creates them). */
+function missingDirs(abs: string): string[] {
+  const out: string[] = [];
+  for (let d = dirname(abs); dirname(d) !== d; d = dirname(d)) {
+    try {
+      lstatSync(d);
+      break;
+    } catch {
+      out.push(d);
+    }
+  }
+  return out;
+}
+
+/**
+ * A file tool is about to run: keeps the bytes (or the absence, or the link) of each of `paths`
+ * (absolute, or relative to `cwd`), inside or outside the workspace. `id` is the tool call's id;
+ * ending the capture with the same id records the change set. Secret places and files over the
+ * size limit are kept without their bytes and named as gaps.
+ */
+export function beginFiles(
+  engine: Engine,
+  opts: { id: string; paths: string[]; cwd?: string; turn?: string | null; tool?: string | null; now?: number },
+): PendingCapture {
+  checkId(opts.id, 'capture id');
+  const { journal, config } = engine;
+  const cwd = opts.cwd ?? engine.root;
+  const seen = new Set<string>();
+  const files: PendingCapture['files'] = [];
+  for (const p of opts.paths) {
+    const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+    if (seen.has(abs)) continue;
+    seen.add(abs);
+    const r = readState(abs, { blobs: journal.blobs, maxFileBytes: config.maxFileBytes, secret: isSecretPath(abs) });
+    files.push({ path: abs, state: r.state, missingDirs: r.state.exists ? [] : missingDirs(abs) });
+  }
+  const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
+  const pending: PendingCapture = {
+    id: opts.id,
+    kind: 'files',
+    turn,
+    tool: opts.tool ?? null,
+    command: null,
+    start: opts.now ?? Date.now(),
+    files,
+  };
+  journal.captures.put(pending);
+  return pending;
+}
+
+/**
+ * A file tool has run (or failed: a failed tool may still have changed files): compares each
+ * kept path with what is there now and records the change set. Returns the set, or `null` when
+ * nothing changed.
+ */
+export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | null {
+  const { journal, root, config } = engine;
+  const changes: FileChange[] = [];
+  const indexed: { path: string; state: import('../types.js').FileState; gap?: GapReason }[] = [];
+  for (const f of pending.files) {
+    const rel = toWorkspacePath(root, f.path);
+    const shown = rel ?? f.path;
+    const secret = isSecretPath(f.path);
+    const r = readState(f.path, { blobs: journal.blobs, maxFileBytes: config.maxFileBytes, secret });
+    let gap: GapReason | undefined = r.gap;
+    if (!gap && f.state.exists && f.state.type === 'file' && f.state.sha256 === null) gap = secret ? 'secret' : 'too-large';
+    if (f.state.exists && f.state.type === 'symlink' && r.state.exists && r.state.type === 'symlink' && f.state.target === r.state.target) {
+      gap = 'symlink-target'; // the tool wrote through the link: the target's content is not kept
+    }
+    if (rel === null) gap ??= 'outside-workspace';
+    // Folders the tool created on the way, outermost first.
+    for (const d of [...f.missingDirs].reverse()) {
+      const dr = readState(d, { maxFileBytes: 0 });
+      if (!dr.state.exists || dr.state.type !== 'dir') continue;
+      const drel = toWorkspacePath(root, d);
+      const c = makeChange(journal.blobs, drel ?? d, { exists: false }, dr.state, drel === null ? 'outside-workspace' : undefined);
+      if (c && !changes.some((x) => x.path === c.path)) {
+        changes.push(c);
+        if (drel) indexed.push({ path: drel, state: dr.state });
+      }
+    }
+    const c = makeChange(journal.blobs, shown, f.state, r.state, gap, r.bytes);
+    if (c) changes.push(c);
+    if (rel !== null) indexed.push({ path: rel, state: r.state, gap: r.gap });
+  }
+  const set = journal.sets.add({
+    turn: pending.turn,
+    source: { kind: 'tool', tool: pending.tool ?? 'tool', toolCallId: pending.id },
+    files: changes,
+  });
+  syncIndex(engine, indexed);
+  return set;
+}

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { xdgState } from 'xdg-basedir';
+
+/**
+ * Limits and retention. Defaults follow Conch's ADR 0030 (5 MB per file; 10,000 files or
+ * 200 MB per workspace for command capture; 30 days; 1 GB). Set them in
+ * `$TAKEBACK_HOME/config.json` (same keys) or with the environment variables named below.
+ */
+export interface Config {
+  /** Files larger than this (bytes) are not kept: a `too-large` capture gap. `TAKEBACK_MAX_FILE_BYTES`. */
+  maxFileBytes: number;
+  /** Past this many files a workspace keeps file-tool capture only. `TAKEBACK_MAX_WORKSPACE_FILES`. */
+  maxWorkspaceFiles: number;
+  /** Past this many kept bytes, likewise. `TAKEBACK_MAX_WORKSPACE_BYTES`. */
+  maxWorkspaceBytes: number;
+  /** Folder names the command scan always skips, besides `.gitignore` rules. */
+  excludeNames: string[];
+  /** Change sets older than this many days expire (a later issue enforces it). */
+  retentionDays: number;
+  /** Past this many bytes of blobs the oldest sets expire first (a later issue enforces it). */
+  maxJournalBytes: number;
+}
+
+/** Folders that are version control data, dependencies or build output: rebuilt, never scanned. */
+export const DEFAULT_EXCLUDES = [
+  '.git', '.hg', '.svn', '.jj',
+  'node_modules', 'bower_components', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache',
+  'dist', 'build', 'out', 'target', '.next', '.nuxt', '.svelte-kit', '.turbo', '.parcel-cache', '.gradle',
+  'coverage', '.cache',
+];
+
+export const DEFAULT_CONFIG: Config = {
+  maxFileBytes: 5 * 1024 * 1024,
+  maxWorkspaceFiles: 10_000,
+  maxWorkspaceBytes: 200 * 1024 * 1024,
+  excludeNames: DEFAULT_EXCLUDES,
+  retentionDays: 30,
+  maxJournalBytes: 1024 * 1024 * 1024,
+};
+
+/**
+ * Where the journal lives: `$TAKEBACK_HOME`, else `$XDG_STATE_HOME/takeback`, else
+ * `~/.local/state/takeback`. Never inside a workspace, so an agent's `rm -rf` cannot take the
+ * undo history with it.
+ */
+export function takebackHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TAKEBACK_HOME) return env.TAKEBACK_HOME;
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'takeback');
+  return join(xdgState ?? join(homedir(), '.local', 'state'), 'takeback');
+}
+
+function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/** Reads `$TAKEBACK_HOME/config.json` (if any) over the defaults, then the environment over both. */
+export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let file: Partial<Config> = {};
+  try {
+    file = JSON.parse(readFileSync(join(home, 'config.json'), 'utf8')) as Partial<Config>;
+  } catch {
+    // No config file, or an unreadable one: the defaults stand.
+  }
+  const cfg: Config = { ...DEFAULT_CONFIG, ...file };
+  cfg.maxFileBytes = envNumber(env, 'TAKEBACK_MAX_FILE_BYTES') ?? cfg.maxFileBytes;
+  cfg.maxWorkspaceFiles = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_FILES') ?? cfg.maxWorkspaceFiles;
+  cfg.maxWorkspaceBytes = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_BYTES') ?? cfg.maxWorkspaceBytes;
+  return cfg;
+}

@@ -1,0 +1,62 @@
+import { createTwoFilesPatch, diffLines } from 'diff';
+
+/** Files at or over this many bytes get no line diff in a preview ("too large to show"). */
+export const MAX_DIFF_BYTES = 1024 * 1024;
+
+/** Edits past which a line diff gives up (pathological inputs): the file counts as replaced whole. */
+const MAX_EDIT_LENGTH = 20_000;
+
+/** True when `bytes` look binary: a NUL byte in the first 8,000 bytes (git's rule). */
+export function isBinary(bytes: Uint8Array): boolean {
+  const n = Math.min(bytes.length, 8000);
+  for (let i = 0; i < n; i++) if (bytes[i] === 0) return true;
+  return false;
+}
+
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
+  return text.endsWith('\n') ? n : n + 1;
+}
+
+/**
+ * Lines added and removed going from `before` to `after` (`null`: the file does not exist or its
+ * bytes are not kept). Binary content counts 0 and 0.
+ */
+export function lineStats(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
+  if ((before && isBinary(before)) || (after && isBinary(after))) return { added: 0, removed: 0 };
+  const a = before ? Buffer.from(before).toString('utf8') : '';
+  const b = after ? Buffer.from(after).toString('utf8') : '';
+  if (a === b) return { added: 0, removed: 0 };
+  if (a === '' || b === '') return { added: lineCount(b), removed: lineCount(a) };
+  const parts = diffLines(a, b, { maxEditLength: MAX_EDIT_LENGTH });
+  if (!parts) return { added: lineCount(b), removed: lineCount(a) };
+  let added = 0;
+  let removed = 0;
+  for (const p of parts) {
+    if (p.added) added += p.count ?? 0;
+    else if (p.removed) removed += p.count ?? 0;
+  }
+  return { added, removed };
+}
+
+/**
+ * A unified diff (3 lines of context) from `from` to `to` for `path`, or a one-line note instead
+ * for binary files ("Binary files differ") and files over {@link MAX_DIFF_BYTES}.
+ */
+export function unifiedDiff(path: string, from: Uint8Array | null, to: Uint8Array | null): { diff: string | null; note: string | null } {
+  if ((from && from.length >= MAX_DIFF_BYTES) || (to && to.length >= MAX_DIFF_BYTES)) {
+    return { diff: null, note: 'too large to show a diff' };
+  }
+  if ((from && isBinary(from)) || (to && isBinary(to))) return { diff: null, note: 'binary files differ' };
+  const a = from ? Buffer.from(from).toString('utf8') : '';
+  const b = to ? Buffer.from(to).toString('utf8') : '';
+  if (a === b) return { diff: null, note: null };
+  const patch = createTwoFilesPatch(from ? `a/${path}` : '/dev/null', to ? `b/${path}` : '/dev/null', a, b, undefined, undefined, {
+    context: 3,
+  });
+  // Drop the "Index:"/"====" preamble some versions add; keep from the --- line on.
+  const at = patch.indexOf('--- ');
+  return { diff: at >= 0 ? patch.slice(at) : patch, note: null };
+}

@@ -1,0 +1,91 @@
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, type BigIntStats, type Stats } from 'node:fs';
+import type { BlobStore } from './store/blobs.js';
+import { sha256 } from './store/blobs.js';
+import type { FileState, GapReason } from './types.js';
+
+/** What reading one path gives: its state, why its bytes were not kept (if so), and the bytes. */
+export interface ReadState {
+  state: FileState;
+  gap?: GapReason;
+  /** The file's bytes, when it is a kept regular file. */
+  bytes?: Buffer;
+  stat?: Stats;
+}
+
+/** Reads all of an open file descriptor (`size` is a hint from fstat; a growing file is read to its end). */
+export function readFd(fd: number, size: number): Buffer {
+  let buf = Buffer.allocUnsafe(Math.max(size, 0));
+  let off = 0;
+  for (;;) {
+    if (off === buf.length) {
+      // The file may have grown since fstat: look for more.
+      const more = Buffer.allocUnsafe(Math.max(64 * 1024, buf.length));
+      const n = readSync(fd, more, 0, more.length, off);
+      if (n === 0) break;
+      buf = Buffer.concat([buf, more.subarray(0, n)]);
+      off += n;
+      continue;
+    }
+    const n = readSync(fd, buf, off, buf.length - off, off);
+    if (n === 0) {
+      buf = buf.subarray(0, off);
+      break;
+    }
+    off += n;
+  }
+  return buf;
+}
+
+function isNotFound(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * The state of `abs`, never following a link: a link is kept as a link, a folder by its mode, a
+ * regular file by its bytes (stored in `blobs` when given, else only hashed).
+ *
+ * Bytes are not kept, and `gap` says why, for a secret place (`secret: true`), a file over
+ * `maxFileBytes` (`too-large`) and a file that cannot be read (`unreadable`: permissions, a
+ * socket or a device). The file is opened with `O_NOFOLLOW` and measured with `fstat` on the same
+ * descriptor, so a file swapped for a link between the look and the read is not followed.
+ */
+export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; secret?: boolean }): ReadState {
+  let st: Stats;
+  try {
+    st = lstatSync(abs);
+  } catch (e) {
+    if (isNotFound(e)) return { state: { exists: false } };
+    throw e;
+  }
+  const mode = st.mode & 0o7777;
+  if (st.isSymbolicLink()) return { state: { exists: true, type: 'symlink', target: readlinkSync(abs), mode }, stat: st };
+  if (st.isDirectory()) return { state: { exists: true, type: 'dir', mode }, stat: st };
+  if (!st.isFile()) return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, gap: 'unreadable', stat: st };
+  if (opts.secret) return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, gap: 'secret', stat: st };
+  if (st.size > opts.maxFileBytes) return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, gap: 'too-large', stat: st };
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    if (isNotFound(e)) return { state: { exists: false } };
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') return readState(abs, opts); // became a link: look again
+    return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, gap: 'unreadable', stat: st };
+  }
+  try {
+    const fst = fstatSync(fd);
+    if (fst.size > opts.maxFileBytes) {
+      return { state: { exists: true, type: 'file', sha256: null, size: fst.size, mode: fst.mode & 0o7777 }, gap: 'too-large', stat: fst };
+    }
+    const bytes = readFd(fd, fst.size);
+    const hash = opts.blobs ? opts.blobs.put(bytes) : sha256(bytes);
+    return { state: { exists: true, type: 'file', sha256: hash, size: bytes.length, mode: fst.mode & 0o7777 }, bytes, stat: fst };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `st.mode & 0o7777` of a bigint stat, as a number. */
+export function modeBits(st: BigIntStats | Stats): number {
+  return Number(st.mode) & 0o7777;
+}

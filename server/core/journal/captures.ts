@@ -1,0 +1,76 @@
+import { checkId } from '../errors.js';
+import type { FileState } from '../types.js';
+import type { Db } from './db.js';
+
+/**
+ * A tool call begun and not yet ended. For a file tool, `files` holds each path's state kept at
+ * `begin` (absolute path → state, plus the folders that did not exist yet). For a command,
+ * `files` is empty: the workspace snapshot is the "before".
+ */
+export interface PendingCapture {
+  id: string;
+  kind: 'files' | 'command';
+  turn: string | null;
+  tool: string | null;
+  command: string | null;
+  start: number;
+  files: { path: string; state: FileState; missingDirs: string[] }[];
+}
+
+interface Row {
+  id: string;
+  kind: string;
+  turn: string | null;
+  tool: string | null;
+  command: string | null;
+  started_at: number;
+  files: string;
+}
+
+/** Tool calls in flight, keyed by the caller's id (Claude Code's `tool_use_id`). */
+export class Captures {
+  constructor(private readonly db: Db) {}
+
+  /** Stores a pending capture; a second `begin` with the same id replaces the first. */
+  put(c: PendingCapture): void {
+    checkId(c.id, 'capture id');
+    this.db
+      .prepare('INSERT OR REPLACE INTO captures (id, kind, turn, tool, command, started_at, files) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(c.id, c.kind, c.turn, c.tool, c.command, c.start, JSON.stringify(c.files));
+  }
+
+  /** Removes and returns the pending capture `id`, or null if there is none. */
+  take(id: string): PendingCapture | null {
+    checkId(id, 'capture id');
+    const row = this.db.prepare('DELETE FROM captures WHERE id = ? RETURNING *').get(id) as Row | undefined;
+    if (!row) return null;
+    return {
+      id: row.id,
+      kind: row.kind as PendingCapture['kind'],
+      turn: row.turn,
+      tool: row.tool,
+      command: row.command,
+      start: row.started_at,
+      files: JSON.parse(row.files) as PendingCapture['files'],
+    };
+  }
+
+  /** How many captures are in flight, and how many are older than `staleMs`. */
+  counts(staleMs: number, now = Date.now()): { open: number; stale: number } {
+    const r = this.db
+      .prepare('SELECT count(*) AS open, sum(started_at < ?) AS stale FROM captures')
+      .get(now - staleMs) as { open: number; stale: number | null };
+    return { open: r.open, stale: r.stale ?? 0 };
+  }
+
+  /** Hashes of blobs that pending captures still refer to (kept by the sweep). */
+  blobRefs(): string[] {
+    const out: string[] = [];
+    for (const r of this.db.prepare('SELECT files FROM captures').all() as { files: string }[]) {
+      for (const f of JSON.parse(r.files) as PendingCapture['files']) {
+        if (f.state.exists && f.state.type === 'file' && f.state.sha256) out.push(f.state.sha256);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,105 @@
+import { TakebackError, checkId } from '../errors.js';
+import type { ChangeSet, ChangeSource, FileChange, HistoryEntry, SetState } from '../types.js';
+import type { Db } from './db.js';
+
+interface SetRow {
+  id: number;
+  turn: string | null;
+  source: string;
+  created_at: number;
+  state: string;
+  files: string;
+  history: string;
+}
+
+function toSet(r: SetRow): ChangeSet {
+  return {
+    id: String(r.id),
+    turn: r.turn,
+    source: JSON.parse(r.source) as ChangeSource,
+    time: r.created_at,
+    state: r.state as SetState,
+    files: JSON.parse(r.files) as FileChange[],
+    history: JSON.parse(r.history) as HistoryEntry[],
+  };
+}
+
+/** Change sets: written whole in one statement, so a killed process leaves all of a set or none. */
+export class Sets {
+  constructor(private readonly db: Db) {}
+
+  /** Records a change set. Returns it, or `null` when `files` is empty (nothing to keep). */
+  add(opts: { turn: string | null; source: ChangeSource; files: FileChange[]; now?: number }): ChangeSet | null {
+    if (opts.files.length === 0) return null;
+    const now = opts.now ?? Date.now();
+    const history: HistoryEntry[] = [{ action: 'applied', time: now }];
+    const files = [...opts.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const info = this.db
+      .prepare('INSERT INTO sets (turn, source, created_at, state, files, history) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(opts.turn, JSON.stringify(opts.source), now, 'applied', JSON.stringify(files), JSON.stringify(history));
+    return { id: String(info.lastInsertRowid), turn: opts.turn, source: opts.source, time: now, state: 'applied', files, history };
+  }
+
+  /** The set `id`. Throws `invalid-id`, `not-found`, or `expired` (its copies are gone; a tombstone remains). */
+  get(id: string): ChangeSet {
+    checkId(id, 'change set id');
+    const row = /^\d+$/.test(id) ? (this.db.prepare('SELECT * FROM sets WHERE id = ?').get(Number(id)) as SetRow | undefined) : undefined;
+    if (!row) throw new TakebackError('not-found', `no change set ${id}`, { id });
+    const set = toSet(row);
+    if (set.state === 'expired') throw new TakebackError('expired', `change set ${id} has expired: its copies are gone`, { id });
+    return set;
+  }
+
+  /** Sets of turn `turn`, or all sets; oldest first. Includes expired tombstones. */
+  list(opts: { turn?: string } = {}): ChangeSet[] {
+    const rows = (
+      opts.turn !== undefined
+        ? this.db.prepare('SELECT * FROM sets WHERE turn = ? ORDER BY id').all(opts.turn)
+        : this.db.prepare('SELECT * FROM sets ORDER BY id').all()
+    ) as SetRow[];
+    return rows.map(toSet);
+  }
+
+  /** Sets with ids from `from` to `to` (inclusive), oldest first. */
+  range(from: number, to: number): ChangeSet[] {
+    return (this.db.prepare('SELECT * FROM sets WHERE id BETWEEN ? AND ? ORDER BY id').all(from, to) as SetRow[]).map(toSet);
+  }
+
+  /** The newest set in `state`, or null. */
+  newest(state: SetState): ChangeSet | null {
+    const row = this.db.prepare('SELECT * FROM sets WHERE state = ? ORDER BY id DESC LIMIT 1').get(state) as SetRow | undefined;
+    return row ? toSet(row) : null;
+  }
+
+  /** Sets in `state`, oldest first. */
+  inState(state: SetState): ChangeSet[] {
+    return (this.db.prepare('SELECT * FROM sets WHERE state = ? ORDER BY id').all(state) as SetRow[]).map(toSet);
+  }
+
+  /**
+   * Everything after a turn boundary: sets of turns numbered after `turn`, and sets outside any
+   * turn recorded after it ended. Oldest first.
+   */
+  afterTurn(turn: { seq: number; start: number; end: number | null }): ChangeSet[] {
+    const rows = this.db
+      .prepare(
+        `SELECT s.* FROM sets s LEFT JOIN turns t ON s.turn = t.id
+         WHERE t.seq > ? OR (t.id IS NULL AND s.created_at > ?) ORDER BY s.id`,
+      )
+      .all(turn.seq, turn.end ?? turn.start) as SetRow[];
+    return rows.map(toSet);
+  }
+
+  /** Moves sets to `state` and appends `entry` to each one's history (call inside a transaction). */
+  mark(ids: string[], state: SetState, entry: HistoryEntry): void {
+    const sel = this.db.prepare('SELECT history FROM sets WHERE id = ?');
+    const upd = this.db.prepare('UPDATE sets SET state = ?, history = ? WHERE id = ?');
+    for (const id of ids) {
+      const row = sel.get(Number(id)) as { history: string } | undefined;
+      if (!row) continue;
+      const history = JSON.parse(row.history) as HistoryEntry[];
+      history.push(entry);
+      upd.run(state, JSON.stringify(history), Number(id));
+    }
+  }
+}

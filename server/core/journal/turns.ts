@@ -1,0 +1,85 @@
+import { TakebackError, checkId } from '../errors.js';
+import type { Turn } from '../types.js';
+import { writeTxn, type Db } from './db.js';
+
+interface TurnRow {
+  id: string;
+  seq: number;
+  agent: string | null;
+  session: string | null;
+  label: string | null;
+  started_at: number;
+  ended_at: number | null;
+}
+
+function toTurn(r: TurnRow): Turn {
+  return { id: r.id, seq: r.seq, agent: r.agent, session: r.session, label: r.label, start: r.started_at, end: r.ended_at };
+}
+
+/** The first line of a prompt, at most 80 characters: a turn's label. */
+export function labelFromPrompt(prompt: string | undefined | null): string | null {
+  if (!prompt) return null;
+  const line = prompt.split(/\r?\n/).find((l) => l.trim() !== '')?.trim() ?? '';
+  if (!line) return null;
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+/** Turns: begun by a prompt, ended when the agent stops. */
+export class Turns {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Begins a turn. `id` defaults to `t<seq>`. A session's previous turn still open is ended
+   * first (an agent killed before its Stop hook never ends its turn otherwise).
+   */
+  begin(opts: { id?: string; agent?: string | null; session?: string | null; label?: string | null; now?: number }): Turn {
+    if (opts.id !== undefined) checkId(opts.id, 'turn id');
+    const now = opts.now ?? Date.now();
+    return writeTxn(this.db, () => {
+      if (opts.session) {
+        this.db.prepare('UPDATE turns SET ended_at = ? WHERE ended_at IS NULL AND session = ?').run(now, opts.session);
+      }
+      const seq = ((this.db.prepare('SELECT max(seq) AS m FROM turns').get() as { m: number | null }).m ?? 0) + 1;
+      const id = opts.id ?? `t${seq}`;
+      if (this.db.prepare('SELECT 1 FROM turns WHERE id = ?').get(id)) {
+        throw new TakebackError('usage', `turn ${id} already exists`, { id });
+      }
+      this.db
+        .prepare('INSERT INTO turns (id, seq, agent, session, label, started_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(id, seq, opts.agent ?? null, opts.session ?? null, opts.label ?? null, now);
+      return { id, seq, agent: opts.agent ?? null, session: opts.session ?? null, label: opts.label ?? null, start: now, end: null };
+    });
+  }
+
+  /** Marks turn `id` ended. Ending an ended turn changes nothing. */
+  end(id: string, now = Date.now()): void {
+    this.db.prepare('UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL').run(now, id);
+  }
+
+  /** The open turn of `session` (or, without a session, the newest open turn), if any. */
+  open(session?: string | null): Turn | null {
+    const row = (
+      session
+        ? this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session = ? ORDER BY seq DESC LIMIT 1').get(session)
+        : this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL ORDER BY seq DESC LIMIT 1').get()
+    ) as TurnRow | undefined;
+    return row ? toTurn(row) : null;
+  }
+
+  /**
+   * Finds a turn by id, or by its number when `ref` is all digits and no turn has that id
+   * (`--turn 2` means turn `t2`). Throws `invalid-id` or `not-found`.
+   */
+  get(ref: string): Turn {
+    checkId(ref, 'turn id');
+    let row = this.db.prepare('SELECT * FROM turns WHERE id = ?').get(ref) as TurnRow | undefined;
+    if (!row && /^\d+$/.test(ref)) row = this.db.prepare('SELECT * FROM turns WHERE seq = ?').get(Number(ref)) as TurnRow | undefined;
+    if (!row) throw new TakebackError('not-found', `no turn ${ref}`, { id: ref });
+    return toTurn(row);
+  }
+
+  /** Every turn, oldest first. */
+  all(): Turn[] {
+    return (this.db.prepare('SELECT * FROM turns ORDER BY seq').all() as TurnRow[]).map(toTurn);
+  }
+}

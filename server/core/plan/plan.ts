@@ -1,0 +1,193 @@
+import type { Engine } from '../engine.js';
+import { readState } from '../fsstate.js';
+import { isSecretPath } from '../secrets.js';
+import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
+import { fromWorkspacePath } from '../workspace.js';
+
+/**
+ * What an undo or redo does to one path, seen from what is there now:
+ * - `put-back`: write the kept bytes over the file;
+ * - `remove`: delete it (undo: the agent created it);
+ * - `bring-back`: create it again (undo: the agent deleted it);
+ * - `restore-mode`: only the permission bits change;
+ * - `restore-link`: a symbolic link comes back (or replaces what took its place);
+ * - `none`: the path is already as it should be.
+ */
+export type Action = 'put-back' | 'remove' | 'bring-back' | 'restore-mode' | 'restore-link' | 'none';
+
+/**
+ * Why a path cannot be undone without replacing someone's later work:
+ * - `changed-since`: its bytes, mode or type differ from what the change left;
+ * - `interleaved`: another change still in place touched it between the selected ones;
+ * - `unsaved-in-editor`: an editor holds unsaved text for it (set by the sidecar).
+ */
+export interface Conflict {
+  reason: 'changed-since' | 'interleaved' | 'unsaved-in-editor';
+  detail: string;
+  /** For `interleaved`: the sets in between. */
+  sets?: string[];
+}
+
+/** One path of a plan. States are as in the journal (`types.ts`). */
+export interface PlannedFile {
+  path: string;
+  action: Action;
+  /** What the walk expects to find: the state the selected changes left (redo: the state the undo left). */
+  expected: FileState;
+  /** What the path becomes. */
+  target: FileState;
+  /** What is there now. */
+  current: FileState;
+  conflict: Conflict | null;
+  /** Set when the path cannot be written back; such a path is skipped and named. */
+  gap: CaptureGap | null;
+  /** The sets that touched this path, in walk order. */
+  sets: string[];
+}
+
+/** An undo or redo, planned: nothing has been written. */
+export interface Plan {
+  direction: 'undo' | 'redo';
+  /** The sets the plan moves, in walk order (undo: newest first; redo: oldest first). */
+  sets: ChangeSet[];
+  /** Selected sets already in the wanted state, with the reason. */
+  skipped: { id: string; reason: string }[];
+  files: PlannedFile[];
+}
+
+/** Reads the current state of a workspace-relative path; the sidecar passes one that sees editor buffers. */
+export type CurrentReader = (path: string, abs: string) => FileState;
+
+const GAP_TEXT: Record<GapReason, string> = {
+  'too-large': 'over the size limit: its bytes were not kept',
+  secret: 'a secret place: its bytes are never kept',
+  'symlink-target': 'written through a symbolic link: the content behind the link was not kept',
+  excluded: 'an excluded path: not captured',
+  'outside-workspace': 'outside the workspace: takeback never writes there',
+  'workspace-too-large': 'the workspace is over the scan limits',
+  unreadable: 'could not be read when it changed',
+};
+
+/** A capture gap for `path` with a sentence for people. */
+export function gapFor(path: string, reason: GapReason): CaptureGap {
+  return { path, reason, detail: GAP_TEXT[reason] };
+}
+
+function actionFor(current: FileState, target: FileState): Action {
+  if (sameState(current, target)) return 'none';
+  if (!target.exists) return 'remove';
+  if (!current.exists) return 'bring-back';
+  if (target.type === 'symlink' || current.type === 'symlink') return 'restore-link';
+  if (
+    target.type === 'file' &&
+    current.type === 'file' &&
+    target.sha256 !== null &&
+    target.sha256 === current.sha256 &&
+    target.mode !== current.mode
+  ) {
+    return 'restore-mode';
+  }
+  if (target.type === 'dir' && current.type === 'dir') return 'restore-mode';
+  return 'put-back';
+}
+
+/** The current state of workspace path `path` from the disk (bytes hashed, not stored). */
+export function diskReader(engine: Engine): CurrentReader {
+  return (path, abs) => readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) }).state;
+}
+
+/**
+ * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
+ * The walk goes newest first for undo and oldest first for redo; for each path the expected
+ * state comes from the first set the walk meets and the target from the last (Conch ADR 0030).
+ * A path is a conflict when what is there now is neither the expected state nor already the
+ * target; a path whose expected or target bytes were not kept is a gap. Reads, never writes.
+ */
+export function makePlan(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', read: CurrentReader = diskReader(engine)): Plan {
+  const want = direction === 'undo' ? 'applied' : 'undone';
+  const skipped: Plan['skipped'] = [];
+  const active: ChangeSet[] = [];
+  for (const s of sets) {
+    if (s.state === want) active.push(s);
+    else skipped.push({ id: s.id, reason: s.state === 'expired' ? 'expired' : direction === 'undo' ? 'already undone' : 'not undone' });
+  }
+  active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
+
+  type Acc = { expected: FileState; target: FileState; sets: string[]; gap: GapReason | null };
+  const byPath = new Map<string, Acc>();
+  for (const s of active) {
+    for (const f of s.files) {
+      const [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
+      let acc = byPath.get(f.path);
+      if (!acc) {
+        acc = { expected: from, target: to, sets: [], gap: null };
+        byPath.set(f.path, acc);
+      }
+      acc.target = to;
+      acc.sets.push(s.id);
+      if (f.gap && !acc.gap) acc.gap = f.gap;
+    }
+  }
+
+  // Changes still in place that sit between the selected ones on the same path.
+  const activeIds = new Set(active.map((s) => s.id));
+  const between = new Map<string, string[]>();
+  const multi = [...byPath.values()].filter((a) => a.sets.length > 1);
+  if (multi.length > 0) {
+    const ids = multi.flatMap((a) => a.sets.map(Number));
+    for (const other of engine.journal.sets.range(Math.min(...ids), Math.max(...ids))) {
+      if (activeIds.has(other.id) || other.state !== 'applied') continue;
+      for (const f of other.files) {
+        const acc = byPath.get(f.path);
+        if (!acc || acc.sets.length < 2) continue;
+        const nums = acc.sets.map(Number);
+        const id = Number(other.id);
+        if (id > Math.min(...nums) && id < Math.max(...nums)) between.set(f.path, [...(between.get(f.path) ?? []), other.id]);
+      }
+    }
+  }
+
+  const files: PlannedFile[] = [];
+  for (const [path, acc] of [...byPath].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    let gapReason: GapReason | null = null;
+    let current: FileState = { exists: false };
+    let abs: string | null = null;
+    try {
+      abs = fromWorkspacePath(engine.root, path);
+    } catch {
+      gapReason = 'outside-workspace';
+    }
+    if (abs) current = read(path, abs);
+    if (gapReason) {
+      // outside the workspace: named, never written
+    } else if (!isKept(acc.target) || !isKept(acc.expected)) {
+      gapReason = acc.gap ?? (isSecretPath(path) ? 'secret' : 'too-large');
+    } else if (acc.gap === 'symlink-target' && sameState(acc.expected, acc.target)) {
+      gapReason = 'symlink-target';
+    }
+    const action = gapReason ? 'none' : actionFor(current, acc.target);
+    let conflict: Conflict | null = null;
+    if (!gapReason && action !== 'none') {
+      if (!sameState(current, acc.expected)) {
+        conflict = {
+          reason: 'changed-since',
+          detail: !current.exists ? 'deleted since' : !acc.expected.exists ? 'created since' : 'changed since',
+        };
+      } else if (between.has(path)) {
+        const ids = between.get(path)!;
+        conflict = { reason: 'interleaved', detail: `also changed by ${ids.length === 1 ? 'change' : 'changes'} ${ids.join(', ')}, not selected`, sets: ids };
+      }
+    }
+    files.push({
+      path,
+      action,
+      expected: acc.expected,
+      target: acc.target,
+      current,
+      conflict,
+      gap: gapReason ? gapFor(path, gapReason) : null,
+      sets: acc.sets,
+    });
+  }
+  return { direction, sets: active, skipped, files };
+}

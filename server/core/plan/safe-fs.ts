@@ -1,0 +1,176 @@
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { TakebackError } from '../errors.js';
+import type { FileState } from '../types.js';
+import { fromWorkspacePath } from '../workspace.js';
+
+/*
+ * Writing back into the workspace, safely. Why not a generic atomic-write library: those resolve
+ * symbolic links and write through them (write-file-atomic calls realpath first), and takeback
+ * must never write through a link, nor into a folder whose real path moved, nor outside the
+ * workspace. Every write goes to a temporary file beside the target, named after the
+ * transaction so that recovery can find it, and is renamed into place.
+ */
+
+function lstatOrNull(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw e;
+  }
+}
+
+function refuse(rel: string, why: string): never {
+  throw new TakebackError('outside-workspace', `refusing to write ${rel}: ${why}`, { path: rel });
+}
+
+/**
+ * Makes sure every folder from the workspace root down to `rel`'s parent exists and is a real
+ * folder: a component that is a symbolic link (or not a folder) is refused. Folders are created
+ * as needed (their paths are appended to `made`) and checked again after creating, and the
+ * parent's real path must be where it should be under the root's real path.
+ */
+export function ensureParent(root: string, rel: string, made: string[] = []): string {
+  const segs = rel.split('/');
+  let dir = root;
+  for (let i = 0; i < segs.length - 1; i++) {
+    dir = join(dir, segs[i]!);
+    let st = lstatOrNull(dir);
+    if (!st) {
+      mkdirSync(dir, { mode: 0o777 });
+      made.push(dir);
+      st = lstatOrNull(dir);
+    }
+    if (!st || st.isSymbolicLink()) refuse(rel, `${segs.slice(0, i + 1).join('/')} is a symbolic link`);
+    if (!st.isDirectory()) refuse(rel, `${segs.slice(0, i + 1).join('/')} is not a folder`);
+  }
+  const parent = dirname(fromWorkspacePath(root, rel));
+  if (realpathSync(parent) !== join(realpathSync(root), ...segs.slice(0, -1))) refuse(rel, 'its folder moved');
+  return parent;
+}
+
+function tmpName(abs: string, tag: string): string {
+  return join(dirname(abs), `.${basename(abs)}.takeback-${tag}`);
+}
+
+/** Removes what is at `abs` (a file, a link, or an empty folder). Returns false for a folder that is not empty. */
+function removeAt(abs: string): boolean {
+  const st = lstatOrNull(abs);
+  if (!st) return true;
+  if (st.isDirectory()) {
+    try {
+      rmdirSync(abs);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOTEMPTY' || (e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    }
+    return true;
+  }
+  unlinkSync(abs);
+  return true;
+}
+
+/**
+ * Puts workspace path `rel` into state `to`: `bytes` are the verified bytes of a file state.
+ * Never follows a link at `rel` itself (a link there is replaced, not written through). Returns
+ * a note when something was left as it was (a folder that is not empty), else null.
+ */
+export function writeState(root: string, rel: string, to: FileState, bytes: Buffer | null, tag: string, made: string[] = []): string | null {
+  const abs = fromWorkspacePath(root, rel);
+  if (!to.exists) {
+    return removeAt(abs) ? null : `${rel}: folder not empty, left in place`;
+  }
+  ensureParent(root, rel, made);
+  const cur = lstatOrNull(abs);
+  if (to.type === 'dir') {
+    if (cur && !cur.isDirectory()) removeAt(abs);
+    if (!cur || !cur.isDirectory()) {
+      mkdirSync(abs, { mode: to.mode });
+      made.push(abs);
+    }
+    const st = lstatOrNull(abs);
+    if (!st || !st.isDirectory()) refuse(rel, 'the folder could not be made');
+    const fd = openSync(abs, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    try {
+      fchmodSync(fd, to.mode);
+    } finally {
+      closeSync(fd);
+    }
+    return null;
+  }
+  const tmp = tmpName(abs, tag);
+  removeAt(tmp);
+  if (to.type === 'symlink') {
+    symlinkSync(to.target, tmp);
+  } else {
+    if (!bytes) throw new TakebackError('capture-gap', `no kept bytes for ${rel}`, { path: rel });
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fchmodSync(fd, to.mode);
+    } catch (e) {
+      closeSync(fd);
+      removeAt(tmp);
+      throw e;
+    }
+    closeSync(fd);
+  }
+  // A folder where the file goes must go first (only if empty).
+  if (cur && cur.isDirectory() && !removeAt(abs)) {
+    removeAt(tmp);
+    refuse(rel, 'a folder that is not empty is in the way');
+  }
+  ensureParent(root, rel); // check again: the folder must not have moved while we wrote
+  renameSync(tmp, abs);
+  return null;
+}
+
+/** Changes only the permission bits of the file at `rel`, without following a link. */
+export function chmodState(root: string, rel: string, mode: number): void {
+  const abs = fromWorkspacePath(root, rel);
+  ensureParent(root, rel);
+  const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes temporary files a transaction `tag` may have left beside `rel` (recovery). */
+export function removeTemp(root: string, rel: string, tag: string): void {
+  try {
+    const abs = fromWorkspacePath(root, rel);
+    const tmp = tmpName(abs, tag);
+    if (lstatOrNull(tmp)) unlinkSync(tmp);
+  } catch {
+    // The folder is gone, or the path is refused: nothing of ours can be there.
+  }
+}
+
+/** True when folder `abs` exists and is empty. */
+export function isEmptyDir(abs: string): boolean {
+  try {
+    return readdirSync(abs).length === 0;
+  } catch {
+    return false;
+  }
+}

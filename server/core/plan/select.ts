@@ -1,0 +1,61 @@
+import { TakebackError, checkId } from '../errors.js';
+import type { Journal } from '../journal/journal.js';
+import type { ChangeSet } from '../types.js';
+
+/**
+ * Which change sets an undo, redo or preview is about. Exactly one kind:
+ * - `ids`: one or more change set ids;
+ * - `turn`: every set of a turn (by id, or by number: `2` for `t2`);
+ * - `last`: for undo the newest set still applied, for redo the set undone most recently;
+ * - `afterTurn`: everything after a turn (rewind to that boundary).
+ */
+export interface Selector {
+  ids?: string[];
+  turn?: string;
+  last?: boolean;
+  afterTurn?: string;
+}
+
+/** A one-line description of a selector, for messages. */
+export function describeSelector(s: Selector): string {
+  if (s.ids?.length) return s.ids.length === 1 ? `change ${s.ids[0]}` : `changes ${s.ids.join(', ')}`;
+  if (s.turn !== undefined) return `turn ${s.turn}`;
+  if (s.afterTurn !== undefined) return `everything after turn ${s.afterTurn}`;
+  return 'the last change';
+}
+
+/**
+ * The sets a selector names, oldest first. Ids are checked before anything is read. Throws
+ * `usage` (no selector, or several kinds), `invalid-id`, `not-found`, or `expired` (a named set
+ * has expired; sets expired inside a turn or range are left out).
+ */
+export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 'redo' = 'undo'): ChangeSet[] {
+  const kinds = [sel.ids?.length ? 1 : 0, sel.turn !== undefined ? 1 : 0, sel.last ? 1 : 0, sel.afterTurn !== undefined ? 1 : 0];
+  const n = kinds.reduce((a, b) => a + b, 0);
+  if (n !== 1) {
+    throw new TakebackError('usage', n === 0 ? 'say which changes: ID..., --turn T, --last or --after-turn T' : 'give one kind of selector only');
+  }
+  if (sel.ids?.length) {
+    for (const id of sel.ids) checkId(id, 'change set id');
+    const uniq = [...new Set(sel.ids)];
+    return uniq.map((id) => journal.sets.get(id)).sort((a, b) => Number(a.id) - Number(b.id));
+  }
+  if (sel.turn !== undefined) {
+    const t = journal.turns.get(sel.turn);
+    return journal.sets.list({ turn: t.id }).filter((s) => s.state !== 'expired');
+  }
+  if (sel.afterTurn !== undefined) {
+    const t = journal.turns.get(sel.afterTurn);
+    return journal.sets.afterTurn(t).filter((s) => s.state !== 'expired');
+  }
+  // --last: for undo the newest change still in place; for redo the change undone most recently.
+  const pick =
+    direction === 'undo'
+      ? journal.sets.newest('applied')
+      : journal.sets
+          .inState('undone')
+          .sort((a, b) => (a.history.at(-1)?.time ?? 0) - (b.history.at(-1)?.time ?? 0) || Number(a.id) - Number(b.id))
+          .at(-1);
+  if (!pick) throw new TakebackError('not-found', direction === 'undo' ? 'no change to undo' : 'no undone change to redo');
+  return [pick];
+}

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { TakebackError } from './errors.js';
+
+/**
+ * The workspace root for `dir`: the enclosing git work tree's top (the nearest folder holding
+ * `.git`, a folder or a file), else `dir` itself. Always a real path (links resolved).
+ */
+export function findWorkspaceRoot(dir: string): string {
+  const start = realpathSync(resolve(dir));
+  for (let d = start; ; d = dirname(d)) {
+    if (existsSync(join(d, '.git'))) return d;
+    if (dirname(d) === d) return start;
+  }
+}
+
+/** A short stable name for a workspace root: the first 16 hex digits of its SHA-256. */
+export function workspaceKey(root: string): string {
+  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+}
+
+/**
+ * `p` (absolute, or relative to `cwd`) as a workspace-relative path with `/` separators, or
+ * `null` when it lies outside `root`. Does not touch the disk.
+ */
+export function toWorkspacePath(root: string, p: string, cwd = root): string | null {
+  const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+  const rel = relative(root, abs);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  return rel.split(sep).join('/');
+}
+
+/**
+ * The absolute path of workspace-relative `rel`, refusing anything that would leave the root
+ * (`..`, absolute paths, NUL bytes): throws `outside-workspace`.
+ */
+export function fromWorkspacePath(root: string, rel: string): string {
+  if (rel.includes('\0') || isAbsolute(rel) || rel.split('/').some((s) => s === '..' || s === '')) {
+    throw new TakebackError('outside-workspace', `path outside the workspace: ${rel}`, { path: rel });
+  }
+  return join(root, ...rel.split('/'));
+}

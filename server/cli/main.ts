@@ -1,0 +1,301 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { handleClaudeEvent, type ClaudeHookEvent } from '../agents/claude-code.js';
+import { claudeSettingsPath, initClaudeCode } from '../agents/claude-code-init.js';
+import { logHook } from '../agents/log.js';
+import { takebackHome } from '../core/config.js';
+import { openEngine, type Engine } from '../core/engine.js';
+import { TakebackError, type ErrorCode } from '../core/errors.js';
+import type { Selector } from '../core/plan/select.js';
+import { captureBegin, captureEnd, turnBegin, turnEnd } from '../service/capture.js';
+import { listChanges, showChange } from '../service/changes.js';
+import { doctor } from '../service/doctor.js';
+import { applyStep, previewStep } from '../service/undo.js';
+import { renderApply, renderDoctor, renderList, renderPreview, renderShow, setHeadline } from './render.js';
+import { useColor } from './style.js';
+import { hookCommand, VERSION } from './self.js';
+
+/**
+ * Exit codes (README.md): 0 done; 1 conflicts, nothing written; 2 usage error (bad arguments, a
+ * malformed id, a path outside the workspace); 3 not found; 4 expired; 5 anything else.
+ */
+export const EXIT: Record<ErrorCode | 'ok' | 'internal', number> = {
+  ok: 0,
+  conflicts: 1,
+  usage: 2,
+  'invalid-id': 2,
+  'outside-workspace': 2,
+  'not-found': 3,
+  expired: 4,
+  'capture-gap': 5,
+  busy: 5,
+  internal: 5,
+};
+
+function print(text: string): void {
+  process.stdout.write(text);
+}
+
+function json(value: unknown): void {
+  print(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function selectorFrom(ids: string[], o: { turn?: string; last?: boolean; afterTurn?: string }): Selector {
+  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn };
+}
+
+function readStdin(): string {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** `takeback hook claude-code`: never fails, never prints, always exits 0. */
+function runHook(agent: string): number {
+  const home = takebackHome();
+  try {
+    if (agent !== 'claude-code') {
+      logHook(home, `hook: unknown agent ${agent}`);
+      return 0;
+    }
+    const text = readStdin();
+    let ev: ClaudeHookEvent;
+    try {
+      ev = JSON.parse(text) as ClaudeHookEvent;
+    } catch {
+      logHook(home, `hook claude-code: input is not JSON: ${JSON.stringify(text.slice(0, 200))}`);
+      return 0;
+    }
+    if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') {
+      logHook(home, 'hook claude-code: no hook_event_name in input');
+      return 0;
+    }
+    const what = handleClaudeEvent(ev);
+    if (process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `claude-code ${ev.hook_event_name}: ${what}`);
+  } catch (e) {
+    logHook(home, `hook ${agent} failed: ${(e as Error).stack ?? String(e)}`);
+  }
+  return 0;
+}
+
+/** Builds the command line. Handlers return an exit code. */
+function program(setCode: (n: number) => void): Command {
+  const color = useColor();
+  const p = new Command('takeback')
+    .description('Undo for AI coding agents: list, preview, undo and redo what an agent changed.')
+    .version(VERSION, '-V, --version')
+    .option('-w, --workspace <dir>', 'the workspace (default: the enclosing git root, else the current folder)')
+    .enablePositionalOptions()
+    .showHelpAfterError('(run takeback --help for usage)')
+    .exitOverride();
+  p.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  let engine: Engine | null = null;
+  const open = (cmd: Command): Engine => {
+    const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
+    engine = openEngine({ workspace });
+    return engine;
+  };
+  const done = (n: number) => {
+    setCode(n);
+    engine?.journal.close();
+    engine = null;
+  };
+
+  p.command('list')
+    .description('list change sets, grouped by turn, newest first')
+    .option('--turn <T>', 'only this turn')
+    .option('--all', 'every turn, and expired changes too')
+    .option('--json', 'print JSON (see README)')
+    .action((o: { turn?: string; all?: boolean; json?: boolean }, cmd: Command) => {
+      const r = listChanges(open(cmd), { turn: o.turn, all: o.all });
+      if (o.json) json(r);
+      else print(renderList(r, color));
+      done(0);
+    });
+
+  p.command('show')
+    .description('one change set in full')
+    .argument('<id>')
+    .option('--json', 'print JSON')
+    .action((id: string, o: { json?: boolean }, cmd: Command) => {
+      const r = showChange(open(cmd), id);
+      if (o.json) json(r);
+      else print(renderShow(r, color));
+      done(0);
+    });
+
+  const selectorOptions = (c: Command) =>
+    c
+      .argument('[ids...]', 'change set ids')
+      .option('--turn <T>', 'every change of turn T')
+      .option('--last', 'the newest change (redo: the one undone most recently)')
+      .option('--after-turn <T>', 'everything after turn T (rewind to that boundary)')
+      .option('--json', 'print JSON');
+
+  selectorOptions(p.command('preview').description('show what an undo (or redo) would do, writing nothing'))
+    .option('--redo', 'preview a redo instead')
+    .action((ids: string[], o: { turn?: string; last?: boolean; afterTurn?: string; json?: boolean; redo?: boolean }, cmd: Command) => {
+      const r = previewStep(open(cmd), selectorFrom(ids, o), o.redo ? 'redo' : 'undo');
+      if (o.json) json(r);
+      else print(renderPreview(r, color));
+      done(0);
+    });
+
+  for (const direction of ['undo', 'redo'] as const) {
+    selectorOptions(p.command(direction).description(direction === 'undo' ? 'take changes back, all or nothing' : 'apply undone changes again'))
+      .option('--force', 'replace later changes to the same files')
+      .action((ids: string[], o: { turn?: string; last?: boolean; afterTurn?: string; json?: boolean; force?: boolean }, cmd: Command) => {
+        const r = applyStep(open(cmd), selectorFrom(ids, o), direction, { force: o.force });
+        if (o.json) json(r);
+        else print(renderApply(r, color));
+        done(!r.written && r.conflicts.length > 0 ? EXIT.conflicts : 0);
+      });
+  }
+
+  p.command('run')
+    .description('run a command and record what it changed')
+    .option('--turn <T>', 'the turn it belongs to (default: the open turn)')
+    .argument('<command...>')
+    .passThroughOptions()
+    .action(async (argv: string[], o: { turn?: string }, cmd: Command) => {
+      const e = open(cmd);
+      const id = `run-${randomBytes(6).toString('hex')}`;
+      const began = captureBegin(e, { id, command: argv.join(' '), turn: o.turn });
+      if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason})\n`);
+      const code = await new Promise<number>((res) => {
+        const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });
+        child.on('error', (err) => {
+          process.stderr.write(`takeback: ${argv[0]}: ${err.message}\n`);
+          res(127);
+        });
+        child.on('exit', (c, sig) => res(c ?? (sig ? 128 + 15 : 1)));
+      });
+      const r = captureEnd(e, { id });
+      if (r.set) process.stderr.write(`takeback: recorded change ${r.set.id}: ${setHeadline(r.set)}\n`);
+      done(code);
+    });
+
+  const capture = p.command('capture').description('capture one tool call (for agents and scripts)');
+  capture
+    .command('begin')
+    .description('keep PATHs before a file tool runs, or (with no PATH) snapshot the workspace before a command')
+    .requiredOption('--id <ID>', 'the tool call id')
+    .option('--turn <T>', 'the turn it belongs to (default: the open turn)')
+    .option('--tool <NAME>', 'the tool name')
+    .option('--command <TEXT>', 'the command line (for a command)')
+    .option('--json', 'print JSON')
+    .argument('[paths...]')
+    .action((paths: string[], o: { id: string; turn?: string; tool?: string; command?: string; json?: boolean }, cmd: Command) => {
+      const r = captureBegin(open(cmd), { id: o.id, paths, cwd: process.cwd(), turn: o.turn, tool: o.tool, command: o.command });
+      if (o.json) json(r);
+      done(0);
+    });
+  capture
+    .command('end')
+    .description('compare and record the change set of a tool call')
+    .requiredOption('--id <ID>', 'the tool call id')
+    .option('--json', 'print JSON')
+    .action((o: { id: string; json?: boolean }, cmd: Command) => {
+      const r = captureEnd(open(cmd), { id: o.id });
+      if (o.json) json(r);
+      else if (r.set) print(`recorded change ${r.set.id}: ${setHeadline(r.set)}\n`);
+      done(0);
+    });
+
+  const turn = p.command('turn').description('begin or end a turn (for agents and scripts)');
+  turn
+    .command('begin')
+    .option('--id <T>', 'the turn id (default: t<number>)')
+    .option('--label <TEXT>', 'a label (the first line of the prompt)')
+    .option('--agent <NAME>', 'the agent')
+    .option('--session <ID>', 'the agent session')
+    .option('--json', 'print JSON')
+    .action((o: { id?: string; label?: string; agent?: string; session?: string; json?: boolean }, cmd: Command) => {
+      const r = turnBegin(open(cmd), { id: o.id, label: o.label, agent: o.agent, session: o.session });
+      if (o.json) json(r);
+      else print(`${r.turn.id}\n`);
+      done(0);
+    });
+  turn
+    .command('end')
+    .option('--id <T>', 'the turn (default: the open turn)')
+    .option('--session <ID>', 'the agent session')
+    .option('--json', 'print JSON')
+    .action((o: { id?: string; session?: string; json?: boolean }, cmd: Command) => {
+      const r = turnEnd(open(cmd), { id: o.id, session: o.session });
+      if (o.json) json(r);
+      else if (r.set) print(`turn ${r.turn} ended; recorded change ${r.set.id} (changed during this turn): ${setHeadline(r.set)}\n`);
+      done(0);
+    });
+
+  p.command('doctor')
+    .description('check the journal and say what is kept')
+    .option('--json', 'print JSON')
+    .action((o: { json?: boolean }, cmd: Command) => {
+      const r = doctor(open(cmd), VERSION);
+      if (o.json) json(r);
+      else print(renderDoctor(r, color));
+      done(0);
+    });
+
+  p.command('hook')
+    .description('read one agent hook event on stdin (never fails, prints nothing)')
+    .addArgument(new Command().createArgument('<agent>', 'claude-code'))
+    .action((agent: string) => {
+      done(runHook(agent));
+    });
+
+  p.command('init')
+    .description("add takeback's hooks to an agent's settings")
+    .argument('<agent>', 'claude-code')
+    .option('--user', "the user's settings (~/.claude/settings.json) instead of the project's")
+    .option('--remove', 'take out exactly what init added')
+    .addOption(new Option('--command <TEXT>', 'the hook command to write').hideHelp())
+    .action((agent: string, o: { user?: boolean; remove?: boolean; command?: string }, cmd: Command) => {
+      if (agent !== 'claude-code') throw new TakebackError('usage', `unknown agent ${agent} (known: claude-code)`);
+      const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
+      const root = openEngine({ workspace }).root;
+      const file = claudeSettingsPath(root, Boolean(o.user));
+      const r = initClaudeCode({ file, command: o.command ?? hookCommand(), remove: o.remove });
+      print(`${r.changed ? (o.remove ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
+      done(0);
+    });
+
+  return p;
+}
+
+function errorCode(e: unknown): number {
+  if (e instanceof TakebackError) return EXIT[e.code];
+  return EXIT.internal;
+}
+
+/** Runs the command line with `argv` (without node and script). Resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  const wantsJson = argv.includes('--json');
+  try {
+    await program((n) => {
+      code = n;
+    }).parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      return EXIT.usage;
+    }
+    const c = errorCode(e);
+    if (wantsJson) {
+      const err = e instanceof TakebackError ? { code: e.code, message: e.message, data: e.data ?? null } : { code: 'internal', message: String(e) };
+      json({ error: err });
+    } else {
+      process.stderr.write(`takeback: ${e instanceof Error ? e.message : String(e)}\n`);
+      if (c === EXIT.internal && process.env.TAKEBACK_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
+    }
+    return c;
+  }
+}

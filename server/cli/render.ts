@@ -1,0 +1,186 @@
+import type * as W from '../../protocol/src/types.js';
+import type { DoctorReport } from '../service/doctor.js';
+import { painter, type Style } from './style.js';
+
+/*
+ * Human output of the command line. `--json` prints the protocol's shapes instead (README.md).
+ */
+
+type Paint = (style: Style, text: string) => string;
+
+const MINUS = '\u2212'; // − as in "+24 −7"
+
+function counts(p: Paint, added: number, removed: number): string {
+  return `${p('green', `+${added}`)} ${p('red', `${MINUS}${removed}`)}`;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function time(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+const MARK: Record<W.ChangeStatus, string> = { created: 'created', deleted: 'deleted', modified: '', mode: 'mode', type: 'type changed' };
+
+/** `3 files changed +24 −7`. */
+export function setHeadline(s: W.ChangeSetSummary, p: Paint = painter(false)): string {
+  return `${plural(s.files.length, 'file')} changed ${counts(p, s.added, s.removed)}`;
+}
+
+function renderSet(s: W.ChangeSetSummary, p: Paint): string[] {
+  const state = s.state === 'applied' ? '' : p('yellow', ` [${s.state}]`);
+  const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${state}`];
+  if (s.state === 'expired') return lines;
+  for (const f of s.files) {
+    const mark = MARK[f.status] ? ` ${p(f.status === 'deleted' ? 'red' : f.status === 'created' ? 'green' : 'cyan', `(${MARK[f.status]})`)}` : '';
+    const gap = f.gap ? ` ${p('yellow', `[gap: ${f.gap}]`)}` : '';
+    lines.push(`        ${f.path}  ${counts(p, f.added, f.removed)}${mark}${gap}`);
+  }
+  return lines;
+}
+
+/** `takeback list`: sets grouped by turn, newest first. */
+export function renderList(r: W.ListResult, color: boolean): string {
+  const p = painter(color);
+  const out: string[] = [];
+  if (!r.capture.commands) out.push(p('yellow', `! commands are not captured here: ${r.capture.reason}`), '');
+  if (r.sets.length === 0) {
+    out.push('No changes recorded in this workspace yet.');
+    return `${out.join('\n')}\n`;
+  }
+  const turns = new Map(r.turns.map((t) => [t.id, t]));
+  let current: string | null | undefined;
+  for (const s of r.sets) {
+    if (s.turn !== current) {
+      current = s.turn;
+      if (out.length) out.push('');
+      const t = s.turn ? turns.get(s.turn) : undefined;
+      if (t) {
+        const label = t.label ? ` · "${t.label}"` : '';
+        const agent = t.agent ? ` · ${t.agent}` : '';
+        const open = t.end === null ? p('yellow', ' · in progress') : '';
+        out.push(p('bold', `Turn ${t.id}`) + `${label}${agent} · ${time(t.start)}${open}`);
+      } else {
+        out.push(p('bold', s.turn ? `Turn ${s.turn}` : 'Outside any turn'));
+      }
+    }
+    out.push(...renderSet(s, p));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function stateText(s: W.FileState): string {
+  if (!s.exists) return 'absent';
+  const mode = s.mode !== undefined ? ` 0${s.mode.toString(8)}` : '';
+  if (s.type === 'symlink') return `link → ${s.target}${mode}`;
+  if (s.type === 'dir') return `folder${mode}`;
+  return `${s.size} bytes${mode} ${s.sha256 ? s.sha256.slice(0, 12) : '(not kept)'}`;
+}
+
+/** `takeback show ID`. */
+export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
+  const p = painter(color);
+  const out = [
+    `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
+    `turn ${s.turn ?? '-'} · ${time(s.time)} · ${setHeadline({ ...s, files: s.files }, p)}`,
+    '',
+  ];
+  for (const f of s.files) {
+    out.push(`  ${f.path}  ${counts(p, f.added, f.removed)}  (${f.status})${f.gap ? p('yellow', ` [gap: ${f.gap}]`) : ''}`);
+    out.push(p('dim', `      before: ${stateText(f.before)}`), p('dim', `      after:  ${stateText(f.after)}`));
+  }
+  out.push('', 'history:');
+  for (const h of s.history) out.push(`  ${time(h.time)}  ${h.action}${h.forced ? ' (replacing later changes)' : ''}`);
+  return `${out.join('\n')}\n`;
+}
+
+const ACTION_TEXT: Record<W.Action, string> = {
+  'put-back': 'put back',
+  remove: 'remove (the agent created it)',
+  'bring-back': 'bring back (the agent deleted it)',
+  'restore-mode': 'restore mode',
+  'restore-link': 'restore link',
+  none: 'already in place',
+};
+
+function actionText(a: W.Action, direction: 'undo' | 'redo'): string {
+  if (direction === 'redo' && (a === 'remove' || a === 'bring-back')) return a === 'remove' ? 'remove (as the agent did)' : 'create (as the agent did)';
+  return ACTION_TEXT[a];
+}
+
+function colorDiff(diff: string, p: Paint): string {
+  return diff
+    .split('\n')
+    .map((l) => (l.startsWith('+') && !l.startsWith('+++') ? p('green', l) : l.startsWith('-') && !l.startsWith('---') ? p('red', l) : l.startsWith('@@') ? p('cyan', l) : l))
+    .join('\n');
+}
+
+/** `takeback preview`. */
+export function renderPreview(r: W.PreviewResult, color: boolean): string {
+  const p = painter(color);
+  const out: string[] = [];
+  if (r.sets.length === 0) {
+    out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
+    return `${out.join('\n')}\n`;
+  }
+  out.push(p('bold', `${r.direction === 'undo' ? 'Undo' : 'Redo'} ${plural(r.sets.length, 'change')} (${r.sets.map((s) => `#${s}`).join(' ')}): ${plural(r.files.length, 'file')}`));
+  for (const f of r.files) {
+    const conflict = f.conflict ? ` ${p('red', `CONFLICT: ${f.conflict.detail}`)}` : '';
+    const gap = f.gap ? ` ${p('yellow', `GAP: ${f.gap.detail}`)}` : '';
+    out.push('', `${p('bold', f.path)}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction)}${conflict}${gap}`);
+    if (f.note) out.push(p('dim', `  (${f.note})`));
+    if (f.diff) out.push(colorDiff(f.diff.trimEnd(), p));
+  }
+  out.push('');
+  if (r.conflicts > 0) out.push(p('red', `${plural(r.conflicts, 'file')} changed since: ${r.direction} would stop; --force replaces the later changes.`));
+  if (r.gaps.length > 0) out.push(p('yellow', `${plural(r.gaps.length, 'capture gap')}: those files are left as they are.`));
+  return `${out.join('\n')}\n`;
+}
+
+/** `takeback undo` / `redo`. */
+export function renderApply(r: W.ApplyResult, color: boolean): string {
+  const p = painter(color);
+  const verb = r.direction === 'undo' ? 'Undid' : 'Redid';
+  const out: string[] = [];
+  if (!r.written) {
+    if (r.conflicts.length > 0) {
+      out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed since the change.`));
+      for (const c of r.conflicts) out.push(`  ${c.path}: ${c.detail}`);
+      out.push(`Run again with --force to replace the later changes, or see them with: takeback preview${r.direction === 'redo' ? ' --redo' : ''} ...`);
+    } else {
+      out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
+    }
+  } else if (r.sets.length === 0) {
+    out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
+  } else {
+    out.push(`${verb} ${plural(r.sets.length, 'change')} (${r.sets.map((s) => `#${s}`).join(' ')}): ${plural(r.applied.length, 'file')}${r.forced && r.conflicts.length ? ', replacing later changes' : ''}.`);
+    for (const f of r.applied) out.push(`  ${f.path}: ${actionText(f.action, r.direction)}`);
+  }
+  for (const g of r.gaps) out.push(p('yellow', `  ${g.path}: not restored (${g.detail})`));
+  for (const n of r.notes) out.push(p('dim', `  ${n}`));
+  return `${out.join('\n')}\n`;
+}
+
+/** `takeback doctor`. */
+export function renderDoctor(d: DoctorReport, color: boolean): string {
+  const p = painter(color);
+  const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
+  const out = [
+    `takeback ${d.version}`,
+    `workspace:  ${d.workspace}`,
+    `journal:    ${d.journal}`,
+    `hook log:   ${d.log}`,
+    `capture:    file tools ${p('green', 'on')}, commands ${d.capture.commands ? p('green', 'on') : p('yellow', `off (${d.capture.reason})`)}`,
+    `snapshot:   ${d.snapshot ? `${d.snapshot.files} files, ${mb(d.snapshot.bytes)}` : 'none yet (taken at the first command or turn)'}`,
+    `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${d.turns.total} turns (${d.turns.open} open)`,
+    `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
+    `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}`,
+  ];
+  if (d.problems.length === 0) out.push(p('green', 'no problems found'));
+  for (const pr of d.problems) out.push(p('yellow', `! ${pr}`));
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,103 @@
+import type * as W from '../../protocol/src/types.js';
+import { beginCommand, endCommand, type CommandScan } from '../core/capture/command.js';
+import { beginFiles, endFiles } from '../core/capture/files.js';
+import { scanAndCommit } from '../core/capture/scan-commit.js';
+import { beginTurn, endTurn } from '../core/capture/turn.js';
+import type { Engine } from '../core/engine.js';
+import { TakebackError, checkId } from '../core/errors.js';
+import { toSetSummary, toTurnSummary } from '../wire.js';
+
+/** Resolves the turn a capture belongs to: the named one, else the session's open turn, else the newest open turn, else none. */
+function resolveTurn(engine: Engine, turn: string | undefined, session?: string | null): string | null {
+  if (turn !== undefined) return engine.journal.turns.get(turn).id;
+  return engine.journal.turns.open(session)?.id ?? (session ? engine.journal.turns.open()?.id : null) ?? null;
+}
+
+/** The result of `capture/begin`. */
+export interface CaptureBeginResult {
+  id: string;
+  kind: 'files' | 'command';
+  turn: string | null;
+  /** For a command: how the scan went (`too-large`: commands are not captured here). */
+  scan?: CommandScan;
+}
+
+/**
+ * Begins capturing one tool call. With `paths`, a file tool: their current states are kept.
+ * Without, a command: the workspace snapshot is brought up to date. `id` is the tool call's id
+ * (checked against `^[A-Za-z0-9_-]{1,64}$` first).
+ */
+export function captureBegin(
+  engine: Engine,
+  opts: { id: string; paths?: string[]; cwd?: string; turn?: string; session?: string | null; tool?: string | null; command?: string | null; onProgress?: (n: number) => void },
+): CaptureBeginResult {
+  checkId(opts.id, 'capture id');
+  return engine.journal.write(() => {
+    const turn = resolveTurn(engine, opts.turn, opts.session);
+    if (opts.paths && opts.paths.length > 0) {
+      beginFiles(engine, { id: opts.id, paths: opts.paths, cwd: opts.cwd, turn, tool: opts.tool ?? null });
+      return { id: opts.id, kind: 'files', turn };
+    }
+    const scan = beginCommand(engine, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, onProgress: opts.onProgress });
+    return { id: opts.id, kind: 'command', turn, scan };
+  });
+}
+
+/** The result of `capture/end`: the set recorded (null when nothing changed). */
+export interface CaptureEndResult {
+  id: string;
+  set: W.ChangeSetSummary | null;
+  scan?: CommandScan;
+}
+
+/** Ends capture `id` and records its change set. Throws `not-found` for an id with no `begin`. */
+export function captureEnd(engine: Engine, opts: { id: string }): CaptureEndResult {
+  checkId(opts.id, 'capture id');
+  return engine.journal.write(() => {
+    const pending = engine.journal.captures.take(opts.id);
+    if (!pending) throw new TakebackError('not-found', `no capture ${opts.id} was begun`, { id: opts.id });
+    if (pending.kind === 'files') {
+      const set = endFiles(engine, pending);
+      return { id: opts.id, set: set ? toSetSummary(set) : null };
+    }
+    const { set, scan } = endCommand(engine, pending);
+    return { id: opts.id, set: set ? toSetSummary(set) : null, scan };
+  });
+}
+
+/** Begins a turn (ending the session's previous one if it is still open). */
+export function turnBegin(
+  engine: Engine,
+  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null },
+): { turn: W.TurnSummary; closed: W.ChangeSetSummary | null } {
+  if (opts.id !== undefined) checkId(opts.id, 'turn id');
+  return engine.journal.write(() => {
+    const { turn, closed } = beginTurn(engine, opts);
+    return { turn: toTurnSummary(turn), closed: closed ? toSetSummary(closed) : null };
+  });
+}
+
+/**
+ * Ends a turn: the named one, else the session's open turn, else the newest open turn. What
+ * changed during it that no tool call claimed is recorded as its own set. Throws `not-found`
+ * when there is no such turn (or none open).
+ */
+export function turnEnd(engine: Engine, opts: { id?: string; session?: string | null }): { turn: string; set: W.ChangeSetSummary | null } {
+  if (opts.id !== undefined) checkId(opts.id, 'turn id');
+  return engine.journal.write(() => {
+    const turn = opts.id !== undefined ? engine.journal.turns.get(opts.id) : engine.journal.turns.open(opts.session);
+    if (!turn) throw new TakebackError('not-found', 'no turn is open');
+    const { set } = endTurn(engine, turn.id);
+    return { turn: turn.id, set: set ? toSetSummary(set) : null };
+  });
+}
+
+/** Makes sure the workspace has a snapshot to compare the next command with (SessionStart). */
+export function ensureBaseline(engine: Engine, onProgress?: (n: number) => void): CommandScan {
+  return engine.journal.write(() => {
+    const meta = engine.journal.snapshot.meta();
+    if (meta) return { status: meta.status === 'ok' ? 'ok' : 'too-large', reason: meta.reason };
+    const outcome = scanAndCommit(engine, onProgress);
+    return { status: outcome.status, reason: outcome.reason };
+  });
+}

@@ -1,0 +1,48 @@
+import type * as W from '../../protocol/src/types.js';
+import type { Engine } from '../core/engine.js';
+import { toSetDetail, toSetSummary, toTurnSummary } from '../wire.js';
+
+/** How many turns `list` shows without `all`. */
+export const DEFAULT_LIST_TURNS = 20;
+
+/** Whether commands are captured here (from the last scan). */
+export function captureStatus(engine: Engine): W.CaptureStatus {
+  const meta = engine.journal.snapshot.meta();
+  if (meta && meta.status === 'too-large') {
+    return { commands: false, reason: `the workspace is ${meta.reason ?? 'over the scan limits'}: file tools only` };
+  }
+  return { commands: true, reason: null };
+}
+
+/**
+ * The change sets of the workspace, newest first, with their turns. Without `all`, the sets of
+ * the newest {@link DEFAULT_LIST_TURNS} turns (and any outside turns since) and no expired
+ * tombstones; `turn` narrows to one turn. Throws `not-found`/`invalid-id` for a bad turn.
+ */
+export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean } = {}): W.ListResult {
+  const { journal } = engine;
+  let turns = journal.turns.all();
+  let sets = opts.turn !== undefined ? journal.sets.list({ turn: journal.turns.get(opts.turn).id }) : journal.sets.list();
+  if (opts.turn !== undefined) {
+    const t = journal.turns.get(opts.turn);
+    turns = [t];
+  } else if (!opts.all && turns.length > DEFAULT_LIST_TURNS) {
+    const keep = turns.slice(-DEFAULT_LIST_TURNS);
+    const first = keep[0]!;
+    const ids = new Set(keep.map((t) => t.id));
+    sets = sets.filter((s) => (s.turn ? ids.has(s.turn) : s.time >= first.start));
+    turns = keep;
+  }
+  if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
+  return {
+    workspace: engine.root,
+    capture: captureStatus(engine),
+    turns: turns.reverse().map(toTurnSummary),
+    sets: sets.reverse().map(toSetSummary),
+  };
+}
+
+/** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */
+export function showChange(engine: Engine, id: string): W.ChangeSetDetail {
+  return toSetDetail(engine.journal.sets.get(id));
+}

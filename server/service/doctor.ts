@@ -1,0 +1,68 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Engine } from '../core/engine.js';
+import { captureStatus } from './changes.js';
+
+/** What `takeback doctor` reports. Sizes in bytes. */
+export interface DoctorReport {
+  version: string;
+  workspace: string;
+  home: string;
+  journal: string;
+  log: string;
+  capture: { commands: boolean; reason: string | null };
+  snapshot: { files: number; bytes: number; scannedAt: number | null } | null;
+  sets: { applied: number; undone: number; expired: number };
+  turns: { total: number; open: number };
+  captures: { open: number; stale: number };
+  blobs: { count: number; bytes: number };
+  transactions: number;
+  limits: { maxFileBytes: number; maxWorkspaceFiles: number; maxWorkspaceBytes: number };
+  problems: string[];
+}
+
+/** Health and size of the journal, and whether commands are captured here. */
+export function doctor(engine: Engine, version: string): DoctorReport {
+  const { journal, config } = engine;
+  const problems: string[] = [];
+  const counts = { applied: 0, undone: 0, expired: 0 };
+  for (const r of journal.db.prepare('SELECT state, count(*) AS n FROM sets GROUP BY state').all() as { state: keyof typeof counts; n: number }[]) {
+    counts[r.state] = r.n;
+  }
+  const turns = journal.db.prepare('SELECT count(*) AS total, sum(ended_at IS NULL) AS open FROM turns').get() as { total: number; open: number | null };
+  let blobCount = 0;
+  let blobBytes = 0;
+  for (const b of journal.blobs.list()) {
+    blobCount++;
+    blobBytes += b.size;
+  }
+  const meta = journal.snapshot.meta();
+  const captures = journal.captures.counts(60 * 60 * 1000);
+  if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
+  const txns = journal.txns.all().length;
+  if (txns > 0) problems.push(`${txns} unfinished undo transaction(s) could not be rolled back`);
+  const integrity = journal.db.pragma('quick_check', { simple: true });
+  if (integrity !== 'ok') problems.push(`journal database check: ${String(integrity)}`);
+  const dbFile = join(journal.dir, 'journal.db');
+  try {
+    if ((statSync(dbFile).mode & 0o077) !== 0) problems.push(`${dbFile} is readable by others (expected 0600)`);
+  } catch {
+    problems.push(`${dbFile} is missing`);
+  }
+  return {
+    version,
+    workspace: engine.root,
+    home: engine.home,
+    journal: journal.dir,
+    log: join(engine.home, 'logs', 'hook.log'),
+    capture: captureStatus(engine),
+    snapshot: meta ? { files: meta.files, bytes: meta.bytes, scannedAt: Number(BigInt(meta.startedNs) / 1_000_000n) } : null,
+    sets: counts,
+    turns: { total: turns.total, open: turns.open ?? 0 },
+    captures,
+    blobs: { count: blobCount, bytes: blobBytes },
+    transactions: txns,
+    limits: { maxFileBytes: config.maxFileBytes, maxWorkspaceFiles: config.maxWorkspaceFiles, maxWorkspaceBytes: config.maxWorkspaceBytes },
+    problems,
+  };
+}

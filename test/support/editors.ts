@@ -1,0 +1,116 @@
+// Where the real editors are, for the end-to-end tests of the editor clients.
+//
+// Order, per editor:
+//   Neovim 0.10 / 0.12: $NVIM_0_10 / $NVIM_0_12 (taken as given), then $NVIM if it is an
+//     executable whose version matches (inside Neovim's :terminal, $NVIM is the parent's RPC
+//     socket, not a program: that is why it is checked), then the wrapper that
+//     scripts/fetch-editors.sh writes into .cache/editors/bin/, then `nvim` on PATH if its
+//     version matches.
+//   Helix: $HX (taken as given), then the cache wrapper, then `hx` on PATH if it reports
+//     helix 25.07 or newer (on some systems `hx` is a hex editor).
+// Answers are cached for the life of the process.
+
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type NvimVersion = '0.10' | '0.12';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const editorsCacheBin = path.join(repoRoot, '.cache', 'editors', 'bin');
+
+const cache = new Map<string, string | undefined>();
+
+function memo(key: string, find: () => string | undefined): string | undefined {
+  if (!cache.has(key)) cache.set(key, find());
+  return cache.get(key);
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!statSync(file).isFile()) return false;
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** First executable called `name` on PATH, as an absolute path. */
+export function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.resolve(dir, name);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The first line that `bin --version` prints, or undefined if it does not run. */
+export function versionLine(bin: string): string | undefined {
+  try {
+    const out = execFileSync(bin, ['--version'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return out.split('\n')[0]?.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "NVIM v0.10.4" -> [0, 10, 4]; "helix 25.07.1 (abc)" -> [25, 7, 1]. */
+export function parseVersion(line: string | undefined, program: 'nvim' | 'helix'): number[] | undefined {
+  if (!line) return undefined;
+  const re = program === 'nvim' ? /^NVIM v(\d+)\.(\d+)\.(\d+)/ : /^helix (\d+)\.(\d+)(?:\.(\d+))?/;
+  const m = re.exec(line);
+  if (!m) return undefined;
+  return [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
+}
+
+function nvimMatches(bin: string, version: NvimVersion): boolean {
+  const v = parseVersion(versionLine(bin), 'nvim');
+  return v !== undefined && `${v[0]}.${v[1]}` === version;
+}
+
+function helixRecentEnough(bin: string): boolean {
+  const v = parseVersion(versionLine(bin), 'helix');
+  return v !== undefined && (v[0]! > 25 || (v[0] === 25 && v[1]! >= 7));
+}
+
+/** A Neovim of the given minor version, or undefined when none can be found. */
+export function findNvim(version: NvimVersion): string | undefined {
+  return memo(`nvim-${version}`, () => {
+    const explicit = process.env[version === '0.10' ? 'NVIM_0_10' : 'NVIM_0_12'];
+    if (explicit) return explicit;
+    const generic = process.env.NVIM;
+    if (generic && isExecutableFile(generic) && nvimMatches(generic, version)) return generic;
+    const cached = path.join(editorsCacheBin, `nvim-${version}`);
+    if (isExecutableFile(cached)) return cached;
+    const fromPath = onPath('nvim');
+    if (fromPath && nvimMatches(fromPath, version)) return fromPath;
+    return undefined;
+  });
+}
+
+/** Helix 25.07 or newer, or undefined when none can be found. */
+export function findHelix(): string | undefined {
+  return memo('hx', () => {
+    const explicit = process.env.HX;
+    if (explicit) return explicit;
+    const cached = path.join(editorsCacheBin, 'hx');
+    if (isExecutableFile(cached)) return cached;
+    const fromPath = onPath('hx');
+    if (fromPath && helixRecentEnough(fromPath)) return fromPath;
+    return undefined;
+  });
+}
+
+/** Why an editor test is skipped: say how to get the editor. */
+export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx'): string {
+  const env = editor === 'hx' ? 'HX' : editor === 'nvim-0.10' ? 'NVIM_0_10' : 'NVIM_0_12';
+  const what = editor === 'hx' ? 'Helix 25.07+' : `Neovim ${editor.slice(5)}`;
+  return `${what} not found: run scripts/fetch-editors.sh (fills .cache/editors/) or set ${env}`;
+}

@@ -23,7 +23,9 @@ export function setLabel(s: ChangeSet): string {
 }
 
 function fileSummary(f: FileChange): W.FileSummary {
-  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null };
+  const s = f.after.exists ? f.after : f.before;
+  const type = s.exists ? s.type : 'file';
+  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), type };
 }
 
 export function toSetSummary(s: ChangeSet): W.ChangeSetSummary {

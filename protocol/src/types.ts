@@ -60,8 +60,11 @@ export type ChangeSource =
   | { kind: 'command'; command: string; tool?: string; toolCallId?: string }
   | { kind: 'turn' };
 
-/** `applied`: in place; `undone`: taken back (can be redone); `expired`: a tombstone, its copies are gone. */
-export type SetState = 'applied' | 'undone' | 'expired';
+/**
+ * `applied`: in place; `undone`: taken back (can be redone); `partial`: some of its files were
+ * undone on their own; `expired`: a tombstone, its copies are gone.
+ */
+export type SetState = 'applied' | 'undone' | 'partial' | 'expired';
 
 /** One path of a change set, as `changes/list` and `takeback list --json` give it. */
 export interface FileSummary {
@@ -74,6 +77,10 @@ export interface FileSummary {
   /** False when a capture gap keeps this path from being undone. */
   undoable: boolean;
   gap: GapReason | null;
+  /** True when this path's change is undone. */
+  undone: boolean;
+  /** What the path is (after the change, or before it when deleted). */
+  type: FileType;
 }
 
 /** One change set in a listing. */
@@ -128,7 +135,10 @@ export interface FileDetail extends FileSummary {
 export interface HistoryEntry {
   action: 'applied' | 'undone' | 'redone';
   time: number;
+  /** True when later changes were replaced. */
   forced?: boolean;
+  /** The paths concerned, when not the whole set. */
+  paths?: string[];
 }
 
 /** The result of `changes/show` and `takeback show ID --json`. */

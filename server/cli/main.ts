@@ -9,6 +9,7 @@ import { takebackHome } from '../core/config.js';
 import { openEngine, type Engine } from '../core/engine.js';
 import { TakebackError, type ErrorCode } from '../core/errors.js';
 import type { Selector } from '../core/plan/select.js';
+import { toWorkspacePath } from '../core/workspace.js';
 import { captureBegin, captureEnd, turnBegin, turnEnd } from '../service/capture.js';
 import { listChanges, showChange } from '../service/changes.js';
 import { doctor } from '../service/doctor.js';
@@ -42,8 +43,16 @@ function json(value: unknown): void {
   print(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-function selectorFrom(ids: string[], o: { turn?: string; last?: boolean; afterTurn?: string }): Selector {
-  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn };
+type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[] };
+
+/** The selector the options name; `--file` paths (relative to the current folder) narrow it to those files. */
+function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector {
+  const paths = (o.file ?? []).map((f) => {
+    const rel = toWorkspacePath(engine.root, f, process.cwd());
+    if (rel === null) throw new TakebackError('outside-workspace', `${f} is outside the workspace ${engine.root}`, { path: f });
+    return rel;
+  });
+  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn, paths: paths.length ? paths : undefined };
 }
 
 function readStdin(): string {
@@ -135,12 +144,14 @@ function program(setCode: (n: number) => void): Command {
       .option('--turn <T>', 'every change of turn T')
       .option('--last', 'the newest change (redo: the one undone most recently)')
       .option('--after-turn <T>', 'everything after turn T (rewind to that boundary)')
+      .option('--file <path...>', 'only these files (with --last: the newest change to them)')
       .option('--json', 'print JSON');
 
   selectorOptions(p.command('preview').description('show what an undo (or redo) would do, writing nothing'))
     .option('--redo', 'preview a redo instead')
-    .action((ids: string[], o: { turn?: string; last?: boolean; afterTurn?: string; json?: boolean; redo?: boolean }, cmd: Command) => {
-      const r = previewStep(open(cmd), selectorFrom(ids, o), o.redo ? 'redo' : 'undo');
+    .action((ids: string[], o: SelectorOpts & { json?: boolean; redo?: boolean }, cmd: Command) => {
+      const e = open(cmd);
+      const r = previewStep(e, selectorFrom(e, ids, o), o.redo ? 'redo' : 'undo');
       if (o.json) json(r);
       else print(renderPreview(r, color));
       done(0);
@@ -149,8 +160,9 @@ function program(setCode: (n: number) => void): Command {
   for (const direction of ['undo', 'redo'] as const) {
     selectorOptions(p.command(direction).description(direction === 'undo' ? 'take changes back, all or nothing' : 'apply undone changes again'))
       .option('--force', 'replace later changes to the same files')
-      .action((ids: string[], o: { turn?: string; last?: boolean; afterTurn?: string; json?: boolean; force?: boolean }, cmd: Command) => {
-        const r = applyStep(open(cmd), selectorFrom(ids, o), direction, { force: o.force });
+      .action((ids: string[], o: SelectorOpts & { json?: boolean; force?: boolean }, cmd: Command) => {
+        const e = open(cmd);
+        const r = applyStep(e, selectorFrom(e, ids, o), direction, { force: o.force });
         if (o.json) json(r);
         else print(renderApply(r, color));
         done(!r.written && r.conflicts.length > 0 ? EXIT.conflicts : 0);

@@ -74,6 +74,8 @@ export interface FileChange {
   removed: number;
   /** Set when this change cannot be undone or redone; the reason is a capture gap. */
   gap?: GapReason;
+  /** True when this path's change is undone (a whole set, or this file alone). */
+  undone?: boolean;
 }
 
 /** What produced a change set. */
@@ -82,8 +84,11 @@ export type ChangeSource =
   | { kind: 'command'; command: string; toolCallId?: string; tool?: string }
   | { kind: 'turn' };
 
-/** Where a change set stands: still in place, taken back, or gone past its retention. */
-export type SetState = 'applied' | 'undone' | 'expired';
+/**
+ * Where a change set stands: in place, taken back, taken back for some of its files only
+ * (`partial`: one file was undone on its own), or gone past its retention (`expired`).
+ */
+export type SetState = 'applied' | 'undone' | 'partial' | 'expired';
 
 /** One entry of a set's history. `time` is ms since the epoch. */
 export interface HistoryEntry {
@@ -91,6 +96,8 @@ export interface HistoryEntry {
   time: number;
   /** True when later changes were replaced (`--force`). */
   forced?: boolean;
+  /** The paths concerned, when not the whole set. */
+  paths?: string[];
 }
 
 /**

@@ -13,7 +13,7 @@ export function previewStep(
   direction: 'undo' | 'redo',
   readers: { state?: CurrentReader; bytes?: BytesReader } = {},
 ): W.PreviewResult {
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine));
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths);
   return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes));
 }
 
@@ -30,6 +30,6 @@ export function applyStep(
 ): W.ApplyResult {
   // Resolve the selector once outside the lock so that bad ids fail before anything else.
   selectSets(engine.journal, sel, direction);
-  const r = applyUndo(engine, () => selectSets(engine.journal, sel, direction), direction, opts);
+  const r = applyUndo(engine, () => selectSets(engine.journal, sel, direction), direction, { ...opts, paths: sel.paths });
   return toApplyResult(r);
 }

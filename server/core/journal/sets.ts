@@ -65,15 +65,17 @@ export class Sets {
     return (this.db.prepare('SELECT * FROM sets WHERE id BETWEEN ? AND ? ORDER BY id').all(from, to) as SetRow[]).map(toSet);
   }
 
-  /** The newest set in `state`, or null. */
-  newest(state: SetState): ChangeSet | null {
-    const row = this.db.prepare('SELECT * FROM sets WHERE state = ? ORDER BY id DESC LIMIT 1').get(state) as SetRow | undefined;
+  /** The newest set in one of `states`, or null. */
+  newest(...states: SetState[]): ChangeSet | null {
+    const row = this.db
+      .prepare(`SELECT * FROM sets WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY id DESC LIMIT 1`)
+      .get(...states) as SetRow | undefined;
     return row ? toSet(row) : null;
   }
 
-  /** Sets in `state`, oldest first. */
-  inState(state: SetState): ChangeSet[] {
-    return (this.db.prepare('SELECT * FROM sets WHERE state = ? ORDER BY id').all(state) as SetRow[]).map(toSet);
+  /** Sets in one of `states`, oldest first. */
+  inState(...states: SetState[]): ChangeSet[] {
+    return (this.db.prepare(`SELECT * FROM sets WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY id`).all(...states) as SetRow[]).map(toSet);
   }
 
   /**
@@ -90,16 +92,33 @@ export class Sets {
     return rows.map(toSet);
   }
 
-  /** Moves sets to `state` and appends `entry` to each one's history (call inside a transaction). */
-  mark(ids: string[], state: SetState, entry: HistoryEntry): void {
-    const sel = this.db.prepare('SELECT history FROM sets WHERE id = ?');
-    const upd = this.db.prepare('UPDATE sets SET state = ?, history = ? WHERE id = ?');
-    for (const id of ids) {
-      const row = sel.get(Number(id)) as { history: string } | undefined;
+  /**
+   * Marks files of sets undone (`undone: true`) or applied again, appends `entry` to each set's
+   * history and derives each set's state: `undone` when all its files are, `applied` when none
+   * are, `partial` otherwise. `files` maps set id → the paths moved (all of them, or some).
+   * Call inside a transaction.
+   */
+  markFiles(files: Map<string, string[]>, undone: boolean, entry: HistoryEntry): void {
+    const sel = this.db.prepare('SELECT files, history FROM sets WHERE id = ?');
+    const upd = this.db.prepare('UPDATE sets SET state = ?, files = ?, history = ? WHERE id = ?');
+    for (const [id, paths] of files) {
+      const row = sel.get(Number(id)) as { files: string; history: string } | undefined;
       if (!row) continue;
+      const list = JSON.parse(row.files) as FileChange[];
+      const moved = new Set(paths);
+      for (const f of list) {
+        if (!moved.has(f.path)) continue;
+        if (undone) f.undone = true;
+        else delete f.undone;
+      }
       const history = JSON.parse(row.history) as HistoryEntry[];
-      history.push(entry);
-      upd.run(state, JSON.stringify(history), Number(id));
+      const whole = list.every((f) => moved.has(f.path));
+      history.push(whole ? entry : { ...entry, paths: [...moved].sort() });
+      // Files a capture gap keeps from moving do not count: they can never be undone.
+      const movable = list.filter((f) => !f.gap);
+      const n = movable.filter((f) => f.undone).length;
+      const state: SetState = n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
+      upd.run(state, JSON.stringify(list), JSON.stringify(history), Number(id));
     }
   }
 }

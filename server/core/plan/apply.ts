@@ -74,14 +74,14 @@ export function applyUndo(
   engine: Engine,
   select: () => ChangeSet[],
   direction: 'undo' | 'redo',
-  opts: { force?: boolean; read?: CurrentReader; writer?: FileWriter; now?: number } = {},
+  opts: { force?: boolean; read?: CurrentReader; writer?: FileWriter; now?: number; paths?: string[] } = {},
 ): ApplyResult {
   const { journal } = engine;
   const force = opts.force ?? false;
   let txnId: string | null = null;
   const result = journal.write((): ApplyResult => {
     recoverTxns(engine);
-    const plan = makePlan(engine, select(), direction, opts.read ?? diskReader(engine));
+    const plan = makePlan(engine, select(), direction, opts.read ?? diskReader(engine), opts.paths);
     const conflicts = plan.files.filter((f) => f.conflict);
     const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
     const base = { direction, skipped: plan.skipped, forced: force, notes: [] as string[] };
@@ -141,7 +141,9 @@ export function applyUndo(
     }
 
     const ids = plan.sets.map((s) => s.id);
-    journal.sets.mark(ids, direction === 'undo' ? 'undone' : 'applied', {
+    const moved = new Map<string, string[]>();
+    for (const f of [...todo, ...inPlace]) for (const id of f.sets) moved.set(id, [...(moved.get(id) ?? []), f.path]);
+    journal.sets.markFiles(moved, direction === 'undo', {
       action: direction === 'undo' ? 'undone' : 'redone',
       time: opts.now ?? Date.now(),
       ...(force && conflicts.length > 0 ? { forced: true } : {}),

@@ -103,13 +103,23 @@ export function diskReader(engine: Engine): CurrentReader {
  * A path is a conflict when what is there now is neither the expected state nor already the
  * target; a path whose expected or target bytes were not kept is a gap. Reads, never writes.
  */
-export function makePlan(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', read: CurrentReader = diskReader(engine)): Plan {
-  const want = direction === 'undo' ? 'applied' : 'undone';
+export function makePlan(
+  engine: Engine,
+  sets: ChangeSet[],
+  direction: 'undo' | 'redo',
+  read: CurrentReader = diskReader(engine),
+  paths?: string[],
+): Plan {
+  const only = paths && paths.length > 0 ? new Set(paths) : null;
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
+  // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.
+  const inWalk = (f: ChangeSet['files'][number]) => (only === null || only.has(f.path)) && (direction === 'undo' ? !f.undone : Boolean(f.undone));
   for (const s of sets) {
-    if (s.state === want) active.push(s);
-    else skipped.push({ id: s.id, reason: s.state === 'expired' ? 'expired' : direction === 'undo' ? 'already undone' : 'not undone' });
+    if (s.state === 'expired') skipped.push({ id: s.id, reason: 'expired' });
+    else if (s.files.some(inWalk)) active.push(s);
+    else if (only && !s.files.some((f) => only.has(f.path))) skipped.push({ id: s.id, reason: 'does not touch that file' });
+    else skipped.push({ id: s.id, reason: direction === 'undo' ? 'already undone' : 'not undone' });
   }
   active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
 
@@ -117,6 +127,7 @@ export function makePlan(engine: Engine, sets: ChangeSet[], direction: 'undo' | 
   const byPath = new Map<string, Acc>();
   for (const s of active) {
     for (const f of s.files) {
+      if (!inWalk(f)) continue;
       const [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
       let acc = byPath.get(f.path);
       if (!acc) {
@@ -136,8 +147,9 @@ export function makePlan(engine: Engine, sets: ChangeSet[], direction: 'undo' | 
   if (multi.length > 0) {
     const ids = multi.flatMap((a) => a.sets.map(Number));
     for (const other of engine.journal.sets.range(Math.min(...ids), Math.max(...ids))) {
-      if (activeIds.has(other.id) || other.state !== 'applied') continue;
+      if (activeIds.has(other.id) || other.state === 'expired') continue;
       for (const f of other.files) {
+        if (f.undone) continue;
         const acc = byPath.get(f.path);
         if (!acc || acc.sets.length < 2) continue;
         const nums = acc.sets.map(Number);

@@ -14,6 +14,8 @@ export interface Selector {
   turn?: string;
   last?: boolean;
   afterTurn?: string;
+  /** Narrows any of the above to these workspace paths ("undo the agent's change to this file"). */
+  paths?: string[];
 }
 
 /** A one-line description of a selector, for messages. */
@@ -49,11 +51,17 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
     return journal.sets.afterTurn(t).filter((s) => s.state !== 'expired');
   }
   // --last: for undo the newest change still in place; for redo the change undone most recently.
+  // With paths, the newest such change that touches one of them.
+  const touches = (set: ChangeSet) =>
+    !sel.paths?.length || set.files.some((f) => sel.paths!.includes(f.path) && (direction === 'undo' ? !f.undone : f.undone));
   const pick =
     direction === 'undo'
-      ? journal.sets.newest('applied')
+      ? sel.paths?.length
+        ? journal.sets.inState('applied', 'partial').filter(touches).at(-1)
+        : journal.sets.newest('applied', 'partial')
       : journal.sets
-          .inState('undone')
+          .inState('undone', 'partial')
+          .filter(touches)
           .sort((a, b) => (a.history.at(-1)?.time ?? 0) - (b.history.at(-1)?.time ?? 0) || Number(a.id) - Number(b.id))
           .at(-1);
   if (!pick) throw new TakebackError('not-found', direction === 'undo' ? 'no change to undo' : 'no undone change to redo');

@@ -55,6 +55,11 @@ function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector 
   return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn, paths: paths.length ? paths : undefined };
 }
 
+/** `arg` as a POSIX shell would need it written, for showing a command line. */
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
 function readStdin(): string {
   try {
     return readFileSync(0, 'utf8');
@@ -177,7 +182,7 @@ function program(setCode: (n: number) => void): Command {
     .action(async (argv: string[], o: { turn?: string }, cmd: Command) => {
       const e = open(cmd);
       const id = `run-${randomBytes(6).toString('hex')}`;
-      const began = captureBegin(e, { id, command: argv.join(' '), turn: o.turn });
+      const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn });
       if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason})\n`);
       const code = await new Promise<number>((res) => {
         const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });

@@ -26,19 +26,23 @@ function time(ms: number): string {
 
 const MARK: Record<W.ChangeStatus, string> = { created: 'created', deleted: 'deleted', modified: '', mode: 'mode', type: 'type changed' };
 
-/** `3 files changed +24 −7`. */
+/** `3 files changed +24 −7` (folders made or removed on the way are not counted). */
 export function setHeadline(s: W.ChangeSetSummary, p: Paint = painter(false)): string {
-  return `${plural(s.files.length, 'file')} changed ${counts(p, s.added, s.removed)}`;
+  const files = s.files.filter((f) => f.type !== 'dir');
+  if (files.length === 0) return `${plural(s.files.length, 'folder')} changed`;
+  return `${plural(files.length, 'file')} changed ${counts(p, s.added, s.removed)}`;
 }
 
 function renderSet(s: W.ChangeSetSummary, p: Paint): string[] {
   const state = s.state === 'applied' ? '' : p('yellow', ` [${s.state}]`);
   const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${state}`];
   if (s.state === 'expired') return lines;
-  for (const f of s.files) {
+  const files = s.files.some((f) => f.type !== 'dir') ? s.files.filter((f) => f.type !== 'dir') : s.files;
+  for (const f of files) {
     const mark = MARK[f.status] ? ` ${p(f.status === 'deleted' ? 'red' : f.status === 'created' ? 'green' : 'cyan', `(${MARK[f.status]})`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `[gap: ${f.gap}]`)}` : '';
-    lines.push(`        ${f.path}  ${counts(p, f.added, f.removed)}${mark}${gap}`);
+    const undone = s.state === 'partial' && f.undone ? ` ${p('yellow', '[undone]')}` : '';
+    lines.push(`        ${f.path}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}`);
   }
   return lines;
 }

@@ -3,7 +3,8 @@
 // real hooks fire with the payloads takeback relies on, over a session of two turns.
 //
 // Needs the CLI: scripts/install-claude.sh (or CLAUDE=/path/to/claude). Skips only if none
-// is found. With UPDATE_CLAUDE_FIXTURES=1 it (re)writes test/fixtures/claude-events/.
+// is found, and fails instead when TAKEBACK_REQUIRE_CLAUDE=1. With UPDATE_CLAUDE_FIXTURES=1
+// it (re)writes test/fixtures/claude-events/.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,7 +21,16 @@ const CLAUDE = findClaude();
 const VERSION = claudeVersion(CLAUDE);
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'claude-events');
 const SKIP_REASON = 'SKIPPED: no claude binary found (run scripts/install-claude.sh, or set CLAUDE=/path/to/claude)';
-if (!CLAUDE) console.warn(`[claude-harness] ${SKIP_REASON}`);
+// With TAKEBACK_REQUIRE_CLAUDE=1 (CI) a missing binary fails the run instead of skipping it.
+const REQUIRE = process.env.TAKEBACK_REQUIRE_CLAUDE === '1';
+if (!CLAUDE && !REQUIRE) console.warn(`[claude-harness] ${SKIP_REASON}`);
+if (!CLAUDE && REQUIRE) {
+  describe('real Claude Code', () => {
+    it('needs the claude binary (TAKEBACK_REQUIRE_CLAUDE=1)', () => {
+      throw new Error('TAKEBACK_REQUIRE_CLAUDE=1 but no claude binary was found: run scripts/install-claude.sh, or set CLAUDE=/path/to/claude');
+    });
+  });
+}
 
 const PROMPT_1 = 'Turn one: add the new module, fix the notes, tidy the files.';
 const PROMPT_2 = 'Turn two: a few more changes.';

@@ -30,16 +30,22 @@ function quote(s: string): string {
 }
 
 /**
- * The command an agent's settings should run for the hook: `takeback hook claude-code` when the
+ * A shell command line that runs this install of takeback with `args`: `takeback ARGS` when the
  * `takeback` on PATH is this install, else this node and this script by absolute path (a clone
- * used without `npm i -g`).
+ * used without `npm i -g`). Written into agents' and editors' settings.
  */
-export function hookCommand(agent = 'claude-code'): string {
+export function selfCommand(...args: string[]): string {
   const found = onPath('takeback');
+  const tail = args.map(quote).join(' ');
   try {
-    if (found && realpathSync(found) === realpathSync(BIN)) return `takeback hook ${agent}`;
+    if (found && realpathSync(found) === realpathSync(BIN)) return `takeback ${tail}`;
   } catch {
     // fall through
   }
-  return `${quote(process.execPath)} ${quote(BIN)} hook ${agent}`;
+  return `${quote(process.execPath)} ${quote(BIN)} ${tail}`;
+}
+
+/** The hook command for an agent's settings: `takeback hook claude-code` (see {@link selfCommand}). */
+export function hookCommand(agent = 'claude-code'): string {
+  return selfCommand('hook', agent);
 }

@@ -1,0 +1,40 @@
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The LSP4IJ user-defined language server template (see clients/jetbrains/README.md and LSP4IJ's
+ * docs/UserDefinedLanguageServerTemplate.md): `id`, `name`, `programArgs` by OS, and
+ * `fileTypeMappings` (`fileType.name` / `fileType.patterns`, `languageId`).
+ */
+export interface Lsp4ijTemplate {
+  id: string;
+  name: string;
+  programArgs: { default: string; windows?: string; mac?: string; unix?: string };
+  fileTypeMappings?: { fileType: { name?: string; patterns?: string[] }; languageId?: string }[];
+  languageMappings?: { language: string; languageId?: string }[];
+  env?: Record<string, string>;
+}
+
+/** Where `takeback init jetbrains` writes the template by default: `$XDG_CONFIG_HOME/takeback/jetbrains-template`. */
+export function defaultTemplateDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CONFIG_HOME || join(env.HOME ?? homedir(), '.config'), 'takeback', 'jetbrains-template');
+}
+
+/**
+ * Writes the template folder (`template.json`, `README.md`) to `dir`, from `source` (the
+ * package's clients/jetbrains/template), with the start command set to `serveCommand` (this
+ * install's `takeback serve`). Writing it again gives the same bytes.
+ */
+export function writeJetbrainsTemplate(opts: { source: string; dir: string; serveCommand: string }): { dir: string; changed: boolean } {
+  const template = JSON.parse(readFileSync(join(opts.source, 'template.json'), 'utf8')) as Lsp4ijTemplate;
+  const quoted = opts.serveCommand.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+  template.programArgs = { ...template.programArgs, default: `sh -c "${quoted}"` };
+  const text = `${JSON.stringify(template, null, 2)}\n`;
+  const file = join(opts.dir, 'template.json');
+  const before = existsSync(file) ? readFileSync(file, 'utf8') : null;
+  mkdirSync(opts.dir, { recursive: true });
+  cpSync(join(opts.source, 'README.md'), join(opts.dir, 'README.md'));
+  if (before !== text) writeFileSync(file, text);
+  return { dir: opts.dir, changed: before !== text };
+}

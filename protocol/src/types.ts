@@ -207,10 +207,25 @@ export interface ConflictFile {
   detail: string;
 }
 
+/**
+ * A path of an undo or redo that went through an editor and did not land: the editor answered
+ * but its text (or the disk) does not hold what was sent. Nothing is recorded as undone while
+ * any path failed.
+ */
+export interface FailedFile {
+  path: string;
+  /** A sentence for people: `the editor did not apply the edit`, `still on disk`, ... */
+  reason: string;
+}
+
 /** The result of `undo/apply` and `takeback undo|redo --json`. */
 export interface ApplyResult {
   direction: 'undo' | 'redo';
-  /** The sets now undone (redo: applied again). Empty when nothing was written. */
+  /**
+   * The sets the step moves. Empty when nothing was written. Through an editor they are recorded
+   * as undone (redo: applied again) once every path is in place on disk: at once when `pending`
+   * and `failed` are empty, else when the editor saves (see `pending`).
+   */
   sets: string[];
   applied: AppliedFile[];
   /** Without `force`, any conflict means nothing was written. */
@@ -221,4 +236,79 @@ export interface ApplyResult {
   forced: boolean;
   /** Things left as they were on purpose (a folder that is not empty). */
   notes: string[];
+  /**
+   * Only when the step went through an editor (`workspace/applyEdit`): paths whose new text is in
+   * the editor's document but not yet on disk. The sets are recorded when the editor saves them
+   * (then `changes/didChange` with reason `undone`/`redone` is sent). Absent or empty: nothing waits.
+   */
+  pending?: string[];
+  /**
+   * Only when the step went through an editor: paths that did not land. When not empty, nothing
+   * is recorded as undone, the sidecar wrote nothing to disk, and edits that did land stay in the
+   * editor's documents (the editor's own undo takes them back).
+   */
+  failed?: FailedFile[];
+}
+
+/**
+ * Which change sets an undo, redo or preview is about. Exactly one of `ids`, `turn`, `last`,
+ * `afterTurn`; `paths` narrows any of them to those files.
+ */
+export interface Selector {
+  /** One or more change set ids (decimal strings). */
+  ids?: string[];
+  /** Every set of a turn: its id (`t3`) or its number (`3`). */
+  turn?: string;
+  /** Undo: the newest set still applied; redo: the set undone most recently. With `paths`: the newest such set touching them. */
+  last?: boolean;
+  /** Everything after a turn (rewind to that boundary). */
+  afterTurn?: string;
+  /** Workspace-relative paths (`/` separators): only these files of the selected sets. */
+  paths?: string[];
+}
+
+/**
+ * How a command capture's scan went: `ok`; `baseline` (the first look at the workspace: nothing
+ * to compare with yet); `too-large` (over the scan limits: commands are not captured, `reason`
+ * says which limit).
+ */
+export interface CaptureScan {
+  status: 'ok' | 'baseline' | 'too-large';
+  reason?: string;
+}
+
+/** The result of `capture/begin` and `takeback capture begin --json`. */
+export interface CaptureBeginResult {
+  /** The capture id given. */
+  id: string;
+  /** `files` when paths were given (a file tool), else `command`. */
+  kind: 'files' | 'command';
+  /** The turn the capture belongs to, or null. */
+  turn: string | null;
+  /** For a command: how the scan went. */
+  scan?: CaptureScan;
+}
+
+/** The result of `capture/end` and `takeback capture end --json`. */
+export interface CaptureEndResult {
+  id: string;
+  /** The set recorded, or null when nothing changed. */
+  set: ChangeSetSummary | null;
+  /** For a command: how the scan went. */
+  scan?: CaptureScan;
+}
+
+/** The result of `turn/begin`. */
+export interface TurnBeginResult {
+  turn: TurnSummary;
+  /** The set recorded for the session's previous turn when it was still open and is ended now ("changed during this turn"), else null. */
+  closed: ChangeSetSummary | null;
+}
+
+/** The result of `turn/end`. */
+export interface TurnEndResult {
+  /** The id of the turn ended. */
+  turn: string;
+  /** What changed during the turn that no tool call claimed, as its own set; null when nothing. */
+  set: ChangeSetSummary | null;
 }

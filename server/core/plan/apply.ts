@@ -5,11 +5,25 @@ import { TakebackError } from '../errors.js';
 import { readState } from '../fsstate.js';
 import type { TxnOp } from '../journal/txns.js';
 import { isSecretPath } from '../secrets.js';
-import type { CaptureGap, ChangeSet, FileState } from '../types.js';
+import { sameState, type CaptureGap, type ChangeSet, type FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { diskReader, gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
 import { chmodState, writeState } from './safe-fs.js';
+
+/*
+ * Undo and redo, in three phases:
+ *   prepare — under the journal's write lock: plan against what is there now, stop on
+ *             conflicts, keep the bytes there now, read and verify every target;
+ *   write   — under the lock: a transaction record, then each file written beside its place and
+ *             renamed in, put back on failure;
+ *   record  — under the lock: the sets' files marked undone (or redone) and the snapshot index
+ *             taught the new states.
+ * `applyUndo` runs all three under one lock (the command line). The sidecar runs them as
+ * separate steps so that an editor round trip can sit between prepare and write, and the record
+ * can wait until the editor has saved: `prepareStep`, `writeStep`, `recordStep` re-check what
+ * they rely on, since the lock is let go in between.
+ */
 
 /** The outcome of an undo or redo. Nothing is written when `written` is false. */
 export interface ApplyResult {
@@ -48,6 +62,39 @@ export function diskWriter(engine: Engine): FileWriter {
   };
 }
 
+/** One write of a prepared step: the path's state found now (`op.from`), its target (`op.to`) and the target's verified bytes. */
+export interface StepOp {
+  op: TxnOp;
+  bytes: Buffer | null;
+  file: PlannedFile;
+}
+
+/** An undo or redo planned and checked under the lock; nothing written yet. */
+export interface PreparedStep {
+  direction: 'undo' | 'redo';
+  force: boolean;
+  plan: Plan;
+  /** Paths that changed since (written over only when `force`). */
+  conflicts: PlannedFile[];
+  gaps: CaptureGap[];
+  /** True when conflicts stop the step (no `force`): nothing is to be written. */
+  blocked: boolean;
+  /** The writes, in the order to make them: folders first, then files and links, then removals. */
+  ops: StepOp[];
+  /** Paths already as the step leaves them. */
+  inPlace: PlannedFile[];
+}
+
+export interface PrepareOptions {
+  force?: boolean;
+  /** What is there now (default: the disk). The sidecar passes one that sees unsaved editor text. */
+  read?: CurrentReader;
+  /** Narrows the sets to these workspace paths. */
+  paths?: string[];
+  /** Called with the plan before conflicts are counted (the sidecar marks `unsaved-in-editor` here). */
+  annotate?: (plan: Plan) => void;
+}
+
 function order(op: TxnOp): number {
   // Folders to make first (outermost first), then files and links, then removals (files before
   // their folders, innermost first).
@@ -56,6 +103,103 @@ function order(op: TxnOp): number {
   if (op.to.exists) return 10_000;
   if (op.from.exists && op.from.type === 'dir') return 30_000 - depth;
   return 20_000;
+}
+
+/** Steps 1–3 of {@link applyUndo}. Call inside the lock, after recovery. */
+function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions): PreparedStep {
+  const { journal } = engine;
+  const force = opts.force ?? false;
+  const plan = makePlan(engine, sets, direction, opts.read ?? diskReader(engine), opts.paths);
+  opts.annotate?.(plan);
+  const conflicts = plan.files.filter((f) => f.conflict);
+  const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
+  if (conflicts.length > 0 && !force) {
+    return { direction, force, plan, conflicts, gaps, blocked: true, ops: [], inPlace: [] };
+  }
+  const todo = plan.files.filter((f) => !f.gap && f.action !== 'none');
+  const inPlace = plan.files.filter((f) => !f.gap && f.action === 'none');
+
+  // Keep what is there now (so a failure, or a later redo, can put it back) and verify targets.
+  const ops: StepOp[] = [];
+  for (const f of todo) {
+    const abs = fromWorkspacePath(engine.root, f.path);
+    const now = readState(abs, { blobs: journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
+    if (now.gap) {
+      gaps.push({ ...gapFor(f.path, now.gap), detail: `the file there now is ${now.gap === 'too-large' ? 'over the size limit' : 'not keepable'}: takeback will not replace what it could not bring back` });
+      continue;
+    }
+    const to: FileState = f.target;
+    const bytes = to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null;
+    ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f });
+  }
+  ops.sort((a, b) => order(a.op) - order(b.op) || (a.op.path < b.op.path ? -1 : 1));
+  return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace };
+}
+
+/**
+ * Step 4: records transaction `txnId`, writes `ops` in order and, on a failure part-way, puts
+ * back what was already written and rethrows. Returns the notes. Call inside the lock.
+ */
+function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', writer: FileWriter, txnId: string): string[] {
+  const { journal } = engine;
+  journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
+  const disk = diskWriter(engine);
+  const done: TxnOp[] = [];
+  const notes: string[] = [];
+  try {
+    for (const { op, bytes } of ops) {
+      const made: string[] = [];
+      const note = writer(op, bytes, txnId, made);
+      done.push(op);
+      if (note) notes.push(note);
+    }
+  } catch (e) {
+    // Put back what was already written, newest first, from the copies kept above.
+    const failures: string[] = [];
+    for (const op of done.reverse()) {
+      try {
+        const back = op.from.exists && op.from.type === 'file' && op.from.sha256 ? journal.blobs.get(op.from.sha256) : null;
+        disk({ path: op.path, from: op.to, to: op.from }, back, `${txnId}r`, []);
+      } catch (e2) {
+        failures.push(`${op.path}: ${(e2 as Error).message}`);
+      }
+    }
+    journal.txns.remove(txnId);
+    const msg = (e as Error).message;
+    if (failures.length) {
+      throw new TakebackError('busy', `${direction} failed (${msg}) and could not put everything back: ${failures.join('; ')}`, { failures });
+    }
+    if (e instanceof TakebackError) throw new TakebackError(e.code, `${direction} failed, nothing was changed: ${msg}`, e.data);
+    throw new TakebackError('busy', `${direction} failed, nothing was changed: ${msg}`);
+  }
+  return notes;
+}
+
+/** Step 5: marks the step's files undone (redo: applied again) in their sets. Call inside the lock. */
+function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
+  const moved = new Map<string, string[]>();
+  for (const f of step.plan.files) {
+    if (f.gap) continue;
+    for (const id of f.sets) moved.set(id, [...(moved.get(id) ?? []), f.path]);
+  }
+  engine.journal.sets.markFiles(moved, step.direction === 'undo', {
+    action: step.direction === 'undo' ? 'undone' : 'redone',
+    time: now,
+    ...(step.force && step.conflicts.length > 0 ? { forced: true } : {}),
+  });
+}
+
+function markDone(engine: Engine, txnId: string): void {
+  engine.journal.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'done')").run(`txn:${txnId}`);
+}
+
+function cleanUp(engine: Engine, txnId: string): void {
+  engine.journal.txns.remove(txnId);
+  engine.journal.db.prepare('DELETE FROM meta WHERE key = ?').run(`txn:${txnId}`);
+}
+
+function newTxnId(): string {
+  return randomBytes(8).toString('hex');
 }
 
 /**
@@ -74,90 +218,132 @@ export function applyUndo(
   engine: Engine,
   select: () => ChangeSet[],
   direction: 'undo' | 'redo',
-  opts: { force?: boolean; read?: CurrentReader; writer?: FileWriter; now?: number; paths?: string[] } = {},
+  opts: PrepareOptions & { writer?: FileWriter; now?: number } = {},
 ): ApplyResult {
   const { journal } = engine;
-  const force = opts.force ?? false;
   let txnId: string | null = null;
   const result = journal.write((): ApplyResult => {
     recoverTxns(engine);
-    const plan = makePlan(engine, select(), direction, opts.read ?? diskReader(engine), opts.paths);
-    const conflicts = plan.files.filter((f) => f.conflict);
-    const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
-    const base = { direction, skipped: plan.skipped, forced: force, notes: [] as string[] };
-    if (conflicts.length > 0 && !force) {
-      return { ...base, sets: [], applied: [], conflicts, gaps, written: false };
-    }
-    const todo = plan.files.filter((f) => !f.gap && f.action !== 'none');
-    const inPlace = plan.files.filter((f) => !f.gap && f.action === 'none');
-
-    // Keep what is there now (so a failure, or a later redo, can put it back) and verify targets.
-    const ops: { op: TxnOp; bytes: Buffer | null; file: PlannedFile }[] = [];
-    for (const f of todo) {
-      const abs = fromWorkspacePath(engine.root, f.path);
-      const now = readState(abs, { blobs: journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
-      if (now.gap) {
-        gaps.push({ ...gapFor(f.path, now.gap), detail: `the file there now is ${now.gap === 'too-large' ? 'over the size limit' : 'not keepable'}: takeback will not replace what it could not bring back` });
-        continue;
-      }
-      const to: FileState = f.target;
-      const bytes = to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null;
-      ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f });
-    }
-    ops.sort((a, b) => order(a.op) - order(b.op) || (a.op.path < b.op.path ? -1 : 1));
-
-    txnId = randomBytes(8).toString('hex');
-    journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
-    const writer = opts.writer ?? diskWriter(engine);
-    const disk = diskWriter(engine);
-    const done: TxnOp[] = [];
-    const notes: string[] = [];
-    try {
-      for (const { op, bytes } of ops) {
-        const made: string[] = [];
-        const note = writer(op, bytes, txnId, made);
-        done.push(op);
-        if (note) notes.push(note);
-      }
-    } catch (e) {
-      // Put back what was already written, newest first, from the copies kept above.
-      const failures: string[] = [];
-      for (const op of done.reverse()) {
-        try {
-          const back = op.from.exists && op.from.type === 'file' && op.from.sha256 ? journal.blobs.get(op.from.sha256) : null;
-          disk({ path: op.path, from: op.to, to: op.from }, back, `${txnId}r`, []);
-        } catch (e2) {
-          failures.push(`${op.path}: ${(e2 as Error).message}`);
-        }
-      }
-      journal.txns.remove(txnId);
-      txnId = null;
-      const msg = (e as Error).message;
-      if (failures.length) {
-        throw new TakebackError('busy', `${direction} failed (${msg}) and could not put everything back: ${failures.join('; ')}`, { failures });
-      }
-      if (e instanceof TakebackError) throw new TakebackError(e.code, `${direction} failed, nothing was changed: ${msg}`, e.data);
-      throw new TakebackError('busy', `${direction} failed, nothing was changed: ${msg}`);
-    }
-
-    const ids = plan.sets.map((s) => s.id);
-    const moved = new Map<string, string[]>();
-    for (const f of [...todo, ...inPlace]) for (const id of f.sets) moved.set(id, [...(moved.get(id) ?? []), f.path]);
-    journal.sets.markFiles(moved, direction === 'undo', {
-      action: direction === 'undo' ? 'undone' : 'redone',
-      time: opts.now ?? Date.now(),
-      ...(force && conflicts.length > 0 ? { forced: true } : {}),
-    });
+    const step = prepareInLock(engine, select(), direction, opts);
+    const base = { direction, skipped: step.plan.skipped, forced: step.force, conflicts: step.conflicts, gaps: step.gaps };
+    if (step.blocked) return { ...base, sets: [], applied: [], notes: [], written: false };
+    const id = newTxnId();
+    const notes = writeInLock(engine, step.ops, direction, opts.writer ?? diskWriter(engine), id);
+    txnId = id;
+    recordInLock(engine, step, opts.now ?? Date.now());
     syncIndex(
       engine,
-      ops.map(({ op }) => ({ path: op.path, state: op.to })),
+      step.ops.map(({ op }) => ({ path: op.path, state: op.to })),
     );
-    journal.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'done')").run(`txn:${txnId}`);
-    return { ...base, notes, sets: ids, applied: [...ops.map((o) => o.file), ...inPlace], conflicts, gaps, written: true };
+    markDone(engine, id);
+    return { ...base, notes, sets: step.plan.sets.map((s) => s.id), applied: [...step.ops.map((o) => o.file), ...step.inPlace], written: true };
   });
-  if (txnId) {
-    journal.txns.remove(txnId);
-    journal.db.prepare('DELETE FROM meta WHERE key = ?').run(`txn:${txnId}`);
-  }
+  if (txnId) cleanUp(engine, txnId);
   return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same step in separate phases, for a caller that lets go of the lock in between.
+
+/** Phase 1: plans the step under the lock (rolling back a killed process's transaction first). Writes nothing to the workspace. */
+export function prepareStep(engine: Engine, select: () => ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions = {}): PreparedStep {
+  return engine.journal.write(() => {
+    recoverTxns(engine);
+    return prepareInLock(engine, select(), direction, opts);
+  });
+}
+
+/**
+ * Why the step's sets can no longer be moved as planned (another process undid or redid some of
+ * their files since `prepareStep`), or null.
+ */
+function setsMoved(engine: Engine, step: PreparedStep): string | null {
+  for (const s of step.plan.sets) {
+    let now: ChangeSet;
+    try {
+      now = engine.journal.sets.get(s.id);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    for (const f of step.plan.files) {
+      if (f.gap || !f.sets.includes(s.id)) continue;
+      const fc = now.files.find((x) => x.path === f.path);
+      if (!fc) continue;
+      if ((step.direction === 'undo') === Boolean(fc.undone)) return `change ${s.id} was ${step.direction === 'undo' ? 'undone' : 'redone'} meanwhile (${f.path})`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Phase 2: writes `ops` (some or all of `step.ops`) to disk as one transaction, under the lock.
+ * Each path must still hold the state found at prepare (`op.from`); one already at its target is
+ * left alone. Otherwise nothing is written: `busy`. The snapshot index learns the states written.
+ * Returns the notes.
+ */
+export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[], opts: { writer?: FileWriter } = {}): { notes: string[] } {
+  if (ops.length === 0) return { notes: [] };
+  const { journal } = engine;
+  let txnId: string | null = null;
+  const notes = journal.write(() => {
+    recoverTxns(engine);
+    const moved = setsMoved(engine, step);
+    if (moved) throw new TakebackError('busy', `${step.direction} stopped, nothing was written: ${moved}`);
+    const todo: StepOp[] = [];
+    for (const o of ops) {
+      const now = readState(fromWorkspacePath(engine.root, o.op.path), { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(o.op.path) }).state;
+      if (sameState(now, o.op.to)) continue;
+      // A folder another writer (the editor) made on the way to a file is fine: only its mode is ours to set.
+      const dirMade = o.op.to.exists && o.op.to.type === 'dir' && now.exists && now.type === 'dir';
+      if (!sameState(now, o.op.from) && !dirMade) {
+        throw new TakebackError('busy', `${step.direction} stopped, nothing was written: ${o.op.path} changed meanwhile`, { failures: [o.op.path] });
+      }
+      todo.push(dirMade ? { ...o, op: { ...o.op, from: now } } : o);
+    }
+    const id = newTxnId();
+    const n = writeInLock(engine, todo, step.direction, opts.writer ?? diskWriter(engine), id);
+    txnId = id;
+    syncIndex(
+      engine,
+      todo.map(({ op }) => ({ path: op.path, state: op.to })),
+    );
+    markDone(engine, id);
+    return n;
+  });
+  if (txnId) cleanUp(engine, txnId);
+  return { notes };
+}
+
+/** The outcome of {@link recordStep}. */
+export interface RecordOutcome {
+  /** True when the sets were marked. */
+  recorded: boolean;
+  /** Paths not yet in place on disk (nothing was marked). */
+  missing: string[];
+  /** Why the step can no longer be recorded (its sets moved meanwhile); null otherwise. */
+  stale: string | null;
+}
+
+/**
+ * Phase 3: when every path of the step is in place on disk, marks the sets' files undone (redo:
+ * applied again) and teaches the snapshot index the states, under the lock. Otherwise marks
+ * nothing and names the paths still missing. Can be called again later (after an editor saved).
+ */
+export function recordStep(engine: Engine, step: PreparedStep, opts: { now?: number } = {}): RecordOutcome {
+  return engine.journal.write((): RecordOutcome => {
+    const stale = setsMoved(engine, step);
+    if (stale) return { recorded: false, missing: [], stale };
+    const missing: string[] = [];
+    const states: { path: string; state: FileState }[] = [];
+    for (const f of step.plan.files) {
+      if (f.gap) continue;
+      const now = readState(fromWorkspacePath(engine.root, f.path), { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) }).state;
+      if (!sameState(now, f.target)) missing.push(f.path);
+      else states.push({ path: f.path, state: f.target });
+    }
+    if (missing.length > 0) return { recorded: false, missing, stale: null };
+    if (step.plan.sets.length > 0) recordInLock(engine, step, opts.now ?? Date.now());
+    syncIndex(engine, states);
+    return { recorded: true, missing: [], stale: null };
+  });
 }

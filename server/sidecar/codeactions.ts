@@ -1,0 +1,40 @@
+import type { CodeAction, CodeActionParams, Command } from 'vscode-languageserver/node';
+import { Commands } from '../../protocol/src/commands.js';
+import { planStep } from '../service/undo.js';
+import { fileChanges } from './file-changes.js';
+import type { Session } from './session.js';
+
+/** The kind of takeback's code actions (clients that ask for `source` actions get them too). */
+export const ACTION_KIND = 'source.takeback';
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * Code actions on a file the agent changed: "Undo the agent's change to this file", "Undo all N
+ * changes from this turn", "Undo, replacing later changes" (when later changes stand in the way:
+ * Helix asks no questions, so forcing is an action of its own), "Redo". Each runs a command.
+ */
+export function codeActions(s: Session, params: CodeActionParams, literals: boolean): (CodeAction | Command)[] {
+  const only = params.context.only;
+  if (only && only.length > 0 && !only.some((k) => ACTION_KIND === k || ACTION_KIND.startsWith(`${k}.`))) return [];
+  const path = s.docs.pathOf(params.textDocument.uri);
+  if (path === null) return [];
+  const fc = fileChanges(s, path);
+  const out: Command[] = [];
+  if (fc.undo) {
+    out.push({ title: "Undo the agent's change to this file", command: Commands.undo, arguments: [fc.undo.selector] });
+    if (fc.turn) out.push({ title: `Undo all ${plural(fc.turn.count, 'change')} from this turn`, command: Commands.undo, arguments: [{ turn: fc.turn.id }] });
+    let conflicted = false;
+    try {
+      conflicted = planStep(s.engine, fc.undo.selector, 'undo', { state: s.docs.stateReader(s.engine), unsaved: (p, t) => s.docs.unsaved(p, t) }).files.some((f) => f.conflict);
+    } catch {
+      conflicted = false;
+    }
+    if (conflicted) out.push({ title: 'Undo, replacing later changes', command: Commands.undoForce, arguments: [fc.undo.selector] });
+  }
+  if (fc.redo) out.push({ title: 'Redo', command: Commands.redo, arguments: [fc.redo] });
+  if (!literals) return out;
+  return out.map((command) => ({ title: command.title, kind: ACTION_KIND, command }));
+}

@@ -1,0 +1,86 @@
+import { ResponseError, type ExecuteCommandParams } from 'vscode-languageserver/node';
+import { Commands } from '../../protocol/src/commands.js';
+import { ErrorCodes } from '../../protocol/src/errors.js';
+import type * as W from '../../protocol/src/types.js';
+import { describeSelector } from '../core/plan/select.js';
+import { previewStep } from '../service/undo.js';
+import { invalidParams } from './errors.js';
+import { selector } from './params.js';
+import type { Session } from './session.js';
+import { runStep } from './undo-through-editor.js';
+
+/*
+ * workspace/executeCommand: the commands code lenses and code actions carry. Results go to the
+ * user through window/showMessage; the response is the result object (or an error).
+ */
+
+/** Every command, for `executeCommandProvider.commands`. */
+export const COMMAND_NAMES: string[] = Object.values(Commands);
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Up to this many lines of diff go into a preview message. */
+const PREVIEW_LINES = 60;
+
+function previewMessage(r: W.PreviewResult, what: string): string {
+  if (r.sets.length === 0) return `takeback: nothing to ${r.direction} for ${what}${r.skipped.length ? ` (${r.skipped.map((x) => `#${x.id} ${x.reason}`).join(', ')})` : ''}`;
+  const lines = [`takeback: ${r.direction} ${what} (${r.sets.map((x) => `#${x}`).join(' ')}) would change ${plural(r.files.length, 'file')}${r.conflicts ? `; ${plural(r.conflicts, 'conflict')}` : ''}`];
+  for (const f of r.files) {
+    lines.push(`${f.path}: ${f.action}${f.conflict ? ` — CONFLICT: ${f.conflict.detail}` : ''}${f.gap ? ` — ${f.gap.detail}` : ''}${f.note ? ` (${f.note})` : ''}`);
+    if (f.diff) lines.push(...f.diff.trimEnd().split('\n'));
+  }
+  return lines.length > PREVIEW_LINES ? [...lines.slice(0, PREVIEW_LINES), `… (${lines.length - PREVIEW_LINES} more lines: takeback preview)`].join('\n') : lines.join('\n');
+}
+
+function applyMessage(r: W.ApplyResult, what: string): { type: 'info' | 'warning' | 'error'; text: string } {
+  const verb = r.direction === 'undo' ? 'undid' : 'redid';
+  if (r.failed && r.failed.length > 0) {
+    return { type: 'error', text: `takeback: ${r.direction} of ${what} did not land: ${r.failed.map((f) => `${f.path} (${f.reason})`).join('; ')}. Nothing was recorded.` };
+  }
+  if (!r.written) {
+    if (r.conflicts.length > 0) {
+      return {
+        type: 'warning',
+        text: `takeback: nothing ${r.direction === 'undo' ? 'undone' : 'redone'}: ${r.conflicts.map((c) => `${c.path} (${c.detail})`).join('; ')}. "Undo, replacing later changes" replaces them.`,
+      };
+    }
+    return { type: 'info', text: `takeback: nothing to ${r.direction} for ${what}${r.skipped.length ? ` (${r.skipped.map((x) => `#${x.id} ${x.reason}`).join(', ')})` : ''}` };
+  }
+  const files = plural(r.applied.length, 'file');
+  const forced = r.forced && r.conflicts.length > 0 ? ', replacing later changes' : '';
+  const gaps = r.gaps.length > 0 ? `; not restored: ${r.gaps.map((g) => g.path).join(', ')}` : '';
+  if (r.pending && r.pending.length > 0) {
+    return { type: 'info', text: `takeback: ${verb} ${what} in the editor (${files}${forced}); save ${r.pending.join(', ')} to finish${gaps}` };
+  }
+  return { type: r.gaps.length > 0 ? 'warning' : 'info', text: `takeback: ${verb} ${what} (${files}${forced})${gaps}` };
+}
+
+/** Runs one command. Throws ResponseError for a bad command or arguments, and `Conflicts` when later changes stop an undo. */
+export async function executeCommand(s: Session, params: ExecuteCommandParams): Promise<W.ApplyResult | W.PreviewResult> {
+  const m = 'workspace/executeCommand';
+  if (!COMMAND_NAMES.includes(params.command)) {
+    throw new ResponseError(ErrorCodes.InvalidParams, `${m}: unknown command ${JSON.stringify(params.command)} (known: ${COMMAND_NAMES.join(', ')})`, { field: 'command' });
+  }
+  const args = params.arguments ?? [];
+  if (args.length !== 1) throw invalidParams(m, `${params.command} takes one argument, a selector`, 'arguments');
+  const sel = selector(m, s.engine, args[0], 'arguments[0]');
+  const what = describeSelector(sel) + (sel.paths?.length ? ` in ${sel.paths.join(', ')}` : '');
+  try {
+    if (params.command === Commands.preview) {
+      const r = previewStep(s.engine, sel, 'undo', { state: s.docs.stateReader(s.engine), bytes: s.docs.bytesReader(s.engine), unsaved: (p, t) => s.docs.unsaved(p, t) });
+      s.client.showMessage(r.conflicts > 0 ? 'warning' : 'info', previewMessage(r, what));
+      return r;
+    }
+    const direction = params.command === Commands.redo ? 'redo' : 'undo';
+    const r = await runStep(s, { selector: sel, direction, force: params.command === Commands.undoForce, origin: 'command' });
+    const msg = applyMessage(r, what);
+    s.client.showMessage(msg.type, msg.text);
+    if (!r.written && r.conflicts.length > 0) throw new ResponseError(ErrorCodes.Conflicts, msg.text, { conflicts: r.conflicts });
+    return r;
+  } catch (e) {
+    if (!(e instanceof ResponseError)) s.client.showMessage('error', `takeback: ${e instanceof Error ? e.message : String(e)}`);
+    throw e;
+  }
+}

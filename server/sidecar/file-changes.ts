@@ -1,0 +1,41 @@
+import type { Selector } from '../core/plan/select.js';
+import type { ChangeSet } from '../core/types.js';
+import type { Session } from './session.js';
+
+/** What the agent changed in one file, for code lenses and code actions. */
+export interface FileChanges {
+  path: string;
+  /** "The agent's change to this file": every change of the newest turn that touched it and is still in place. Null when none is. */
+  undo: { selector: Selector; added: number; removed: number; sets: string[] } | null;
+  /** The newest change's turn, with the number of its changes still in place. */
+  turn: { id: string; count: number } | null;
+  /** The undone change to this file to redo (the one undone most recently). */
+  redo: Selector | null;
+}
+
+/** Reads the journal for what touched `path`. */
+export function fileChanges(s: Session, path: string): FileChanges {
+  const { journal } = s.engine;
+  const live = journal.sets.inState('applied', 'partial');
+  const touching = live.filter((set) => set.files.some((f) => f.path === path && !f.undone && !f.gap));
+  const newest = touching.at(-1) ?? null;
+  let undo: FileChanges['undo'] = null;
+  let turn: FileChanges['turn'] = null;
+  if (newest) {
+    const mine: ChangeSet[] = newest.turn ? touching.filter((set) => set.turn === newest.turn) : [newest];
+    let added = 0;
+    let removed = 0;
+    for (const set of mine) {
+      for (const f of set.files) {
+        if (f.path !== path) continue;
+        added += f.added;
+        removed += f.removed;
+      }
+    }
+    const selector: Selector = newest.turn ? { turn: newest.turn, paths: [path] } : { ids: [newest.id], paths: [path] };
+    undo = { selector, added, removed, sets: mine.map((x) => x.id) };
+    if (newest.turn) turn = { id: newest.turn, count: live.filter((set) => set.turn === newest.turn).length };
+  }
+  const undone = journal.sets.inState('undone', 'partial').some((set) => set.files.some((f) => f.path === path && f.undone && !f.gap));
+  return { path, undo, turn, redo: undone ? { last: true, paths: [path] } : null };
+}

@@ -1,0 +1,407 @@
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CreateFile, DeleteFile, TextDocumentEdit, TextEdit, WorkspaceEdit } from 'vscode-languageserver/node';
+import type * as W from '../../protocol/src/types.js';
+import { MAX_DIFF_BYTES } from '../core/diffs.js';
+import { readState } from '../core/fsstate.js';
+import { recordStep, writeStep, type PreparedStep, type StepOp } from '../core/plan/apply.js';
+import type { PlannedFile } from '../core/plan/plan.js';
+import { describeSelector, type Selector } from '../core/plan/select.js';
+import { isSecretPath } from '../core/secrets.js';
+import { sameState, type FileState } from '../core/types.js';
+import { fromWorkspacePath } from '../core/workspace.js';
+import { applyStep, prepareUndo } from '../service/undo.js';
+import type { Session } from './session.js';
+import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toClientText } from './text.js';
+
+/*
+ * Undo and redo through the client's own buffers.
+ *
+ * 1. prepare (core, under the journal lock): plan against what the editor shows — unsaved text
+ *    is what is "there now", and makes its path an `unsaved-in-editor` conflict;
+ * 2. route each write: text files the editor can hold byte for byte go to the editor (minimal
+ *    line edits against the version it gave us, CreateFile + text, DeleteFile); the rest
+ *    (binary, modes, links, folders, odd encodings) is the server's to write, as is the disk
+ *    under a document that already shows the result (a buffer not reloaded since the agent);
+ * 3. `workspace/applyEdit`, then verify what landed: an editor may answer `applied: true` after
+ *    skipping an edit, so each open document must show the new text (didChange), a deleted file
+ *    must be gone. Anything that did not land is reported and nothing is recorded or written;
+ * 4. the server's own writes, as one transaction (core `writeStep`: re-checks that nothing moved);
+ * 5. record (core `recordStep`) once every path is in place on disk: at once, or when the editor
+ *    saves (didSave, or the disk seen matching on the watch's tick). Until then the step is
+ *    pending and the result says which paths wait.
+ */
+
+/** What goes to the editor for one write. */
+type EditorOp =
+  | { kind: 'text'; o: StepOp; uri: string; version: number | null; edits: TextEdit[]; text: string }
+  | { kind: 'create'; o: StepOp; uri: string; text: string }
+  | { kind: 'delete'; o: StepOp; uri: string };
+
+/** How a write through the editor turned out. */
+type Outcome = { o: StepOp; landed: 'editor' | 'disk' } | { o: StepOp; failed: string };
+
+/** The mode a file gets when an editor creates it. */
+const DEFAULT_MODE = 0o666 & ~process.umask();
+
+/** True when every existing folder from the root to `path`'s parent is a real folder (an editor would follow a link). */
+function parentsAreFolders(root: string, path: string): boolean {
+  const segs = path.split('/');
+  let dir = root;
+  for (let i = 0; i < segs.length - 1; i++) {
+    dir = join(dir, segs[i]!);
+    try {
+      const st = lstatSync(dir);
+      if (st.isSymbolicLink() || !st.isDirectory()) return false;
+    } catch {
+      return true; // missing from here down: the editor makes them
+    }
+  }
+  return true;
+}
+
+function blobText(session: Session, s: FileState): Buffer | null {
+  if (!s.exists || s.type !== 'file' || !s.sha256) return null;
+  try {
+    return session.engine.journal.blobs.get(s.sha256);
+  } catch {
+    return null;
+  }
+}
+
+/** The editor's part of a write, or null when the server writes it. */
+function route(session: Session, o: StepOp): EditorOp | null {
+  const { abilities, docs, engine } = session;
+  if (!abilities.applyEdit) return null;
+  const { op, bytes } = o;
+  if (op.path.startsWith('/') || !parentsAreFolders(engine.root, op.path)) return null;
+  const doc = docs.get(op.path);
+  if (!op.to.exists) {
+    if (!abilities.delete || !op.from.exists || op.from.type !== 'file') return null;
+    return { kind: 'delete', o, uri: docs.uriOf(op.path) };
+  }
+  if (op.to.type !== 'file' || !bytes || bytes.length > MAX_DIFF_BYTES) return null;
+  const target = editableText(bytes);
+  if (target === null) return null;
+  if (op.from.exists && op.from.type !== 'file') return null;
+  const mode = op.from.exists ? op.from.mode : DEFAULT_MODE;
+  if (op.to.mode !== mode) return null;
+
+  if (doc) {
+    // Against the document's own text, in the document's own terms (mark and line ends).
+    const clientTarget = toClientText(target, doc.profile);
+    if (fromClientText(clientTarget, doc.profile, hasBom(target)) !== target) return null;
+    if (doc.profile.stripsBom && op.from.exists) {
+      const cur = decodeUtf8(blobText(session, op.from) ?? Buffer.alloc(0));
+      if (cur === null || hasBom(cur) !== hasBom(target)) return null; // the editor keeps the file's mark as it is
+    }
+    return { kind: 'text', o, uri: doc.uri, version: doc.doc.version, edits: lineEdits(doc.doc.getText(), clientTarget), text: target };
+  }
+  // Not open: the editor loads the file itself, with its own reading of marks and line ends, so
+  // only plain LF text goes that way.
+  if (hasBom(target) || eolOf(target) !== 'lf') return null;
+  if (!op.from.exists) {
+    if (!abilities.create) return null;
+    return { kind: 'create', o, uri: docs.uriOf(op.path), text: target };
+  }
+  const curBytes = blobText(session, op.from);
+  const cur = curBytes ? editableText(curBytes) : null;
+  if (cur === null || hasBom(cur) || eolOf(cur) !== 'lf') return null;
+  return { kind: 'text', o, uri: docs.uriOf(op.path), version: null, edits: lineEdits(cur, target), text: target };
+}
+
+/** The workspace edit for `ops`: versioned documentChanges when the client takes them, else a plain `changes` map. */
+function workspaceEdit(session: Session, ops: EditorOp[]): WorkspaceEdit | null {
+  const zero = { line: 0, character: 0 };
+  if (session.abilities.documentChanges) {
+    const changes: (TextDocumentEdit | CreateFile | DeleteFile)[] = [];
+    for (const e of ops) {
+      if (e.kind === 'create') {
+        changes.push({ kind: 'create', uri: e.uri, options: { overwrite: false, ignoreIfExists: true } });
+        if (e.text !== '') changes.push({ textDocument: { uri: e.uri, version: null }, edits: [{ range: { start: zero, end: zero }, newText: e.text }] });
+      } else if (e.kind === 'text' && e.edits.length > 0) {
+        changes.push({ textDocument: { uri: e.uri, version: e.version }, edits: e.edits });
+      }
+    }
+    for (const e of ops) if (e.kind === 'delete') changes.push({ kind: 'delete', uri: e.uri, options: { ignoreIfNotExists: true } });
+    return changes.length > 0 ? { documentChanges: changes } : null;
+  }
+  const changes: Record<string, TextEdit[]> = {};
+  for (const e of ops) if (e.kind === 'text' && e.edits.length > 0) changes[e.uri] = e.edits;
+  return Object.keys(changes).length > 0 ? { changes } : null;
+}
+
+function diskState(session: Session, path: string): FileState {
+  const { engine } = session;
+  return readState(fromWorkspacePath(engine.root, path), { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) }).state;
+}
+
+/** Resolves true once `test()` holds (checked on document events and every 25 ms), false after `ms`. */
+function until(session: Session, probe: () => boolean, ms: number): Promise<boolean> {
+  // A look that fails (the file is unreadable for a moment) is a "not yet", never a crash in a timer.
+  const test = () => {
+    try {
+      return probe();
+    } catch {
+      return false;
+    }
+  };
+  if (test()) return Promise.resolve(true);
+  return new Promise((res) => {
+    const poll = setInterval(check, 25);
+    const off = session.docs.on('change', check);
+    const timer = setTimeout(() => finish(false), ms);
+    function check() {
+      if (test()) finish(true);
+    }
+    function finish(v: boolean) {
+      clearInterval(poll);
+      clearTimeout(timer);
+      off();
+      res(v);
+    }
+  });
+}
+
+/** Checks what one editor write left: in the open document, on disk, or nothing (failed). */
+async function verify(session: Session, e: EditorOp, refusal: string | null): Promise<Outcome> {
+  const { docs } = session;
+  const path = e.o.op.path;
+  const onDisk = () => sameState(diskState(session, path), e.o.op.to);
+  const wait = session.options.verifyTimeoutMs;
+  if (e.kind === 'delete') {
+    if (await until(session, onDisk, refusal ? 0 : wait)) return { o: e.o, landed: 'disk' };
+    return { o: e.o, failed: refusal ?? 'the editor did not delete it: still on disk' };
+  }
+  const shown = () => docs.shows(path, e.text);
+  if (onDisk()) return { o: e.o, landed: 'disk' };
+  if (docs.get(path)) {
+    if (await until(session, () => shown() || onDisk(), wait)) return { o: e.o, landed: shown() ? 'editor' : 'disk' };
+    return { o: e.o, failed: refusal ?? "the editor did not apply the edit: its text differs from the change's (was the edit skipped?)" };
+  }
+  // Not open in the editor (it edits files it has not opened in memory, and tells us nothing):
+  // confirmed when it saves. Unless it said no, or the file it was to create is not there.
+  if (refusal) return { o: e.o, failed: refusal };
+  if (e.kind === 'create' && !diskState(session, path).exists) return { o: e.o, failed: 'the editor did not create it' };
+  return { o: e.o, landed: 'editor' };
+}
+
+/**
+ * A disk write for a path the planner found in place through the editor's eyes but whose disk
+ * differs from the target; null when the disk is already there (or its bytes cannot be kept).
+ */
+function diskCatchUp(session: Session, f: PlannedFile): StepOp | null {
+  const { engine } = session;
+  const now = readState(fromWorkspacePath(engine.root, f.path), { blobs: engine.journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
+  if (now.gap || sameState(now.state, f.target)) return null;
+  const bytes = blobText(session, f.target);
+  if (f.target.exists && f.target.type === 'file' && !bytes) return null;
+  const action: W.Action = !f.target.exists ? 'remove' : !now.state.exists ? 'bring-back' : 'put-back';
+  return { op: { path: f.path, from: now.state, to: f.target }, bytes, file: { ...f, action, current: now.state } };
+}
+
+/** A request for one undo or redo. */
+export interface StepRequest {
+  selector: Selector;
+  direction: 'undo' | 'redo';
+  force: boolean;
+  /** `command`: from a code lens or code action (results are shown as messages). */
+  origin: 'request' | 'command';
+}
+
+function appliedFile(f: { path: string; action: W.Action }, via: 'disk' | 'editor'): W.AppliedFile {
+  return { path: f.path, action: f.action, via };
+}
+
+function conflictsOf(step: PreparedStep): W.ConflictFile[] {
+  return step.conflicts.map((f) => ({ path: f.path, reason: f.conflict!.reason, detail: f.conflict!.detail }));
+}
+
+/** The step running now for each session: steps of one client run one after another. */
+const running = new WeakMap<Session, Promise<unknown>>();
+
+/**
+ * Undoes or redoes through the client when it can apply edits, else on disk (the command line's
+ * transaction). Steps of one client run one at a time, in the order asked. Throws the engine's
+ * errors (not found, expired, ...).
+ */
+export function runStep(session: Session, req: StepRequest): Promise<W.ApplyResult> {
+  const before = running.get(session) ?? Promise.resolve();
+  const next = before.then(
+    () => runOne(session, req),
+    () => runOne(session, req),
+  );
+  running.set(session, next.catch(() => undefined));
+  return next;
+}
+
+async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult> {
+  const { engine, docs, client } = session;
+  const readers = { state: docs.stateReader(engine), unsaved: (p: string, t: FileState) => docs.unsaved(p, t) };
+  if (!session.abilities.applyEdit) {
+    const r = applyStep(engine, req.selector, req.direction, { force: req.force, read: readers.state, unsaved: readers.unsaved });
+    if (r.written && r.sets.length > 0) client.journalChanged(req.direction === 'undo' ? 'undone' : 'redone');
+    return r;
+  }
+
+  const step = prepareUndo(engine, req.selector, req.direction, { force: req.force, ...readers });
+  const base = {
+    direction: req.direction,
+    conflicts: conflictsOf(step),
+    gaps: step.gaps,
+    skipped: step.plan.skipped,
+    forced: req.force,
+  };
+  if (step.blocked) return { ...base, sets: [], applied: [], written: false, notes: [] };
+  session.pending.dropOverlapping(step);
+
+  const toEditor: EditorOp[] = [];
+  const toDisk: StepOp[] = [];
+  for (const o of step.ops) {
+    const e = route(session, o);
+    if (e) toEditor.push(e);
+    else toDisk.push(o);
+  }
+
+  // Paths the editor already shows as the step leaves them — a buffer never reloaded since the
+  // agent changed the file still holds the text from before — but whose disk differs: the server
+  // writes the disk under it (nothing of the user's is in that buffer to lose).
+  const catchUp: StepOp[] = [];
+  for (const f of step.inPlace) {
+    const o = diskCatchUp(session, f);
+    if (o) catchUp.push(o);
+  }
+  toDisk.push(...catchUp);
+
+  // The editor's part.
+  let refusal: string | null = null;
+  const edit = workspaceEdit(session, toEditor);
+  if (edit) {
+    const label = `takeback: ${req.direction} ${describeSelector(req.selector)}`;
+    try {
+      const answer = await client.applyEdit(label, edit);
+      if (!answer.applied) refusal = `the editor refused the edit${answer.failureReason ? `: ${answer.failureReason}` : ''}`;
+    } catch (e) {
+      refusal = `the editor failed the edit: ${(e as Error).message}`;
+    }
+  }
+  const outcomes = await Promise.all(toEditor.map((e) => verify(session, e, refusal)));
+  const landed = outcomes.filter((x): x is { o: StepOp; landed: 'editor' | 'disk' } => 'landed' in x);
+  const failed: W.FailedFile[] = outcomes.filter((x): x is { o: StepOp; failed: string } => 'failed' in x).map((x) => ({ path: x.o.op.path, reason: x.failed }));
+  const viaEditor = landed.map((x) => appliedFile(x.o.file, 'editor'));
+  const stopped = (notes: string[]): W.ApplyResult => ({ ...base, sets: [], applied: viaEditor, written: viaEditor.length > 0, notes, pending: [], failed });
+
+  if (failed.length > 0) {
+    return stopped([
+      `nothing was recorded as ${req.direction === 'undo' ? 'undone' : 'redone'} and takeback wrote none of its own part${viaEditor.length > 0 ? "; what landed is in the editor (its undo takes it back), or run the step again to finish it" : ''}`,
+    ]);
+  }
+
+  // The server's part, as one transaction.
+  let notes: string[] = [];
+  try {
+    notes = writeStep(engine, step, toDisk).notes;
+  } catch (e) {
+    for (const o of toDisk) failed.push({ path: o.op.path, reason: (e as Error).message });
+    return stopped([`nothing was recorded as ${req.direction === 'undo' ? 'undone' : 'redone'}: ${(e as Error).message}`]);
+  }
+
+  const rec = recordStep(engine, step);
+  const pending = rec.recorded ? [] : rec.missing;
+  if (rec.recorded) {
+    if (step.plan.sets.length > 0) client.journalChanged(req.direction === 'undo' ? 'undone' : 'redone');
+  } else if (rec.stale) {
+    notes.push(`not recorded: ${rec.stale}`);
+  } else {
+    session.pending.add(session, step, pending, req);
+  }
+  const waiting = new Set(pending);
+  const caught = new Set(catchUp.map((o) => o.op.path));
+  const applied = [
+    ...step.ops.map((o) => appliedFile(o.file, toDisk.includes(o) ? 'disk' : 'editor')),
+    ...catchUp.map((o) => appliedFile(o.file, 'disk')),
+    ...step.inPlace.filter((f) => !caught.has(f.path)).map((f) => appliedFile(f, waiting.has(f.path) ? 'editor' : 'disk')),
+  ];
+  return { ...base, sets: step.plan.sets.map((s) => s.id), applied, written: true, notes, pending, failed: [] };
+}
+
+/** One step whose text is in the editor and not yet saved. */
+interface Waiting {
+  step: PreparedStep;
+  req: StepRequest;
+  /** Path → the file text the editor must save there. */
+  texts: Map<string, string | null>;
+  missing: string[];
+}
+
+/**
+ * Steps waiting for the editor to save. Checked when a document is saved and on the watch's
+ * tick (an editor may save a file it never opened, telling us nothing): recorded once every
+ * path is in place on disk; dropped, with a message, when a path changed to something else
+ * before it was saved or when another process moved the sets.
+ */
+export class PendingSteps {
+  private list: Waiting[] = [];
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  /** The paths waiting for a save. */
+  paths(): string[] {
+    return this.list.flatMap((w) => w.missing);
+  }
+
+  add(session: Session, step: PreparedStep, missing: string[], req: StepRequest): void {
+    const texts = new Map<string, string | null>();
+    for (const path of missing) {
+      const f = step.plan.files.find((x) => x.path === path);
+      const b = f ? blobText(session, f.target) : null;
+      texts.set(path, b ? decodeUtf8(b) : null);
+    }
+    this.list.push({ step, req, texts, missing });
+  }
+
+  /** Forgets waiting steps that share a set with `step` (a newer step on the same sets supersedes them). */
+  dropOverlapping(step: PreparedStep): void {
+    const ids = new Set(step.plan.sets.map((s) => s.id));
+    this.list = this.list.filter((w) => !w.step.plan.sets.some((s) => ids.has(s.id)));
+  }
+
+  /** Records what is now in place; reports what can no longer be. */
+  check(session: Session): void {
+    if (this.list.length === 0) return;
+    const keep: Waiting[] = [];
+    for (const w of this.list) {
+      const files = new Map(w.step.plan.files.map((f) => [f.path, f]));
+      const stillMissing = w.missing.filter((p) => !sameState(diskState(session, p), files.get(p)!.target));
+      if (stillMissing.length === 0) {
+        const rec = recordStep(session.engine, w.step);
+        if (rec.recorded) {
+          session.client.journalChanged(w.req.direction === 'undo' ? 'undone' : 'redone');
+          if (w.req.origin === 'command') session.client.showMessage('info', `takeback: ${w.req.direction} of ${describeSelector(w.req.selector)} saved and recorded`);
+          continue;
+        }
+        if (rec.stale) {
+          session.client.showMessage('warning', `takeback: ${w.req.direction} of ${describeSelector(w.req.selector)} not recorded: ${rec.stale}`);
+          continue;
+        }
+        w.missing = rec.missing;
+        keep.push(w);
+        continue;
+      }
+      // A path whose open document no longer shows the step's text will not be saved as it: give up.
+      const lost = stillMissing.find((p) => {
+        const text = w.texts.get(p);
+        return session.docs.get(p) !== undefined && (text == null || !session.docs.shows(p, text));
+      });
+      if (lost) {
+        session.client.showMessage('warning', `takeback: ${w.req.direction} of ${describeSelector(w.req.selector)} not recorded: ${lost} changed in the editor before it was saved`);
+        continue;
+      }
+      w.missing = stillMissing;
+      keep.push(w);
+    }
+    this.list = keep;
+  }
+}

@@ -1,0 +1,337 @@
+// A language client that behaves like the editors takeback's sidecar serves, for protocol tests:
+// it advertises what the real editor advertises, keeps its own documents, applies
+// workspace/applyEdit to them the way that editor does (including its quirks), sends
+// didOpen/didChange/didSave like it, and records what the server sends.
+//
+// - `neovim`: Neovim 0.10's capabilities (applyEdit; resourceOperations create/rename/delete;
+//   no `documentChanges: true`, though it handles them). Loads files it has not opened into
+//   buffers (the takeback plugin attaches to every buffer, so they are didOpen'ed), skips a
+//   TextDocumentEdit whose version is older than the buffer's and still answers applied: true.
+//   Saves nothing itself; the plugin saves the buffers it changed after an undo (`saveEdited`).
+// - `lsp4ij`: LSP4IJ's capabilities (documentChanges; create/delete/rename; code lens refresh).
+//   Ignores versions, always answers applied: true, edits files it has not opened in memory
+//   without telling the server, never saves (the IDE saves later: `saveAll`).
+// - `headless`: no capabilities at all (a script).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type {
+  ApplyWorkspaceEditParams,
+  ApplyWorkspaceEditResult,
+  ClientCapabilities,
+  CreateFile,
+  DeleteFile,
+  InitializeResult,
+  RenameFile,
+  TextDocumentEdit,
+  TextEdit,
+} from 'vscode-languageserver/node';
+import { startServer } from '../../server/sidecar/server.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = path.join(REPO_ROOT, 'bin', 'takeback.js');
+
+export type EditorKind = 'neovim' | 'lsp4ij' | 'headless';
+
+/** What each editor advertises in `initialize` (the parts that matter here, as the editors send them). */
+export function capabilitiesOf(kind: EditorKind): ClientCapabilities {
+  if (kind === 'headless') return {};
+  if (kind === 'neovim') {
+    // Neovim 0.10 (runtime/lua/vim/lsp/protocol.lua, make_client_capabilities).
+    return {
+      general: { positionEncodings: ['utf-16'] },
+      workspace: {
+        applyEdit: true,
+        workspaceFolders: true,
+        configuration: true,
+        workspaceEdit: { resourceOperations: ['rename', 'create', 'delete'] },
+        semanticTokens: { refreshSupport: true },
+        didChangeWatchedFiles: { dynamicRegistration: false, relativePatternSupport: true },
+        inlayHint: { refreshSupport: true },
+      },
+      textDocument: {
+        synchronization: { dynamicRegistration: false, willSave: true, willSaveWaitUntil: true, didSave: true },
+        codeAction: {
+          dynamicRegistration: true,
+          codeActionLiteralSupport: { codeActionKind: { valueSet: ['', 'quickfix', 'refactor', 'refactor.extract', 'refactor.inline', 'refactor.rewrite', 'source', 'source.organizeImports'] } },
+          isPreferredSupport: true,
+          dataSupport: true,
+          resolveSupport: { properties: ['edit'] },
+        },
+        codeLens: { dynamicRegistration: false },
+      },
+      window: { workDoneProgress: true, showMessage: { messageActionItem: { additionalPropertiesSupport: false } }, showDocument: { support: true } },
+    };
+  }
+  // LSP4IJ (com.redhat.devtools.lsp4ij: LSPClientFeatures / SupportedFeatures).
+  return {
+    workspace: {
+      applyEdit: true,
+      workspaceEdit: { documentChanges: true, resourceOperations: ['create', 'delete', 'rename'] },
+      codeLens: { refreshSupport: true },
+      executeCommand: { dynamicRegistration: true },
+      configuration: true,
+      workspaceFolders: true,
+      didChangeWatchedFiles: { dynamicRegistration: true },
+    },
+    textDocument: {
+      synchronization: { willSave: true, willSaveWaitUntil: true, didSave: true },
+      codeLens: { dynamicRegistration: true, resolveSupport: { properties: ['command'] } },
+      codeAction: {
+        codeActionLiteralSupport: { codeActionKind: { valueSet: ['quickfix', 'refactor', 'refactor.extract', 'refactor.inline', 'refactor.rewrite', 'source', 'source.organizeImports'] } },
+        resolveSupport: { properties: ['edit'] },
+        dataSupport: true,
+      },
+    },
+    window: { showMessage: { messageActionItem: { additionalPropertiesSupport: true } }, showDocument: { support: true }, workDoneProgress: true },
+  };
+}
+
+interface Buffer {
+  uri: string;
+  version: number;
+  text: string;
+  /** Neovim's 'bomb': the file's byte-order mark, kept out of the text and written back on save. */
+  bomb: boolean;
+  /** Sent to the server with didOpen (Neovim: every buffer; LSP4IJ: files open in an editor). */
+  open: boolean;
+}
+
+export class TestEditor {
+  readonly buffers = new Map<string, Buffer>();
+  readonly messages: { type: number; message: string }[] = [];
+  readonly changes: { reason: string }[] = [];
+  readonly edits: ApplyWorkspaceEditParams[] = [];
+  /** URIs whose text edits this client skips while answering applied: true. */
+  readonly skip = new Set<string>();
+  /** Runs when an applyEdit arrives, before it is applied (the user typing at that moment). */
+  beforeApply: (() => Promise<void>) | null = null;
+  /** URIs changed by the last applyEdit (what Neovim's plugin saves afterwards). */
+  edited = new Set<string>();
+  lensRefreshes = 0;
+
+  constructor(
+    readonly conn: MessageConnection,
+    readonly root: string,
+    readonly kind: EditorKind,
+    private readonly dispose: () => void = () => undefined,
+    private readonly exitOnClose = true,
+  ) {
+    conn.onRequest('workspace/applyEdit', (p: ApplyWorkspaceEditParams) => this.applyEdit(p));
+    conn.onRequest('workspace/codeLens/refresh', () => {
+      this.lensRefreshes++;
+      return null;
+    });
+    conn.onNotification('window/showMessage', (p: { type: number; message: string }) => {
+      this.messages.push(p);
+    });
+    conn.onNotification('window/logMessage', () => undefined);
+    conn.onNotification('changes/didChange', (p: { reason: string }) => {
+      this.changes.push(p);
+    });
+    conn.listen();
+  }
+
+  uri(rel: string): string {
+    return pathToFileURL(path.join(this.root, rel)).href;
+  }
+
+  private file(uri: string): string {
+    return fileURLToPath(uri);
+  }
+
+  async initialize(initializationOptions: object = {}): Promise<InitializeResult> {
+    const r = await this.conn.sendRequest<InitializeResult>('initialize', {
+      processId: null,
+      rootUri: pathToFileURL(this.root).href,
+      capabilities: capabilitiesOf(this.kind),
+      initializationOptions: { watchIntervalMs: 50, verifyTimeoutMs: 1500, ...initializationOptions },
+      clientInfo: { name: `test-${this.kind}` },
+    });
+    await this.conn.sendNotification('initialized', {});
+    return r;
+  }
+
+  request<R>(method: string, params?: unknown): Promise<R> {
+    return this.conn.sendRequest<R>(method, params);
+  }
+
+  /** Opens a file (its disk text) and tells the server. */
+  async open(rel: string): Promise<void> {
+    const uri = this.uri(rel);
+    const { text, bomb } = this.read(uri);
+    const b: Buffer = { uri, version: 1, text, bomb, open: true };
+    this.buffers.set(uri, b);
+    await this.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'plaintext', version: 1, text } });
+  }
+
+  /** A file's text as this editor holds it (Neovim keeps a byte-order mark out of the text). */
+  private read(uri: string): { text: string; bomb: boolean } {
+    const file = this.file(uri);
+    const raw = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const bomb = this.kind === 'neovim' && raw.startsWith('\uFEFF');
+    return { text: bomb ? raw.slice(1) : raw, bomb };
+  }
+
+  /** The user types: replaces the whole text (unsaved). */
+  async type(rel: string, text: string): Promise<void> {
+    const b = this.buffers.get(this.uri(rel))!;
+    const doc = TextDocument.create(b.uri, 'plaintext', b.version, b.text);
+    const range = { start: { line: 0, character: 0 }, end: doc.positionAt(b.text.length) };
+    b.text = text;
+    b.version++;
+    await this.conn.sendNotification('textDocument/didChange', { textDocument: { uri: b.uri, version: b.version }, contentChanges: [{ range, text }] });
+  }
+
+  text(rel: string): string | undefined {
+    return this.buffers.get(this.uri(rel))?.text;
+  }
+
+  /** Writes a buffer to disk, and tells the server (didSave) when it is open. */
+  async save(uri: string): Promise<void> {
+    const b = this.buffers.get(uri);
+    if (!b) return;
+    fs.mkdirSync(path.dirname(this.file(uri)), { recursive: true });
+    fs.writeFileSync(this.file(uri), (b.bomb ? '\uFEFF' : '') + b.text);
+    if (b.open) await this.conn.sendNotification('textDocument/didSave', { textDocument: { uri } });
+  }
+
+  /** What Neovim's plugin does after an undo: save the buffers the edit changed. */
+  async saveEdited(): Promise<void> {
+    for (const uri of this.edited) await this.save(uri);
+    this.edited.clear();
+  }
+
+  /** What an IDE does now and then: save every document whose text differs from the disk. */
+  async saveAll(): Promise<void> {
+    for (const b of this.buffers.values()) {
+      const file = this.file(b.uri);
+      const disk = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+      if (disk !== (b.bomb ? '\uFEFF' : '') + b.text) await this.save(b.uri);
+    }
+  }
+
+  private async load(uri: string): Promise<Buffer> {
+    let b = this.buffers.get(uri);
+    if (b) return b;
+    const { text, bomb } = this.read(uri);
+    // Neovim: a buffer, attached to the server (didOpen). LSP4IJ: an in-memory document, not open in an editor.
+    const open = this.kind === 'neovim';
+    b = { uri, version: open ? 1 : 0, text, bomb, open };
+    this.buffers.set(uri, b);
+    if (open) await this.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'plaintext', version: 1, text } });
+    return b;
+  }
+
+  private async textEdit(uri: string, version: number | null, edits: TextEdit[]): Promise<void> {
+    const b = await this.load(uri);
+    if (this.skip.has(uri)) return;
+    // Neovim skips an edit for an older version (and answers applied: true); LSP4IJ ignores versions.
+    if (this.kind === 'neovim' && version !== null && version > 0 && b.version > version) return;
+    const sorted = [...edits].sort((x, y) => y.range.start.line - x.range.start.line || y.range.start.character - x.range.start.character);
+    const doc = TextDocument.create(uri, 'plaintext', b.version, b.text);
+    b.text = TextDocument.applyEdits(doc, edits);
+    b.version++;
+    this.edited.add(uri);
+    if (b.open) {
+      await this.conn.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version: b.version },
+        contentChanges: sorted.map((e) => ({ range: e.range, text: e.newText })),
+      });
+    }
+  }
+
+  private async applyEdit(p: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
+    this.edits.push(p);
+    if (this.beforeApply) await this.beforeApply();
+    this.edited = new Set();
+    const ops: (TextDocumentEdit | CreateFile | DeleteFile | RenameFile)[] = p.edit.documentChanges
+      ? [...p.edit.documentChanges]
+      : Object.entries(p.edit.changes ?? {}).map(([uri, edits]) => ({ textDocument: { uri, version: null }, edits }));
+    for (const op of ops) {
+      if ('kind' in op) {
+        if (op.kind === 'create') {
+          const file = this.file(op.uri);
+          if (fs.existsSync(file) && !op.options?.overwrite) {
+            if (op.options?.ignoreIfExists) continue;
+          }
+          fs.mkdirSync(path.dirname(file), { recursive: true });
+          fs.writeFileSync(file, '');
+          const b = await this.load(op.uri);
+          b.text = '';
+          this.edited.add(op.uri);
+        } else if (op.kind === 'delete') {
+          const file = this.file(op.uri);
+          if (fs.existsSync(file)) fs.rmSync(file, { recursive: Boolean(op.options?.recursive) });
+          const b = this.buffers.get(op.uri);
+          if (b) {
+            this.buffers.delete(op.uri);
+            this.edited.delete(op.uri);
+            if (b.open) await this.conn.sendNotification('textDocument/didClose', { textDocument: { uri: op.uri } });
+          }
+        } else {
+          throw new Error(`unexpected ${op.kind}`);
+        }
+      } else {
+        await this.textEdit(op.textDocument.uri, op.textDocument.version, op.edits as TextEdit[]);
+      }
+    }
+    return { applied: true };
+  }
+
+  /** Resolves when `test()` holds, checking every 20 ms; rejects after `ms`. */
+  async until(test: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+    const end = Date.now() + ms;
+    while (!test()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /**
+   * LSP's shutdown, then exit — except in this process: vscode-languageserver ends the process
+   * on `exit`, so an in-process server gets only `shutdown` and its streams closed.
+   */
+  async close(sendExit = this.exitOnClose): Promise<void> {
+    try {
+      await this.conn.sendRequest('shutdown');
+      if (sendExit) await this.conn.sendNotification('exit');
+    } catch {
+      // already gone
+    }
+    this.dispose();
+    this.conn.dispose();
+  }
+}
+
+/** Server and client in this process, over a pair of in-memory streams. */
+export function inProcess(root: string, kind: EditorKind, env: NodeJS.ProcessEnv): TestEditor {
+  const toServer = new PassThrough();
+  const toClient = new PassThrough();
+  startServer({ input: new StreamMessageReader(toServer), output: new StreamMessageWriter(toClient), env, cwd: root, version: 'test' });
+  const conn = createMessageConnection(new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
+  return new TestEditor(
+    conn,
+    root,
+    kind,
+    () => {
+      toServer.end();
+      toClient.end();
+    },
+    false,
+  );
+}
+
+/** The built `takeback serve` over real stdio. */
+export function overStdio(root: string, kind: EditorKind, env: NodeJS.ProcessEnv): { editor: TestEditor; child: ChildProcess; stderr: () => string } {
+  const child = spawn(process.execPath, [BIN, 'serve', '--stdio'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d) => (err += String(d)));
+  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const editor = new TestEditor(conn, root, kind, () => undefined);
+  return { editor, child, stderr: () => err };
+}

@@ -1,22 +1,26 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { handleClaudeEvent, type ClaudeHookEvent } from '../agents/claude-code.js';
 import { claudeSettingsPath, initClaudeCode } from '../agents/claude-code-init.js';
+import { initHelixCommand } from '../editors/helix-init.js';
+import { defaultTemplateDir, writeJetbrainsTemplate } from '../editors/jetbrains-init.js';
 import { logHook } from '../agents/log.js';
 import { takebackHome } from '../core/config.js';
 import { openEngine, type Engine } from '../core/engine.js';
-import { TakebackError, type ErrorCode } from '../core/errors.js';
+import { TakebackError, checkId, type ErrorCode } from '../core/errors.js';
 import type { Selector } from '../core/plan/select.js';
-import { toWorkspacePath } from '../core/workspace.js';
+import { findWorkspaceRoot, toWorkspacePath } from '../core/workspace.js';
 import { captureBegin, captureEnd, turnBegin, turnEnd } from '../service/capture.js';
 import { listChanges, showChange } from '../service/changes.js';
 import { doctor } from '../service/doctor.js';
 import { applyStep, previewStep } from '../service/undo.js';
 import { renderApply, renderDoctor, renderList, renderPreview, renderShow, setHeadline } from './render.js';
 import { useColor } from './style.js';
-import { hookCommand, VERSION } from './self.js';
+import { BIN, hookCommand, PACKAGE_ROOT, selfCommand, VERSION } from './self.js';
 
 /**
  * Exit codes (README.md): 0 done; 1 conflicts, nothing written; 2 usage error (bad arguments, a
@@ -96,6 +100,18 @@ function runHook(agent: string): number {
   return 0;
 }
 
+/**
+ * Checks the ids a command names (change set ids, `--id`, `--turn`, `--after-turn`) against
+ * `^[A-Za-z0-9_-]{1,64}$` before anything touches the disk (the journal is not even opened).
+ */
+function checkIds(cmd: Command): void {
+  const o = cmd.opts() as { id?: unknown; turn?: unknown; afterTurn?: unknown };
+  if (o.id !== undefined) checkId(o.id, cmd.parent?.name() === 'turn' ? 'turn id' : 'capture id');
+  if (o.turn !== undefined) checkId(o.turn, 'turn id');
+  if (o.afterTurn !== undefined) checkId(o.afterTurn, 'turn id');
+  if (['show', 'preview', 'undo', 'redo'].includes(cmd.name())) for (const id of cmd.args) checkId(id, 'change set id');
+}
+
 /** Builds the command line. Handlers return an exit code. */
 function program(setCode: (n: number) => void): Command {
   const color = useColor();
@@ -110,6 +126,7 @@ function program(setCode: (n: number) => void): Command {
 
   let engine: Engine | null = null;
   const open = (cmd: Command): Engine => {
+    checkIds(cmd);
     const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
     engine = openEngine({ workspace });
     return engine;
@@ -184,14 +201,18 @@ function program(setCode: (n: number) => void): Command {
       const id = `run-${randomBytes(6).toString('hex')}`;
       const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn });
       if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason})\n`);
+      // Ctrl-C is for the command (it gets it too): takeback waits for it and still records.
+      const ignore = () => {};
+      process.on('SIGINT', ignore);
       const code = await new Promise<number>((res) => {
         const child = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit' });
         child.on('error', (err) => {
           process.stderr.write(`takeback: ${argv[0]}: ${err.message}\n`);
           res(127);
         });
-        child.on('exit', (c, sig) => res(c ?? (sig ? 128 + 15 : 1)));
+        child.on('exit', (c, sig) => res(c ?? (sig ? 128 + (osConstants.signals[sig] ?? 15) : 1)));
       });
+      process.off('SIGINT', ignore);
       const r = captureEnd(e, { id });
       if (r.set) process.stderr.write(`takeback: recorded change ${r.set.id}: ${setHeadline(r.set)}\n`);
       done(code);
@@ -260,6 +281,17 @@ function program(setCode: (n: number) => void): Command {
       done(0);
     });
 
+  p.command('serve')
+    .description('run the sidecar for editors and scripts: JSON-RPC (LSP framing) over stdio')
+    .option('--stdio', 'talk over stdio (the default; accepted because language clients pass it)')
+    .allowUnknownOption()
+    .action(async (_o: { stdio?: boolean }, cmd: Command) => {
+      const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
+      // Loaded here only: the hook and the other commands start without the LSP libraries.
+      const { serve } = await import('../sidecar/serve.js');
+      done(await serve({ cwd: workspace ?? process.cwd(), version: VERSION }));
+    });
+
   p.command('hook')
     .description('read one agent hook event on stdin (never fails, prints nothing)')
     .addArgument(new Command().createArgument('<agent>', 'claude-code'))
@@ -268,15 +300,31 @@ function program(setCode: (n: number) => void): Command {
     });
 
   p.command('init')
-    .description("add takeback's hooks to an agent's settings")
-    .argument('<agent>', 'claude-code')
+    .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
+    .argument('<agent>', 'claude-code | helix | jetbrains')
     .option('--user', "the user's settings (~/.claude/settings.json) instead of the project's")
     .option('--remove', 'take out exactly what init added')
-    .addOption(new Option('--command <TEXT>', 'the hook command to write').hideHelp())
-    .action((agent: string, o: { user?: boolean; remove?: boolean; command?: string }, cmd: Command) => {
-      if (agent !== 'claude-code') throw new TakebackError('usage', `unknown agent ${agent} (known: claude-code)`);
+    .option('--config-dir <DIR>', "helix: the folder of Helix's languages.toml (default: $XDG_CONFIG_HOME/helix)")
+    .option('--hx <PATH>', 'helix: the Helix to ask for its languages (default: hx on PATH)')
+    .option('--dir <DIR>', 'jetbrains: where to write the LSP4IJ template folder')
+    .addOption(new Option('--command <TEXT>', 'the hook command to write (helix: the server program)').hideHelp())
+    .action(async (agent: string, o: { user?: boolean; remove?: boolean; command?: string; configDir?: string; hx?: string; dir?: string }, cmd: Command) => {
+      if (agent === 'helix') {
+        print(await initHelixCommand(o, BIN));
+        return done(0);
+      }
+      if (agent === 'jetbrains') {
+        const r = writeJetbrainsTemplate({
+          source: join(PACKAGE_ROOT, 'clients', 'jetbrains', 'template'),
+          dir: o.dir ?? defaultTemplateDir(),
+          serveCommand: selfCommand('serve'),
+        });
+        print(`${r.changed ? 'wrote the LSP4IJ template to' : 'nothing to change in'} ${r.dir}\nIn the IDE: LSP Consoles → + → Template → Import from custom template… → ${r.dir}\n`);
+        return done(0);
+      }
+      if (agent !== 'claude-code') throw new TakebackError('usage', `unknown agent or editor ${agent} (known: claude-code, helix, jetbrains)`);
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
-      const root = openEngine({ workspace }).root;
+      const root = findWorkspaceRoot(workspace ?? process.cwd());
       const file = claudeSettingsPath(root, Boolean(o.user));
       const r = initClaudeCode({ file, command: o.command ?? hookCommand(), remove: o.remove });
       print(`${r.changed ? (o.remove ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);

@@ -1,0 +1,79 @@
+-- :Takeback {subcommand} [args]: list, preview, undo, redo. The `!` of undo/redo (":Takeback
+-- undo!", ":Takeback! undo" or a trailing "!") replaces later changes.
+
+local selector = require('takeback.selector')
+local util = require('takeback.util')
+
+local M = {}
+
+M.subcommands = { 'list', 'preview', 'undo', 'redo' }
+
+---@param args { fargs: string[], bang: boolean }
+function M.run(args)
+  local takeback = require('takeback')
+  takeback._ensure_setup()
+  local words = vim.deepcopy(args.fargs)
+  local sub = table.remove(words, 1) or 'list'
+  local bang = args.bang
+  if sub:sub(-1) == '!' then
+    bang, sub = true, sub:sub(1, -2)
+  end
+  if words[#words] == '!' then
+    bang = true
+    table.remove(words)
+  end
+  if sub == 'list' then
+    local opts = {}
+    for _, w in ipairs(words) do
+      if w == 'all' then
+        opts.all = true
+      else
+        opts.turn = w
+      end
+    end
+    return takeback.list(opts)
+  end
+  if sub ~= 'preview' and sub ~= 'undo' and sub ~= 'redo' then
+    return util.notify(
+      ('unknown subcommand %q: use %s'):format(sub, table.concat(M.subcommands, ', ')),
+      vim.log.levels.ERROR
+    )
+  end
+  local sel, err = selector.parse(words)
+  if not sel then
+    return util.notify(err, vim.log.levels.ERROR)
+  end
+  if sub == 'preview' then
+    return takeback.preview(sel)
+  end
+  takeback[sub](sel, { force = bang })
+end
+
+--- Completion for :Takeback.
+function M.complete(arglead, cmdline, _)
+  local words = vim.split(cmdline, '%s+', { trimempty = false })
+  -- words[1] is "Takeback" (or "Takeback!"); the last word is the one being completed.
+  local n = #words
+  local function filter(list)
+    return vim.tbl_filter(function(s)
+      return vim.startswith(s, arglead)
+    end, list)
+  end
+  if n <= 2 then
+    return filter(M.subcommands)
+  end
+  local sub = words[2]:gsub('!$', '')
+  if sub == 'list' then
+    return filter({ 'all' })
+  end
+  if sub ~= 'preview' and sub ~= 'undo' and sub ~= 'redo' then
+    return {}
+  end
+  local takeback = require('takeback')
+  local file = util.buf_file(vim.api.nvim_get_current_buf())
+  local root = file and util.root_for(file) or util.root_for(nil)
+  local list = root and takeback.lists[root]
+  return filter(selector.complete(words[n - 1], list))
+end
+
+return M

@@ -1,0 +1,191 @@
+-- takeback for Neovim: undo for AI coding agents through Neovim's own buffers.
+--
+-- require('takeback').setup(opts) (idempotent) attaches the sidecar (`takeback serve`) to file
+-- buffers as they are opened: one LSP client per workspace (the git root, else the current
+-- folder), started with the first buffer. The sidecar sends undos back as workspace/applyEdit,
+-- so `u` in a buffer brings the agent's change back. See :help takeback.
+
+local client = require('takeback.client')
+local config = require('takeback.config')
+local util = require('takeback.util')
+
+local M = {}
+
+local did_setup = false
+
+--- Per workspace root: the last ListResult seen (for completion and statuslines).
+---@type table<string, table>
+M.lists = {}
+
+function M._remember_list(root, list)
+  M.lists[root] = list
+end
+
+--- The sidecar's notification that the journal changed (an agent recorded a change, or an undo
+--- from anywhere): reload buffers the agent changed on disk, refresh the signs, tell listeners.
+local function on_did_change(_, params, ctx)
+  local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  local root = c and c.config.root_dir
+  params = util.denil(params) or {}
+  vim.schedule(function()
+    if root then
+      require('takeback.undo').reload(root)
+      require('takeback.signs').schedule_refresh(root, 50)
+    end
+    util.emit('TakebackChanged', { root = root, reason = params.reason })
+  end)
+end
+
+client.handlers['changes/didChange'] = on_did_change
+
+--- Attaches the sidecar of the buffer's workspace to a file buffer (starting it if need be).
+--- Buffers that are not files (help, terminal, scratch, URLs) and files outside any workspace
+--- are left alone.
+---@param bufnr? integer
+---@return vim.lsp.Client?
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local file = util.buf_file(bufnr)
+  local root = file and util.root_for(file)
+  if not root then
+    return nil
+  end
+  return client.ensure(root, bufnr)
+end
+
+local function create_autocmds()
+  local group = vim.api.nvim_create_augroup('takeback', { clear = true })
+  M.augroup = group
+  if config.options.autostart then
+    -- FileType does not fire for files without a filetype: BufReadPost and BufNewFile cover them.
+    vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'FileType' }, {
+      group = group,
+      desc = 'takeback: attach the sidecar to file buffers',
+      callback = function(args)
+        M.attach(args.buf)
+      end,
+    })
+  end
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    desc = 'takeback: mark the lines the agent changed',
+    callback = function(args)
+      local c = args.data and vim.lsp.get_client_by_id(args.data.client_id)
+      if c and c.name == client.name then
+        local root = c.config.root_dir
+        client.when_ready(c, function(err)
+          if not err then
+            require('takeback.signs').schedule_refresh(root, 50)
+          end
+        end)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    group = group,
+    desc = 'takeback: refresh the marks of a written buffer',
+    callback = function(args)
+      local file = util.buf_file(args.buf)
+      local root = file and util.root_for(file)
+      if root and client.get(root) then
+        require('takeback.signs').schedule_refresh(root, 200)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('ColorScheme', {
+    group = group,
+    callback = function()
+      require('takeback.signs').define_highlights()
+    end,
+  })
+end
+
+--- Sets the options (see :help takeback-config) and the autocommands. Safe to call again: the
+--- options are replaced, the autocommand group is recreated, running sidecars are kept.
+---@param opts? table
+function M.setup(opts)
+  config.setup(opts)
+  did_setup = true
+  require('takeback.signs').define_highlights()
+  if not config.options.signs.enabled then
+    require('takeback.signs').clear_all()
+  end
+  create_autocmds()
+  if config.options.autostart then
+    -- Buffers opened before setup() (e.g. `nvim file` with a lazy-loaded plugin).
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and util.buf_file(b) then
+        M.attach(b)
+      end
+    end
+  end
+end
+
+--- setup() with the defaults, unless it ran.
+function M._ensure_setup()
+  if not did_setup then
+    M.setup({})
+  end
+end
+
+--- Fills the quickfix list with the journal, grouped by turn, newest first.
+---@param opts? { all?: boolean, turn?: string, on_done?: function }
+function M.list(opts)
+  M._ensure_setup()
+  require('takeback.list').run(opts)
+end
+
+--- Shows what undoing (or redoing) `sel` would do. `sel` is a Selector table or the words of
+--- :Takeback ("turn 2").
+---@param sel? table|string
+---@param opts? { direction?: 'undo'|'redo', on_done?: function }
+function M.preview(sel, opts)
+  M._ensure_setup()
+  local s, err = M._selector(sel)
+  if not s then
+    return util.notify(err, vim.log.levels.ERROR)
+  end
+  require('takeback.preview').run(s, opts)
+end
+
+--- Undoes the changes `sel` names (default: the last one). `opts.force` replaces later changes.
+---@param sel? table|string
+---@param opts? { force?: boolean, on_done?: fun(err, result) }
+function M.undo(sel, opts)
+  M._ensure_setup()
+  local s, err = M._selector(sel)
+  if not s then
+    return util.notify(err, vim.log.levels.ERROR)
+  end
+  require('takeback.undo').run('undo', s, opts)
+end
+
+--- Redoes undone changes (default: the one undone most recently).
+---@param sel? table|string
+---@param opts? { force?: boolean, on_done?: fun(err, result) }
+function M.redo(sel, opts)
+  M._ensure_setup()
+  local s, err = M._selector(sel)
+  if not s then
+    return util.notify(err, vim.log.levels.ERROR)
+  end
+  require('takeback.undo').run('redo', s, opts)
+end
+
+function M._selector(sel)
+  if type(sel) == 'table' then
+    return sel
+  end
+  local words = type(sel) == 'string' and vim.split(vim.trim(sel), '%s+', { trimempty = true }) or {}
+  return require('takeback.selector').parse(words)
+end
+
+--- The running client of the current buffer's workspace (nil when none is running).
+---@return vim.lsp.Client?
+function M.get_client()
+  local file = util.buf_file(vim.api.nvim_get_current_buf())
+  local root = file and util.root_for(file) or util.root_for(nil)
+  return root and client.get(root)
+end
+
+return M

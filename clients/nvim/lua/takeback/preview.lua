@@ -1,0 +1,162 @@
+-- :Takeback preview: what an undo (or redo) would do, writing nothing. Layout 'diff' shows the
+-- unified diffs (now → after the step) in a scratch buffer with filetype diff; layout 'split'
+-- puts the current buffer beside its text after the step, in diff mode, when the step touches
+-- that file (other files still go to the diff buffer).
+
+local client = require('takeback.client')
+local config = require('takeback.config')
+local diff = require('takeback.diff')
+local selector = require('takeback.selector')
+local util = require('takeback.util')
+
+local M = {}
+
+--- The lines of the diff buffer for a PreviewResult.
+---@param sel table
+---@param p table PreviewResult
+---@return string[]
+function M.lines(sel, p)
+  local out = {}
+  local files = p.files or {}
+  local step = p.direction == 'redo' and 'redo' or 'undo'
+  table.insert(
+    out,
+    ('# takeback: %s %s would change %s%s'):format(
+      step,
+      selector.describe(sel),
+      util.plural(#files, 'file'),
+      #(p.sets or {}) > 0 and (' (changes %s)'):format(table.concat(p.sets, ', ')) or ''
+    )
+  )
+  for _, s in ipairs(p.skipped or {}) do
+    table.insert(out, ('# skipped change %s: %s'):format(s.id, s.reason))
+  end
+  if (p.conflicts or 0) > 0 then
+    table.insert(
+      out,
+      ('# %s changed since: `:Takeback %s! %s` would replace them'):format(
+        util.plural(p.conflicts, 'file'),
+        step,
+        selector.format(sel)
+      )
+    )
+  end
+  for _, g in ipairs(p.gaps or {}) do
+    table.insert(out, ('# not kept: %s (%s) %s'):format(g.path, g.reason, g.detail or ''))
+  end
+  for _, f in ipairs(files) do
+    table.insert(out, '')
+    local head = ('# %s: %s'):format(f.path, f.action)
+    if f.conflict then
+      head = head .. (' · CONFLICT %s: %s'):format(f.conflict.reason, f.conflict.detail or '')
+    end
+    table.insert(out, head)
+    if f.note then
+      table.insert(out, '# ' .. f.note)
+    end
+    if f.diff then
+      local d = vim.split(f.diff, '\n', { plain = true })
+      if d[#d] == '' then
+        table.remove(d)
+      end
+      vim.list_extend(out, d)
+    elseif not f.note and f.action == 'none' then
+      table.insert(out, '# already in place')
+    end
+  end
+  return out
+end
+
+local function scratch(name, lines, ft)
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.bo[b].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  vim.bo[b].filetype = ft or ''
+  pcall(vim.api.nvim_buf_set_name, b, name)
+  return b
+end
+
+local counter = 0
+
+--- Shows a PreviewResult. Returns the buffers it opened: { diff = bufnr?, split = bufnr? }.
+---@param sel table
+---@param p table PreviewResult
+---@param root string
+---@param from_buf integer the buffer the command was run from
+function M.show(sel, p, root, from_buf)
+  counter = counter + 1
+  local opened = {}
+  local file = util.buf_file(from_buf)
+  local rel = file and util.relative(root, file)
+  if config.options.preview.layout == 'split' and rel then
+    for _, f in ipairs(p.files or {}) do
+      if f.path == rel and f.diff then
+        local now = vim.api.nvim_buf_get_lines(from_buf, 0, -1, false)
+        local after = diff.apply(now, f.diff)
+        if after then
+          local win = vim.fn.bufwinid(from_buf)
+          if win ~= -1 then
+            vim.api.nvim_set_current_win(win)
+          end
+          vim.cmd('vertical leftabove new')
+          local b = vim.api.nvim_get_current_buf()
+          vim.bo[b].buftype = 'nofile'
+          vim.bo[b].bufhidden = 'wipe'
+          vim.bo[b].swapfile = false
+          vim.api.nvim_buf_set_lines(b, 0, -1, false, after)
+          vim.bo[b].modifiable = false
+          vim.bo[b].filetype = vim.bo[from_buf].filetype
+          pcall(vim.api.nvim_buf_set_name, b, ('takeback://%s-%d/%s'):format(p.direction or 'undo', counter, rel))
+          vim.cmd('diffthis')
+          vim.cmd('wincmd p')
+          vim.cmd('diffthis')
+          opened.split = b
+          if #p.files == 1 then
+            return opened
+          end
+        end
+      end
+    end
+  end
+  local lines = M.lines(sel, p)
+  vim.cmd(config.options.preview.open_cmd)
+  local b = scratch(('takeback://preview-%d'):format(counter), lines, 'diff')
+  vim.api.nvim_win_set_buf(0, b)
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = b, nowait = true, desc = 'close the preview' })
+  opened.diff = b
+  return opened
+end
+
+--- Asks undo/preview for `sel` and shows it. `opts.on_done(err, result, opened)` runs after.
+---@param sel table
+---@param opts? { direction?: 'undo'|'redo', on_done?: function }
+function M.run(sel, opts)
+  opts = opts or {}
+  local from = vim.api.nvim_get_current_buf()
+  local c, root = client.for_buf(from)
+  local function done(err, result, opened)
+    if opts.on_done then
+      opts.on_done(err, result, opened)
+    end
+  end
+  if not c or not root then
+    return done({ message = 'the sidecar is not running' })
+  end
+  require('takeback.undo').reload(root)
+  local params = { selector = sel, direction = opts.direction or 'undo' }
+  client.request(c, 'undo/preview', params, function(err, result)
+    if err then
+      util.notify(require('takeback.undo').describe_error(err), vim.log.levels.ERROR)
+      return done(err)
+    end
+    result.direction = result.direction or params.direction
+    if #(result.files or {}) == 0 then
+      util.notify(('nothing to %s for %s'):format(params.direction, selector.describe(sel)))
+      return done(nil, result, {})
+    end
+    done(nil, result, M.show(sel, result, root, from))
+  end)
+end
+
+return M

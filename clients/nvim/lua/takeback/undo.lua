@@ -1,0 +1,301 @@
+-- :Takeback undo / redo: undo/apply through the sidecar, which sends the text edits back as
+-- workspace/applyEdit so they land in Neovim's buffers (one undo step each: `u` brings the
+-- agent's change back). Then the buffers it changed are written so the disk matches, buffers
+-- of files changed on disk are reloaded, and the outcome is reported with vim.notify.
+
+local client = require('takeback.client')
+local config = require('takeback.config')
+local selector = require('takeback.selector')
+local util = require('takeback.util')
+
+local M = {}
+
+local levels = vim.log.levels
+
+--- Reloads unmodified buffers of `root` whose file changed on disk (an agent wrote it), so
+--- they show what is there now before anything compares them. Modified buffers are left alone:
+--- their text is the user's, and the sidecar reports them as conflicts.
+---@param root string
+function M.reload(root)
+  if not config.options.reload then
+    return
+  end
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local file = vim.api.nvim_buf_is_loaded(b) and util.buf_file(b)
+    if file and util.relative(root, file) and not vim.bo[b].modified then
+      -- Only when the file is there: a file the agent removed keeps its buffer until the user
+      -- closes it (checktime would only warn).
+      if vim.uv.fs_stat(file) then
+        util.reload(b)
+      end
+    end
+  end
+end
+
+--- Writes the buffers that `result.applied` says were changed through the editor. Returns the
+--- paths that could not be written, with the reason.
+---@param root string
+---@param result table ApplyResult
+---@return string[] failed
+local function write_buffers(root, result, c)
+  local failed = {}
+  for _, a in ipairs(result.applied or {}) do
+    if a.via == 'editor' then
+      local file = util.absolute(root, a.path)
+      local b = util.find_buf(file)
+      if b and vim.bo[b].modified then
+        local ok, err = pcall(vim.api.nvim_buf_call, b, function()
+          -- Create the folder of a file brought back into a folder that is gone.
+          vim.fn.mkdir(vim.fs.dirname(file), 'p')
+          -- The bytes the sidecar sent, not 'fixeol''s: a file without a final newline stays so.
+          local fixeol = vim.bo[b].fixeol
+          if not vim.bo[b].eol then
+            vim.bo[b].fixeol = false
+          end
+          -- Without autocommands: a format-on-save (conform, an LSP formatter) would change the
+          -- bytes the undo puts back. The sidecar still hears of the save (didSave below).
+          local wok, werr = pcall(vim.cmd, 'silent noautocmd keepalt keepjumps write')
+          vim.bo[b].fixeol = fixeol
+          if not wok then
+            error(werr, 0)
+          end
+        end)
+        if ok then
+          client.notify(c, 'textDocument/didSave', { textDocument = { uri = vim.uri_from_bufnr(b) } })
+        else
+          table.insert(failed, ('%s (%s)'):format(a.path, (tostring(err):gsub('^Vim%(%w+%):', ''))))
+        end
+      end
+    end
+  end
+  return failed
+end
+
+--- Brings buffers in line with what the sidecar wrote on disk itself (binary files, files it
+--- removed or brought back without the editor): reload them, and close unmodified buffers of
+--- files that are gone, as Neovim does for a DeleteFile edit.
+local function sync_disk_buffers(root, result)
+  for _, a in ipairs(result.applied or {}) do
+    if a.via ~= 'editor' then
+      local file = util.absolute(root, a.path)
+      local b = util.find_buf(file)
+      if b and not vim.bo[b].modified then
+        if vim.uv.fs_stat(file) then
+          util.reload(b)
+        elseif a.action == 'remove' then
+          pcall(vim.api.nvim_buf_delete, b, { force = false })
+        end
+      end
+    end
+  end
+end
+
+local action_words = {
+  undo = {
+    ['put-back'] = nil,
+    remove = 'removed',
+    ['bring-back'] = 'brought back',
+    ['restore-mode'] = 'mode restored',
+    ['restore-link'] = 'link restored',
+    none = 'already in place',
+  },
+}
+action_words.redo = action_words.undo
+
+--- "notes.md, src/new.ts (removed) and f.txt"
+local function files_phrase(result)
+  local names = {}
+  local applied = result.applied or {}
+  -- Folders that come and go with their files are not worth naming: leave out a path that is
+  -- the folder of another one.
+  local function is_parent(p)
+    for _, other in ipairs(applied) do
+      if other.path:sub(1, #p + 1) == p .. '/' then
+        return true
+      end
+    end
+    return false
+  end
+  for _, a in ipairs(applied) do
+    if is_parent(a.path) then
+      goto continue
+    end
+    local w = action_words[result.direction or 'undo'][a.action]
+    table.insert(names, w and ('%s (%s)'):format(a.path, w) or a.path)
+    ::continue::
+  end
+  return util.join(names)
+end
+
+--- The message for an ApplyResult; level and text.
+---@param sel table
+---@param result table ApplyResult
+---@return string, integer
+function M.describe(sel, result, failed)
+  local verb = result.direction == 'redo' and 'redid' or 'undid'
+  local what = selector.describe(sel)
+  local parts, level = {}, levels.INFO
+  local conflicts = result.conflicts or {}
+  local failed_paths = result.failed or {}
+  if #failed_paths > 0 then
+    -- Some edits did not land: the sidecar recorded nothing and wrote nothing; the plugin wrote
+    -- nothing either. What did land is unsaved in its buffer.
+    local names = {}
+    for _, x in ipairs(failed_paths) do
+      table.insert(names, ('%s (%s)'):format(x.path, x.reason or 'did not land'))
+    end
+    level = levels.ERROR
+    table.insert(
+      parts,
+      ('could not %s %s: %s; nothing was recorded or saved%s'):format(
+        result.direction or 'undo',
+        what,
+        util.join(names),
+        #(result.applied or {}) > 0 and ('; the edits that landed are unsaved in their buffers (`u` takes them back): ' .. files_phrase(result)) or ''
+      )
+    )
+    return table.concat(parts, '; '), level
+  end
+  if not result.written and #conflicts > 0 then
+    local names = {}
+    for _, c in ipairs(conflicts) do
+      table.insert(names, ('%s (%s)'):format(c.path, (c.reason or ''):gsub('-', ' ')))
+    end
+    level = levels.WARN
+    table.insert(
+      parts,
+      ('nothing %s for %s: %s changed since: %s. `:Takeback %s! %s` replaces later changes'):format(
+        result.direction == 'redo' and 'redone' or 'undone',
+        what,
+        util.plural(#conflicts, 'file'),
+        util.join(names),
+        result.direction or 'undo',
+        selector.format(sel)
+      )
+    )
+  elseif #(result.applied or {}) > 0 or #(result.sets or {}) > 0 then
+    local sets = vim.deepcopy(result.sets or {})
+    table.sort(sets, function(a, b)
+      return (tonumber(a) or 0) < (tonumber(b) or 0)
+    end)
+    table.insert(
+      parts,
+      ('%s %s%s: %s'):format(
+        verb,
+        what,
+        #sets > 0 and (' (%s %s)'):format(#sets == 1 and 'change' or 'changes', table.concat(sets, ', ')) or '',
+        files_phrase(result)
+      )
+    )
+    if result.forced and #conflicts > 0 then
+      local names = {}
+      for _, c in ipairs(conflicts) do
+        table.insert(names, c.path)
+      end
+      table.insert(parts, 'replaced later changes in ' .. util.join(names))
+    end
+  else
+    local reasons = {}
+    for _, s in ipairs(result.skipped or {}) do
+      table.insert(reasons, ('change %s: %s'):format(s.id, s.reason))
+    end
+    table.insert(
+      parts,
+      ('nothing to %s for %s%s'):format(
+        result.direction or 'undo',
+        what,
+        #reasons > 0 and (' (' .. table.concat(reasons, '; ') .. ')') or ''
+      )
+    )
+  end
+  local gaps = {}
+  for _, g in ipairs(result.gaps or {}) do
+    table.insert(gaps, ('%s (%s)'):format(g.path, g.reason))
+  end
+  if #gaps > 0 then
+    level = math.max(level, levels.WARN)
+    table.insert(parts, 'not kept, so not put back: ' .. util.join(gaps))
+  end
+  for _, n in ipairs(result.notes or {}) do
+    table.insert(parts, n)
+  end
+  if failed and #failed > 0 then
+    level = levels.ERROR
+    table.insert(parts, 'could not write ' .. util.join(failed))
+  end
+  return table.concat(parts, '; '), level
+end
+
+local error_names = {
+  [3001] = 'not found',
+  [3002] = 'expired',
+  [3003] = 'conflicts',
+  [3004] = 'invalid id',
+  [3005] = 'outside the workspace',
+  [3006] = 'capture gap',
+  [3007] = 'busy',
+  [-32602] = 'invalid request',
+}
+
+--- A message for an error answer.
+---@param err table
+function M.describe_error(err)
+  local name = err.code and error_names[err.code]
+  local msg = err.message or vim.inspect(err)
+  return name and msg:lower():find(name, 1, true) == nil and ('%s: %s'):format(name, msg) or msg
+end
+
+--- Undo (or redo) the changes `sel` names. `opts.force` replaces later changes; `opts.on_done`
+--- gets (err, result) when everything (writes included) is done. Also fires `User
+--- TakebackApplied` with data { direction, selector, result, error, root }.
+---@param direction 'undo'|'redo'
+---@param sel table Selector
+---@param opts? { force?: boolean, bufnr?: integer, on_done?: fun(err: table?, result: table?) }
+function M.run(direction, sel, opts)
+  opts = opts or {}
+  local c, root = client.for_buf(opts.bufnr)
+  local function finish(err, result)
+    util.emit('TakebackApplied', {
+      direction = direction,
+      selector = sel,
+      result = result,
+      error = err,
+      root = root,
+    })
+    if opts.on_done then
+      opts.on_done(err, result)
+    end
+  end
+  if not c or not root then
+    return finish({ message = 'the sidecar is not running' }, nil)
+  end
+  M.reload(root)
+  local params = { selector = sel, direction = direction, force = opts.force or false }
+  client.request(c, 'undo/apply', params, function(err, result)
+    if err then
+      -- "No change to undo" and an expired change are answers, not failures.
+      local quiet = err.code == 3001 or err.code == 3002
+      util.notify(M.describe_error(err), quiet and levels.WARN or levels.ERROR)
+      return finish(err, nil)
+    end
+    result.direction = result.direction or direction
+    local failed = {}
+    local landed = result.written and #(result.failed or {}) == 0
+    if landed and config.options.write then
+      failed = write_buffers(root, result, c)
+    end
+    if landed then
+      sync_disk_buffers(root, result)
+    end
+    if landed and not config.options.write and #(result.pending or {}) > 0 then
+      result.notes = result.notes or {}
+      table.insert(result.notes, 'not saved (write = false): :write ' .. util.join(result.pending) .. ' to finish')
+    end
+    local msg, level = M.describe(sel, result, failed)
+    util.notify(msg, level)
+    require('takeback.signs').schedule_refresh(root, 10)
+    finish(nil, result)
+  end)
+end
+
+return M

@@ -1,0 +1,161 @@
+-- Small helpers shared by the feature modules: paths, JSON null, messages, buffers.
+
+local M = {}
+
+M.has_011 = vim.fn.has('nvim-0.11') == 1
+
+--- JSON null arrives as vim.NIL from 0.12 (and in some 0.10/0.11 paths): turn it into nil, deeply,
+--- so the feature modules can test fields with plain `if x then`.
+---@generic T
+---@param v T
+---@return T
+function M.denil(v)
+  if v == vim.NIL then
+    return nil
+  end
+  if type(v) == 'table' then
+    for k, x in pairs(v) do
+      if x == vim.NIL then
+        v[k] = nil
+      elseif type(x) == 'table' then
+        M.denil(x)
+      end
+    end
+  end
+  return v
+end
+
+--- An absolute, normalized path (no trailing slash); symlinks are left as they are, like the
+--- names Neovim gives buffers.
+---@param p string
+---@return string
+function M.normalize(p)
+  p = vim.fs.normalize(vim.fn.fnamemodify(p, ':p'))
+  if #p > 1 then
+    p = p:gsub('/+$', '')
+  end
+  return p
+end
+
+--- `file` relative to `root` with '/' separators, or nil when it is not inside `root`.
+---@param root string
+---@param file string
+---@return string?
+function M.relative(root, file)
+  if file:sub(1, #root + 1) == root .. '/' then
+    return file:sub(#root + 2)
+  end
+  return nil
+end
+
+--- A workspace path from the wire (relative, or absolute when outside the workspace) as an
+--- absolute path.
+---@param root string
+---@param p string
+---@return string
+function M.absolute(root, p)
+  if p:sub(1, 1) == '/' then
+    return p
+  end
+  return root .. '/' .. p
+end
+
+--- The file a buffer shows, or nil for buffers that are not plain files (help, terminal,
+--- quickfix, scratch, unnamed, URLs such as fugitive:// or oil://).
+---@param bufnr integer
+---@return string?
+function M.buf_file(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return nil
+  end
+  return M.normalize(name)
+end
+
+--- The loaded buffer that shows `file` (an absolute path), if any. Compares full names: bufnr()
+--- would match patterns.
+---@param file string
+---@return integer?
+function M.find_buf(file)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and M.buf_file(b) == file then
+      return b
+    end
+  end
+  return nil
+end
+
+--- The workspace a path belongs to: the enclosing git root, else the current folder (the same
+--- rule as the command line). Nil when the file is outside both.
+---@param file string? absolute path of a file; nil for "the current folder's workspace"
+---@return string?
+function M.root_for(file)
+  local cwd = M.normalize(vim.fn.getcwd())
+  local start = file and vim.fs.dirname(file) or cwd
+  local found = vim.fs.find('.git', { path = start, upward = true, limit = 1 })[1]
+  if found then
+    return M.normalize(vim.fs.dirname(found))
+  end
+  if not file or file == cwd or M.relative(cwd, file) then
+    return cwd
+  end
+  return nil
+end
+
+--- Re-reads an unmodified buffer whose file changed on disk (nothing when it did not change),
+--- as an undoable step ('undoreload'). 'autoread' is set for the buffer while checking, so a user
+--- without 'autoread' gets no W11 prompt; a modified buffer is never touched.
+---@param bufnr integer
+function M.reload(bufnr)
+  if not vim.api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].modified then
+    return
+  end
+  pcall(vim.api.nvim_buf_call, bufnr, function()
+    vim.cmd(('setlocal autoread | silent! checktime %d | setlocal autoread<'):format(bufnr))
+  end)
+end
+
+--- vim.notify with the plugin's prefix.
+---@param msg string
+---@param level? integer vim.log.levels.*
+function M.notify(msg, level)
+  vim.notify('takeback: ' .. msg, level or vim.log.levels.INFO, { title = 'takeback' })
+end
+
+--- Like notify, but only once per message (for problems that would nag on every buffer).
+function M.notify_once(msg, level)
+  vim.notify_once('takeback: ' .. msg, level or vim.log.levels.WARN, { title = 'takeback' })
+end
+
+--- A list of names as "a, b and c", shortened after `max`.
+---@param names string[]
+---@param max? integer
+function M.join(names, max)
+  max = max or 6
+  local n = #names
+  if n == 0 then
+    return ''
+  end
+  if n > max then
+    return table.concat(vim.list_slice(names, 1, max), ', ') .. (' and %d more'):format(n - max)
+  end
+  if n == 1 then
+    return names[1]
+  end
+  return table.concat(vim.list_slice(names, 1, n - 1), ', ') .. ' and ' .. names[n]
+end
+
+--- "1 file" / "2 files".
+function M.plural(n, word, words)
+  return ('%d %s'):format(n, n == 1 and word or (words or word .. 's'))
+end
+
+--- Fires `User {pattern}` with data, for statuslines, tests and user autocommands.
+function M.emit(pattern, data)
+  vim.api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
+end
+
+return M

@@ -1,0 +1,476 @@
+// The Neovim plugin (clients/nvim) end to end, in a real headless Neovim 0.10 and 0.12, with the
+// real sidecar (`node bin/takeback.js serve`) and the real hook entry point. One child Neovim
+// per case (test/support/nvim.ts): HOME, XDG_* and TAKEBACK_HOME private. The agent's turn is
+// the recorded Claude Code session's turn 1 (a Write of a new file, an Edit of notes.md, a Bash
+// `sed -i 's/a/b/' f.txt && mv x y && rm z`), run while notes.md and f.txt are open in buffers.
+// Skipped only when a Neovim cannot be found (TAKEBACK_REQUIRE_EDITORS=1 makes that a failure).
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findNvim, missingEditorMessage, type NvimVersion } from './support/editors.js';
+import {
+  WORKSPACE_AFTER_TURN_ONE,
+  BIN,
+  WORKSPACE_BEFORE,
+  hookEvent,
+  newCase,
+  readTree,
+  runNvim,
+  turnOne,
+  turnTwo,
+  type NvimCase,
+  type NvimReport,
+} from './support/nvim.js';
+
+const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
+const WARN = 3;
+
+const cases: NvimCase[] = [];
+afterAll(() => {
+  if (process.env.TAKEBACK_KEEP_TMP) return;
+  for (const c of cases) fs.rmSync(c.base, { recursive: true, force: true, maxRetries: 5 });
+});
+
+function start(nvim: string, label: string, files = WORKSPACE_BEFORE): NvimCase {
+  const c = newCase(nvim, label, files);
+  cases.push(c);
+  return c;
+}
+
+function ok(r: NvimReport): NvimReport {
+  expect(r.error, `the Lua side failed; steps: ${JSON.stringify(r.steps)}; messages: ${JSON.stringify(r.messages)}`).toBeUndefined();
+  return r;
+}
+
+/** The disk as a map like WORKSPACE_BEFORE (null for a missing file), for the paths of turn 1. */
+const TRACKED = ['notes.md', 'f.txt', 'src/lib/new.ts', 'x', 'y', 'z'];
+const BEFORE: Record<string, string | null> = Object.fromEntries(TRACKED.map((p) => [p, WORKSPACE_BEFORE[p] ?? null]));
+
+// Lua shared by the cases: setup with the sidecar of this checkout, the two buffers open before
+// the agent works, the agent's turn, then Neovim learning that the files changed.
+const PRELUDE = String.raw`
+-- A user without 'autoread': the plugin reloads the buffers the agent changed all the same.
+vim.o.autoread = false
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+H.track('TakebackChanged')
+H.track('TakebackSigns')
+local TRACKED = { 'notes.md', 'f.txt', 'src/lib/new.ts', 'x', 'y', 'z' }
+local function disk()
+  local t = {}
+  for _, p in ipairs(TRACKED) do
+    t[p] = H.read(H.path(p))
+  end
+  return t
+end
+local notes = H.open('notes.md')
+local f = H.open('f.txt')
+vim.cmd.buffer(notes)
+H.out.filetypes = { notes = vim.bo[notes].filetype, f = vim.bo[f].filetype }
+H.agent(H.params.data.turn)
+local want = H.params.data.after
+-- The sidecar says the journal changed (changes/didChange) and the plugin reloads the unmodified
+-- buffers; without that notification a person would get there with autoread on focus (:checktime).
+H.out.reloaded_by_plugin = vim.wait(5000, function()
+  return H.text(notes) == want['notes.md'] and H.text(f) == want['f.txt']
+end, 20)
+if not H.out.reloaded_by_plugin then
+  vim.o.autoread = true
+  vim.cmd('checktime')
+end
+H.out.did_change_events = #H.events.TakebackChanged
+H.out.after_agent = { notes = H.text(notes), f = H.text(f) }
+`;
+
+function turnData(c: NvimCase, extra: Record<string, unknown> = {}) {
+  return { turn: turnOne(c.workspace, c.env.HOME!), after: WORKSPACE_AFTER_TURN_ONE, ...extra };
+}
+
+for (const version of ['0.10', '0.12'] as NvimVersion[]) {
+  const nvim = findNvim(version);
+  const missing = missingEditorMessage(`nvim-${version}`);
+  const skip = !nvim && !requireEditors;
+
+  describe.skipIf(skip)(`Neovim ${version}: the takeback plugin`, () => {
+    const bin = (): string => {
+      if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
+      return nvim;
+    };
+
+    it('undo of a turn puts buffers and disk back byte for byte; `u` brings the change back in one step; signs mark the lines', async () => {
+      const c = start(bin(), `undo-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+local function marks(b)
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, require('takeback.signs').ns, 0, -1, { details = true })) do
+    table.insert(out, { line = m[2] + 1, text = vim.trim(m[4].sign_text or '') })
+  end
+  return out
+end
+vim.wait(3000, function() return #marks(notes) > 0 and #marks(f) > 0 end, 20)
+H.out.signs_before = { notes = marks(notes), f = marks(f) }
+
+-- A format-on-save (as conform or an LSP formatter would do) must not touch what the undo puts back.
+vim.api.nvim_create_autocmd('BufWritePre', {
+  callback = function(a) vim.api.nvim_buf_set_lines(a.buf, 0, 0, false, { '// formatted on save' }) end,
+})
+local n = #H.messages
+local data = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo = data.result
+H.out.undo_error = data.error
+H.out.undo_messages = H.messages_since(n)
+H.out.buffers_after_undo = { notes = H.text(notes), f = H.text(f) }
+H.out.modified_after_undo = { notes = vim.bo[notes].modified, f = vim.bo[f].modified }
+H.out.disk_after_undo = disk()
+vim.wait(3000, function() return #marks(notes) == 0 and #marks(f) == 0 end, 20)
+H.out.signs_after_undo = { notes = marks(notes), f = marks(f) }
+
+vim.api.nvim_buf_call(notes, function() vim.cmd('silent normal! u') end)
+vim.api.nvim_buf_call(f, function() vim.cmd('silent normal! u') end)
+H.out.after_u = { notes = H.text(notes), f = H.text(f) }
+H.out.modified_after_u = { notes = vim.bo[notes].modified, f = vim.bo[f].modified }
+H.out.disk_after_u = disk()
+`,
+          turnData(c),
+        ),
+      );
+      expect(r.filetypes).toEqual({ notes: 'markdown', f: 'text' });
+      expect(r.after_agent).toEqual({ notes: WORKSPACE_AFTER_TURN_ONE['notes.md'], f: WORKSPACE_AFTER_TURN_ONE['f.txt'] });
+      expect(r.reloaded_by_plugin, 'the plugin reloads buffers when the sidecar says the journal changed').toBe(true);
+
+      // Signs: the agent's lines as they are now (notes.md line 3 changed, f.txt line 1 changed).
+      expect(r.signs_before).toEqual({ notes: [{ line: 3, text: '┃' }], f: [{ line: 1, text: '┃' }] });
+
+      const undo = r.undo as { written: boolean; conflicts: unknown[]; applied: { path: string; action: string; via?: string }[] };
+      expect(r.undo_error).toBeUndefined();
+      expect(undo.written).toBe(true);
+      expect(undo.conflicts).toEqual([]);
+      const via = Object.fromEntries(undo.applied.map((a) => [a.path, a.via]));
+      expect(via['notes.md']).toBe('editor');
+      expect(via['f.txt']).toBe('editor');
+
+      // Byte for byte: buffers, and the disk, before the agent's turn.
+      expect(r.buffers_after_undo).toEqual({ notes: WORKSPACE_BEFORE['notes.md'], f: WORKSPACE_BEFORE['f.txt'] });
+      expect(r.modified_after_undo, 'the plugin wrote the buffers it changed').toEqual({ notes: false, f: false });
+      expect(r.disk_after_undo).toEqual(BEFORE);
+      expect(readTree(c.workspace)).toEqual(WORKSPACE_BEFORE);
+      expect(r.signs_after_undo).toEqual({ notes: [], f: [] });
+      // The journal recorded the undo (the sidecar heard the saves): every set of turn 1 is undone.
+      const list = JSON.parse(
+        execFileSync(process.execPath, [BIN, 'list', '--json'], { cwd: c.workspace, env: c.env, encoding: 'utf8' }),
+      ) as { sets: { id: string; state: string }[] };
+      expect(list.sets.map((s) => [s.id, s.state])).toEqual([
+        ['3', 'undone'],
+        ['2', 'undone'],
+        ['1', 'undone'],
+      ]);
+
+      // The report names what was undone.
+      const info = (r.undo_messages as { msg: string; level: number }[]).map((m) => m.msg).join('\n');
+      expect(info).toMatch(/undid turn 1/);
+      expect(info).toContain('notes.md');
+      expect(info).toContain('src/lib/new.ts (removed)');
+
+      // One `u` brings the agent's text back into the buffer (unsaved); the disk stays undone.
+      expect(r.after_u).toEqual({ notes: WORKSPACE_AFTER_TURN_ONE['notes.md'], f: WORKSPACE_AFTER_TURN_ONE['f.txt'] });
+      expect(r.modified_after_u).toEqual({ notes: true, f: true });
+      expect(r.disk_after_u).toEqual(BEFORE);
+    });
+
+    it(':Takeback undo / redo (last), then undo and redo of the whole turn', async () => {
+      const c = start(bin(), `redo-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+local function snap(label)
+  H.out[label] = { disk = disk(), notes = H.text(notes), f = H.text(f), modified = vim.bo[notes].modified or vim.bo[f].modified }
+end
+local d
+d = H.cmd_and_wait('Takeback undo', 'TakebackApplied'); H.out.undo_last = d.result; snap('after_undo_last')
+d = H.cmd_and_wait('Takeback redo', 'TakebackApplied'); H.out.redo_last = d.result; snap('after_redo_last')
+d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied'); H.out.undo_turn = d.result; snap('after_undo_turn')
+d = H.cmd_and_wait('Takeback redo turn 1', 'TakebackApplied'); H.out.redo_turn = d.result; snap('after_redo_turn')
+-- '%' narrows to the current buffer's file: only notes.md goes back.
+vim.cmd.buffer(notes)
+d = H.cmd_and_wait('Takeback undo turn 1 %', 'TakebackApplied'); H.out.undo_file = d.result; snap('after_undo_file')
+`,
+          turnData(c),
+        ),
+      );
+      const after = WORKSPACE_AFTER_TURN_ONE;
+      // `undo` alone is the last change: the Bash command (f.txt, x, y, z), not the Edit or the Write.
+      expect(r.after_undo_last).toEqual({
+        disk: { ...after, 'f.txt': BEFORE['f.txt'], x: BEFORE.x, y: null, z: BEFORE.z },
+        notes: after['notes.md'],
+        f: BEFORE['f.txt'],
+        modified: false,
+      });
+      expect(r.after_redo_last).toEqual({ disk: after, notes: after['notes.md'], f: after['f.txt'], modified: false });
+      expect(r.after_undo_turn).toEqual({ disk: BEFORE, notes: BEFORE['notes.md'], f: BEFORE['f.txt'], modified: false });
+      expect(r.after_redo_turn).toEqual({ disk: after, notes: after['notes.md'], f: after['f.txt'], modified: false });
+      expect(r.after_undo_file).toEqual({ disk: { ...after, 'notes.md': BEFORE['notes.md'] }, notes: BEFORE['notes.md'], f: after['f.txt'], modified: false });
+      expect((r.undo_file as { applied: { path: string }[] }).applied.map((a) => a.path)).toEqual(['notes.md']);
+      for (const k of ['undo_last', 'redo_last', 'undo_turn', 'redo_turn', 'undo_file']) {
+        expect((r[k] as { written: boolean }).written, k).toBe(true);
+      }
+    });
+
+    it('a buffer with unsaved later edits is a conflict and is left untouched; undo! replaces it', async () => {
+      const c = start(bin(), `conflict-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+-- The user goes on typing in notes.md after the agent's change, and does not save.
+vim.api.nvim_buf_set_lines(notes, -1, -1, false, { 'my own line' })
+H.out.typed = H.text(notes)
+local n = #H.messages
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo = d.result
+H.out.undo_messages = H.messages_since(n)
+H.out.after_conflict = { notes = H.text(notes), f = H.text(f), modified = vim.bo[notes].modified, disk = disk() }
+n = #H.messages
+d = H.cmd_and_wait('Takeback undo! turn 1', 'TakebackApplied')
+H.out.forced = d.result
+H.out.forced_messages = H.messages_since(n)
+H.out.after_force = { notes = H.text(notes), f = H.text(f), modified = vim.bo[notes].modified, disk = disk() }
+`,
+          turnData(c),
+        ),
+      );
+      const after = WORKSPACE_AFTER_TURN_ONE;
+      const typed = `${after['notes.md']}my own line\n`;
+      expect(r.typed).toBe(typed);
+      const undo = r.undo as { written: boolean; conflicts: { path: string; reason: string }[] };
+      expect(undo.written).toBe(false);
+      expect(undo.conflicts).toContainEqual(expect.objectContaining({ path: 'notes.md', reason: 'unsaved-in-editor' }));
+      const warn = (r.undo_messages as { msg: string; level: number }[]).find((m) => m.level >= WARN);
+      expect(warn?.msg).toMatch(/notes\.md/);
+      expect(warn?.msg).toMatch(/undo!/);
+      // Nothing moved: the buffer keeps the user's text, every file keeps the agent's bytes.
+      expect(r.after_conflict).toEqual({ notes: typed, f: after['f.txt'], modified: true, disk: after });
+
+      const forced = r.forced as { written: boolean; forced: boolean };
+      expect(forced.written).toBe(true);
+      expect(r.after_force).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'], modified: false, disk: BEFORE });
+    });
+
+    it(':Takeback list fills the quickfix list by turn, newest first; preview shows the diff and writes nothing; completion', async () => {
+      const c = start(bin(), `list-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+H.agent(H.params.data.turn2)
+vim.cmd('Takeback list')
+H.wait('the quickfix list', function()
+  return (vim.fn.getqflist({ title = 1 }).title or ''):match('^takeback') ~= nil
+end)
+local qf = vim.fn.getqflist({ title = 1, items = 1 })
+H.out.qf_title = qf.title
+H.out.qf = {}
+for _, it in ipairs(qf.items) do
+  table.insert(H.out.qf, { text = it.text, file = it.bufnr > 0 and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(it.bufnr), ':.') or vim.NIL, valid = it.valid })
+end
+H.out.qf_open = vim.fn.getqflist({ winid = 1 }).winid ~= 0
+vim.cmd('cclose')
+local disk_before = disk()
+vim.cmd('Takeback preview turn 1')
+H.wait('the preview buffer', function()
+  return vim.bo.filetype == 'diff' and vim.api.nvim_buf_get_name(0):match('takeback://') ~= nil
+end)
+H.out.preview = H.lines(0)
+H.out.preview_wrote_nothing = vim.deep_equal(disk(), disk_before)
+vim.cmd('close')
+-- layout 'split': f.txt beside its text after the undo, in diff mode.
+takeback.setup({ cmd = H.params.cmd, preview = { layout = 'split' } })
+vim.cmd.tabnext(1)
+vim.cmd.only()
+vim.cmd.buffer(f)
+vim.cmd('Takeback preview turn 1')
+H.wait('the split preview', function()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):match('^takeback://undo%-%d+/f%.txt$') then
+      return true
+    end
+  end
+end)
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+  if name:match('^takeback://undo%-%d+/f%.txt$') then
+    H.out.split = { lines = H.lines(vim.api.nvim_win_get_buf(w)), diff = vim.wo[w].diff }
+  elseif vim.api.nvim_win_get_buf(w) == f then
+    H.out.split_file_diff = vim.wo[w].diff
+  end
+end
+H.out.complete_sub = vim.fn.getcompletion('Takeback ', 'cmdline')
+H.out.complete_turn = vim.fn.getcompletion('Takeback undo turn ', 'cmdline')
+H.out.complete_sel = vim.fn.getcompletion('Takeback redo ', 'cmdline')
+`,
+          turnData(c, { turn2: turnTwo(c.workspace, c.env.HOME!) }),
+        ),
+      );
+      expect(r.qf_title).toMatch(/^takeback: 4 changes in 2 turns/);
+      expect(r.qf_open).toBe(true);
+      const qf = r.qf as { text: string; file: string | null; valid: number }[];
+      const headings = qf.filter((i) => i.file === null).map((i) => i.text);
+      expect(headings).toHaveLength(2);
+      expect(headings[0]).toMatch(/^Turn 2 · Turn two: rewrite the notes\./);
+      expect(headings[1]).toMatch(/^Turn 1 · Turn one: add the new module/);
+      // Under each heading, its changes newest first, one line per file.
+      const files = qf.map((i) => (i.file === null ? '--' : `${i.file} ${i.text.split(' ')[0]}`));
+      expect(files).toEqual([
+        '--',
+        'notes.md #4',
+        '--',
+        'f.txt #3',
+        'x #3',
+        'y #3',
+        'z #3',
+        'notes.md #2',
+        'src/lib/new.ts #1',
+      ]);
+      expect(qf.find((i) => i.file === 'f.txt')?.text).toMatch(/Bash: sed -i .* modified \+1 −1/);
+
+      const preview = (r.preview as string[]).join('\n');
+      expect(preview).toMatch(/^# takeback: undo turn 1 would change \d+ files/);
+      expect(preview).toContain('-b cat sat\n+a cat sat');
+      expect(preview).toContain('# src/lib/new.ts: remove');
+      expect(r.preview_wrote_nothing).toBe(true);
+
+      expect(r.split).toEqual({ lines: ['a cat sat'], diff: true });
+      expect(r.split_file_diff).toBe(true);
+      expect(r.complete_sub).toEqual(['list', 'preview', 'undo', 'redo']);
+      expect(r.complete_turn).toEqual(['2', '1']);
+      expect(r.complete_sel).toEqual(expect.arrayContaining(['last', 'turn', 'after', '%', '4', '1']));
+    });
+
+    it('files without a final newline: undo and redo keep the bytes (a Write of a new file, an Edit of an open buffer)', async () => {
+      const files = { ...WORKSPACE_BEFORE, 'plain.txt': 'no newline here' };
+      const c = start(bin(), `noeol-${version}`, files);
+      const home = c.env.HOME!;
+      const ev = (f: string, patch: Record<string, unknown> = {}) => hookEvent(f, c.workspace, home, patch);
+      const newFile = `${c.workspace}/src/lib/new.ts`;
+      const plain = `${c.workspace}/plain.txt`;
+      const write = { file_path: newFile, content: 'export const answer = 42;' };
+      const edit = { file_path: plain, old_string: 'here', new_string: 'there', replace_all: false };
+      const steps = [
+        { event: ev('session-start.json') },
+        { event: ev('user-prompt-submit.json') },
+        { event: ev('pre-tool-use-write.json', { tool_input: write }) },
+        { write: { path: newFile, content: write.content } },
+        { event: ev('post-tool-use-write-create.json', { tool_input: write }) },
+        { event: ev('pre-tool-use-edit.json', { tool_input: edit }) },
+        { edit: { path: plain, old: 'here', new: 'there' } },
+        { event: ev('post-tool-use-edit.json', { tool_input: edit }) },
+        { event: ev('stop.json') },
+      ];
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+require('takeback').setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+local plain = H.open('plain.txt')
+H.out.eol_before = vim.bo[plain].eol
+H.agent(H.params.data.steps)
+H.wait("the buffer to show the agent's edit", function() return H.lines(plain)[1] == 'no newline there' end, 5000)
+local function state()
+  return { plain = H.read(H.path('plain.txt')), new = H.read(H.path('src/lib/new.ts')), buf = H.lines(plain), eol = vim.bo[plain].eol, modified = vim.bo[plain].modified }
+end
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo = state()
+H.out.undo_failed = d.result and d.result.failed or vim.NIL
+d = H.cmd_and_wait('Takeback redo turn 1', 'TakebackApplied')
+H.out.redo = state()
+H.out.redo_failed = d.result and d.result.failed or vim.NIL
+`,
+          { steps },
+        ),
+      );
+      expect(r.eol_before).toBe(false);
+      expect(r.undo_failed).toEqual([]);
+      expect(r.undo).toEqual({ plain: 'no newline here', new: null, buf: ['no newline here'], eol: false, modified: false });
+      expect(r.redo_failed).toEqual([]);
+      expect(r.redo).toEqual({ plain: 'no newline there', new: 'export const answer = 42;', buf: ['no newline there'], eol: false, modified: false });
+    });
+
+    it(':checkhealth takeback reports the binary, its version, the handshake and the journal', async () => {
+      const c = start(bin(), `health-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+require('takeback').setup({ cmd = H.params.cmd })
+vim.cmd('checkhealth takeback')
+H.wait('the health report', function()
+  local text = table.concat(H.lines(0), '\n')
+  return text:match('journal') ~= nil
+end, 20000)
+H.out.health = H.lines(0)
+`,
+        ),
+      );
+      const text = (r.health as string[]).join('\n');
+      expect(text).not.toMatch(/ERROR/);
+      expect(text).toMatch(/OK.*sidecar: node .*bin\/takeback\.js serve/);
+      expect(text).toMatch(/OK.*version: 0\.\d+\.\d+/);
+      expect(text).toMatch(/OK.*handshake: serverInfo takeback 0\.\d+\.\d+/);
+      expect(text).toMatch(new RegExp(`OK.*journal: ${c.env.TAKEBACK_HOME!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`));
+    });
+
+    it('setup() twice gives one augroup and one client, attached to every file buffer (no filetype, new files too)', async () => {
+      const c = start(bin(), `setup-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+local n1 = #vim.api.nvim_get_autocmds({ group = 'takeback' })
+H.out.clients_after_setup = #H.takeback_clients()
+local notes = H.open('notes.md')
+takeback.setup({ cmd = H.params.cmd })
+local n2 = #vim.api.nvim_get_autocmds({ group = 'takeback' })
+local x = H.open('x')
+local new = H.open('brand-new.txt')
+local scratch = vim.api.nvim_create_buf(true, true)
+H.out.autocmds = { n1, n2 }
+H.out.groups = #vim.tbl_filter(function(a) return a.group_name == 'takeback' end, vim.api.nvim_get_autocmds({}))
+H.out.clients = #H.takeback_clients()
+H.out.attached = {}
+for name, b in pairs({ notes = notes, x = x, new = new, scratch = scratch }) do
+  H.out.attached[name] = #vim.lsp.get_clients({ bufnr = b, name = 'takeback' })
+end
+H.out.filetypes = { x = vim.bo[x].filetype, new = vim.bo[new].filetype }
+H.out.root = H.takeback_clients()[1].config.root_dir
+local ok_bad, err_bad = pcall(takeback.setup, { signs = { scope = 'everything' } })
+H.out.bad_option = err_bad
+H.out.autocmds_after_bad = #vim.api.nvim_get_autocmds({ group = 'takeback' })
+`,
+        ),
+      );
+      expect(r.clients_after_setup, 'setup() alone starts nothing').toBe(0);
+      const [n1, n2] = r.autocmds as number[];
+      expect(n1).toBeGreaterThan(0);
+      expect(n2).toBe(n1);
+      expect(r.groups).toBe(n1);
+      expect(r.clients).toBe(1);
+      expect(r.attached).toEqual({ notes: 1, x: 1, new: 1, scratch: 0 });
+      expect(r.filetypes).toEqual({ x: '', new: 'text' });
+      expect(r.root).toBe(c.workspace);
+      expect(r.bad_option).toMatch(/signs\.scope/);
+      expect(r.autocmds_after_bad).toBe(n1);
+    });
+  });
+}

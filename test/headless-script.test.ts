@@ -1,4 +1,4 @@
-// Runs the exact script of docs/headless.md ("Driving the sidecar from a script") against the
+// Runs the exact script of README.md ("Headless JSON-RPC (scripts)") against the
 // built `takeback` (npm run build first; npm test does), found on PATH as the document says.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,9 +11,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-headless-')));
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
 
-it('the script in docs/headless.md captures a command, lists, previews and undoes it', () => {
-  const doc = fs.readFileSync(path.join(ROOT, 'docs', 'headless.md'), 'utf8');
-  const script = doc.match(/```js\n([\s\S]*?)```/)![1]!;
+it('the script in README.md captures a command, lists, previews and undoes it', () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### Headless JSON-RPC (scripts)'));
+  const script = section.match(/```js\n([\s\S]*?)```/)![1]!;
   // The script's folder: with the project's node_modules beside it, as in a project that depends on vscode-jsonrpc.
   const dir = path.join(base, 'script');
   fs.mkdirSync(dir);

@@ -32,15 +32,21 @@ export function claudeSettingsPath(workspace: string, user: boolean, env: NodeJS
 
 /**
  * Adds takeback's hooks to Claude Code settings `s` (returns a new object), leaving every other
- * hook and setting as it was. An event that already has our hook is left alone, so running it
- * twice changes nothing.
+ * hook and setting as it was. An event that already has our hook keeps it, with its command set to
+ * `command`, so running it twice changes nothing and running it from another install repairs it.
  */
 export function addHooks(s: Settings, command: string): Settings {
   const out: Settings = structuredClone(s);
   const hooks = (out.hooks ??= {});
   for (const { event, matcher } of CLAUDE_HOOK_EVENTS) {
     const groups = (hooks[event] ??= []);
-    if (groups.some((g) => (g.hooks ?? []).some(isOurs))) continue;
+    const ours = groups.flatMap((g) => (g.hooks ?? []).filter(isOurs));
+    if (ours.length > 0) {
+      // Already there: point it at this install if it names another (a takeback since removed
+      // from PATH leaves hooks that cannot start).
+      for (const h of ours) h.command = command;
+      continue;
+    }
     const group: HookGroup = matcher ? { matcher, hooks: [] } : { hooks: [] };
     group.hooks!.push({ type: 'command', command, timeout: 30 });
     groups.push(group);
@@ -75,6 +81,18 @@ export function removeHooks(s: Settings): Settings {
 }
 
 /**
+ * `value` as JSON laid out like `text` (the file as it was): its indentation (two spaces for a
+ * new file) and whether it ends with a newline, so that `--remove` gives back the very bytes
+ * of a file that `init` changed.
+ */
+function formatLike(text: string, value: unknown): string {
+  if (text.trim() === '') return `${JSON.stringify(value, null, 2)}\n`;
+  // The first indented line's indentation; a file all on one line stays so (but `{}` grows up).
+  const indent = /\n([ \t]+)\S/.exec(text)?.[1] ?? (text.trim().includes('\n') || text.trim() === '{}' ? 2 : 0);
+  return JSON.stringify(value, null, indent) + (text.endsWith('\n') ? '\n' : '');
+}
+
+/**
  * Merges takeback's hooks into (or with `remove`, out of) a Claude Code settings file. Keeps the
  * file's other content; writes atomically; a file that is not valid JSON is refused (`usage`)
  * and left untouched. Returns what happened.
@@ -96,7 +114,7 @@ export function initClaudeCode(opts: { file: string; command: string; remove?: b
     }
   }
   const next = opts.remove ? removeHooks(current) : addHooks(current, opts.command);
-  const out = `${JSON.stringify(next, null, 2)}\n`;
+  const out = formatLike(text, next);
   if (out === text || (opts.remove && !existsSync(opts.file)) || JSON.stringify(next) === JSON.stringify(current)) {
     return { file: opts.file, changed: false };
   }

@@ -5,6 +5,7 @@ import { scanAndCommit } from '../core/capture/scan-commit.js';
 import { beginTurn, endTurn } from '../core/capture/turn.js';
 import type { Engine } from '../core/engine.js';
 import { TakebackError, checkId } from '../core/errors.js';
+import { labelFromPrompt } from '../core/journal/turns.js';
 import { toSetSummary, toTurnSummary } from '../wire.js';
 
 /** Resolves the turn a capture belongs to: the named one, else the session's open turn, else the newest open turn, else none. */
@@ -72,7 +73,8 @@ export function turnBegin(
 ): { turn: W.TurnSummary; closed: W.ChangeSetSummary | null } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
-    const { turn, closed } = beginTurn(engine, opts);
+    // A label is one line (a prompt's first line, shortened), whoever gives it.
+    const { turn, closed } = beginTurn(engine, { ...opts, label: labelFromPrompt(opts.label) });
     return { turn: toTurnSummary(turn), closed: closed ? toSetSummary(closed) : null };
   });
 }

@@ -17,6 +17,9 @@ export function scanChangesToFiles(engine: Engine, changes: ScanChange[]): FileC
   return out;
 }
 
+/** How long a command begun and not ended counts as still running (Claude Code's Bash stops at 10 minutes). */
+export const COMMAND_RUNNING_MS = 15 * 60 * 1000;
+
 /** What a command capture saw: whether the workspace could be scanned, and why not. */
 export interface CommandScan {
   status: 'ok' | 'baseline' | 'too-large';
@@ -36,6 +39,16 @@ export function beginCommand(
   checkId(opts.id, 'capture id');
   const { journal } = engine;
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
+  const now = opts.now ?? Date.now();
+  // Outside a turn, what moved since the last look is dropped as the user's; but another command
+  // still running may have made it: then leave it for that command's end to record (the
+  // snapshot stays as it is). In a turn it is kept as the turn's drift either way. A command
+  // begun long ago and never ended (a killed process) does not count.
+  const meta = journal.snapshot.meta();
+  if (!turn && meta?.status === 'ok' && journal.captures.inFlight('command', now - COMMAND_RUNNING_MS) > 0) {
+    journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [] });
+    return { status: 'ok' };
+  }
   const outcome = scanAndCommit(engine, opts.onProgress);
   if (outcome.status === 'ok' && turn && outcome.changes.length > 0) {
     journal.drift.add(
@@ -49,7 +62,7 @@ export function beginCommand(
     turn,
     tool: opts.tool ?? null,
     command: opts.command ?? null,
-    start: opts.now ?? Date.now(),
+    start: now,
     files: [],
   });
   return { status: outcome.status, reason: outcome.reason };

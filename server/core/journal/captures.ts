@@ -63,6 +63,11 @@ export class Captures {
     return { open: r.open, stale: r.stale ?? 0 };
   }
 
+  /** How many captures of `kind` began after `since` (ms since the epoch) and have not ended. */
+  inFlight(kind: PendingCapture['kind'], since: number): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM captures WHERE kind = ? AND started_at >= ?').get(kind, since) as { n: number }).n;
+  }
+
   /** Hashes of blobs that pending captures still refer to (kept by the sweep). */
   blobRefs(): string[] {
     const out: string[] = [];

@@ -95,6 +95,14 @@ function removeAt(abs: string): boolean {
 export function writeState(root: string, rel: string, to: FileState, bytes: Buffer | null, tag: string, made: string[] = []): string | null {
   const abs = fromWorkspacePath(root, rel);
   if (!to.exists) {
+    // Never remove through a link: every folder on the way must be a real folder (a folder
+    // swapped for a link to elsewhere would have us delete outside the workspace).
+    const segs = rel.split('/');
+    for (let i = 1; i < segs.length; i++) {
+      const st = lstatOrNull(join(root, ...segs.slice(0, i)));
+      if (!st) return null; // a folder on the way is gone: nothing is left to remove
+      if (st.isSymbolicLink() || !st.isDirectory()) refuse(rel, `${segs.slice(0, i).join('/')} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}`);
+    }
     return removeAt(abs) ? null : `${rel}: folder not empty, left in place`;
   }
   ensureParent(root, rel, made);

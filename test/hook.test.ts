@@ -1,0 +1,180 @@
+// `takeback hook claude-code`: never in the agent's way (exit 0, nothing on stdout, failures
+// logged under $TAKEBACK_HOME/logs/hook.log), and the recorded events of a real Claude Code
+// session (test/fixtures/claude-events/) replayed against a real folder give the right sets.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, filesOf, hook, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+
+const EVENTS = path.join(FIXTURES, 'claude-events');
+
+function hookLog(sb: Sandbox): string {
+  try {
+    return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** A recorded event with its placeholders filled in for sandbox `sb`. */
+function fixture(sb: Sandbox, name: string): any {
+  return JSON.parse(fill(sb, fs.readFileSync(path.join(EVENTS, name), 'utf8')));
+}
+
+function fill(sb: Sandbox, text: string): string {
+  return text
+    .replaceAll('${WORKSPACE_SLUG}', sb.ws.replace(/[^A-Za-z0-9]/g, '-'))
+    .replaceAll('${WORKSPACE}', sb.ws)
+    .replaceAll('${HOME}', sb.userHome);
+}
+
+describe('the hook never stands in the way', () => {
+  it('garbage, empty input, unknown events and bad fields: exit 0, stdout empty, failures logged', () => {
+    const sb = sandbox();
+    const cases: [string, unknown, RegExp | null][] = [
+      ['garbage', 'this is {not json', /input is not JSON: "this is \{not json"/],
+      ['empty stdin', '', /input is not JSON: ""/],
+      ['a JSON array', '[1,2]', /no hook_event_name/],
+      ['no event name', { session_id: 's' }, /no hook_event_name/],
+      ['an unknown event', { hook_event_name: 'Notification', cwd: sb.ws, message: 'hi' }, null],
+      [
+        'a bad tool_use_id',
+        { hook_event_name: 'PreToolUse', cwd: sb.ws, tool_name: 'Write', tool_input: { file_path: `${sb.ws}/a.txt` }, tool_use_id: '../../etc/x' },
+        /invalid capture id: "\.\.\/\.\.\/etc\/x"/,
+      ],
+      ['a cwd that does not exist', { hook_event_name: 'UserPromptSubmit', cwd: path.join(sb.base, 'gone'), prompt: 'x' }, /hook claude-code failed: .*no such folder/],
+      ['a Post with no Pre', { hook_event_name: 'PostToolUse', cwd: sb.ws, tool_name: 'Write', tool_use_id: 'toolu_never' }, null],
+      ['a Stop with no turn', { hook_event_name: 'Stop', cwd: sb.ws, session_id: 's' }, null],
+      ['a Write without a path', { hook_event_name: 'PreToolUse', cwd: sb.ws, tool_name: 'Write', tool_input: {}, tool_use_id: 'toolu_x' }, null],
+    ];
+    for (const [name, input, logged] of cases) {
+      const before = hookLog(sb);
+      const r = sb.hook(input);
+      expect(r.code, name).toBe(0);
+      expect(r.stdout, name).toBe('');
+      const added = hookLog(sb).slice(before.length);
+      if (logged) expect(added, name).toMatch(logged);
+    }
+    expect(fs.statSync(path.join(sb.home, 'logs', 'hook.log')).mode & 0o777).toBe(0o600);
+    // None of it recorded anything.
+    expect(sb.json(['list']).sets).toEqual([]);
+  });
+
+  it('an unknown agent and an unwritable TAKEBACK_HOME: exit 0, stdout empty', () => {
+    const sb = sandbox();
+    const r1 = sb.tb(['hook', 'cursor'], { input: '{}' });
+    expect([r1.code, r1.stdout]).toEqual([0, '']);
+    expect(hookLog(sb)).toMatch(/unknown agent cursor/);
+    // TAKEBACK_HOME below a regular file: nothing can be made there, not even the log (even as root).
+    const file = path.join(sb.base, 'a-file');
+    fs.writeFileSync(file, '');
+    const env = { ...sb.env, TAKEBACK_HOME: path.join(file, 'home') };
+    for (const name of ['session-start.json', 'user-prompt-submit.json', 'pre-tool-use-write.json', 'post-tool-use-write-create.json', 'stop.json']) {
+      const r = hook(fixture(sb, name), { cwd: sb.ws, env });
+      expect(r.code, name).toBe(0);
+      expect(r.stdout, name).toBe('');
+    }
+    expect(fs.readFileSync(file, 'utf8')).toBe('');
+  });
+
+  it('with TAKEBACK_LOG_LEVEL=debug every event is logged', () => {
+    const sb = sandbox({ env: { TAKEBACK_LOG_LEVEL: 'debug' } });
+    sb.hook(fixture(sb, 'session-start.json'));
+    sb.hook(fixture(sb, 'user-prompt-submit.json'));
+    expect(hookLog(sb)).toMatch(/claude-code SessionStart: session start: snapshot/);
+    expect(hookLog(sb)).toMatch(/claude-code UserPromptSubmit: turn t1 begun/);
+  });
+});
+
+/** Does what the tool of a PreToolUse event did (between its Pre and Post hooks). */
+function runTool(sb: Sandbox, ev: any): void {
+  const input = ev.tool_input;
+  if (ev.tool_name === 'Write') {
+    fs.mkdirSync(path.dirname(input.file_path), { recursive: true });
+    fs.writeFileSync(input.file_path, input.content);
+  } else if (ev.tool_name === 'Edit') {
+    const text = fs.readFileSync(input.file_path, 'utf8');
+    fs.writeFileSync(input.file_path, input.replace_all ? text.replaceAll(input.old_string, input.new_string) : text.replace(input.old_string, input.new_string));
+  } else if (ev.tool_name === 'Bash') {
+    spawnSync('sh', ['-c', input.command], { cwd: ev.cwd, env: sb.env });
+  } else throw new Error(`no tool ${ev.tool_name}`);
+}
+
+describe('replaying a real Claude Code session', () => {
+  it('records one set per tool call, in two turns, and undoes and redoes them byte for byte', () => {
+    const sb = sandbox();
+    sb.write('notes.md', '# Notes\n\nThe quick brown fox.\n');
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x contents\n');
+    sb.write('z', 'z contents\n');
+    const start = sb.tree();
+    const events = fill(sb, fs.readFileSync(path.join(EVENTS, 'session.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+    expect(events).toHaveLength(20);
+    let endOfTurn1: Record<string, unknown> | null = null;
+    let stops = 0;
+    for (const ev of events) {
+      const r = sb.hook(ev);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('');
+      if (ev.hook_event_name === 'PreToolUse') runTool(sb, ev);
+      if (ev.hook_event_name === 'Stop' && ++stops === 1) endOfTurn1 = sb.tree();
+    }
+    const end = sb.tree();
+    expect(hookLog(sb)).toBe(''); // no failures
+
+    const list = sb.json(['list']);
+    expect(list.turns.map((t: any) => [t.id, t.agent, t.session, t.label, t.end !== null])).toEqual([
+      ['t2', 'claude-code', events[0].session_id, 'Turn two: a few more changes.', true],
+      ['t1', 'claude-code', events[0].session_id, 'Turn one: add the new module, fix the notes, tidy the files.', true],
+    ]);
+    const sets = setsOf(list);
+    expect(sets.map((s: any) => [s.turn, s.source.toolCallId ?? null, s.source.tool ?? null, filesOf(s)])).toEqual([
+      ['t1', 'toolu_stub_001', 'Write', { src: 'created', 'src/lib': 'created', 'src/lib/new.ts': 'created' }],
+      ['t1', 'toolu_stub_003', 'Edit', { 'notes.md': 'modified' }],
+      ['t1', 'toolu_stub_004', 'Bash', { 'f.txt': 'modified', x: 'deleted', y: 'created', z: 'deleted' }],
+      ['t1', 'toolu_stub_005', 'Bash', { 'partial.txt': 'created' }], // PostToolUseFailure, yet recorded
+      // out/ is build output: skipped by the scan.
+      ['t2', 'toolu_stub_006', 'Bash', { 'f.txt': 'modified' }],
+      ['t2', 'toolu_stub_007', 'Edit', { 'src/lib/new.ts': 'modified' }],
+      ['t2', 'toolu_stub_008', 'Write', { 'notes.md': 'modified' }],
+    ]);
+    expect(sets[2].source.command).toBe("sed -i 's/a/b/' f.txt && mv x y && rm z");
+    expect(sets[2].label).toBe("Bash: sed -i 's/a/b/' f.txt && mv x y && rm z");
+
+    const outside = (rel: string) => rel === '.git' || rel === 'out' || rel.startsWith('out/');
+    const strip = (t: Record<string, unknown>) => Object.fromEntries(Object.entries(t).filter(([p]) => !outside(p)));
+    // Undo one tool call, then the whole of turn 2, then everything after turn 1... and back.
+    sb.json(['undo', sets[6].id]);
+    expect(sb.read('notes.md').toString()).toBe('# Notes\n\nThe slow red fox.\n');
+    sb.json(['undo', '--turn', 't2']);
+    expect(strip(sb.tree())).toEqual(strip(endOfTurn1!));
+    sb.json(['undo', '--after-turn', 't1']); // nothing left after turn 1: skipped, writes nothing
+    sb.json(['undo', '--turn', '1']);
+    expect(strip(sb.tree())).toEqual(strip(start));
+    sb.json(['redo', '--turn', 't1']);
+    expect(strip(sb.tree())).toEqual(strip(endOfTurn1!));
+    sb.json(['redo', '--after-turn', 't1']);
+    expect(sb.tree()).toEqual(end);
+  });
+
+  it('a new prompt in a session whose turn never stopped ends that turn first', () => {
+    const sb = sandbox();
+    const submit = fixture(sb, 'user-prompt-submit.json');
+    sb.hook(fixture(sb, 'session-start.json'));
+    sb.hook(submit);
+    sb.write('during.txt', 'made with no tool call\n');
+    sb.hook({ ...submit, prompt: 'Second prompt\nmore lines' });
+    const list = sb.json(['list']);
+    expect(list.turns.map((t: any) => [t.id, t.label, t.end === null])).toEqual([
+      ['t2', 'Second prompt', true],
+      ['t1', submit.prompt, false],
+    ]);
+    expect(list.sets).toHaveLength(1);
+    expect(list.sets[0]).toMatchObject({ turn: 't1', source: { kind: 'turn' }, label: 'changed during this turn' });
+    expect(filesOf(list.sets[0])).toEqual({ 'during.txt': 'created' });
+  });
+});

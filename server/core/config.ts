@@ -17,9 +17,9 @@ export interface Config {
   maxWorkspaceBytes: number;
   /** Folder names the command scan always skips, besides `.gitignore` rules. */
   excludeNames: string[];
-  /** Change sets older than this many days expire (a later issue enforces it). */
+  /** Change sets older than this many days expire (`takeback gc`, the sidecar). `TAKEBACK_RETENTION_DAYS`. */
   retentionDays: number;
-  /** Past this many bytes of blobs the oldest sets expire first (a later issue enforces it). */
+  /** Past this many bytes of kept copies (all workspaces together) the oldest sets expire first. `TAKEBACK_MAX_JOURNAL_BYTES`. */
   maxJournalBytes: number;
 }
 
@@ -70,5 +70,7 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
   cfg.maxFileBytes = envNumber(env, 'TAKEBACK_MAX_FILE_BYTES') ?? cfg.maxFileBytes;
   cfg.maxWorkspaceFiles = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_FILES') ?? cfg.maxWorkspaceFiles;
   cfg.maxWorkspaceBytes = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_BYTES') ?? cfg.maxWorkspaceBytes;
+  cfg.retentionDays = envNumber(env, 'TAKEBACK_RETENTION_DAYS') ?? cfg.retentionDays;
+  cfg.maxJournalBytes = envNumber(env, 'TAKEBACK_MAX_JOURNAL_BYTES') ?? cfg.maxJournalBytes;
   return cfg;
 }

@@ -20,6 +20,26 @@ function lineCount(text: string): number {
   return text.endsWith('\n') ? n : n + 1;
 }
 
+/** The lines of `text` as the line diff compares them: each with its ending (`\n`, `\r\n`, or none at the end). */
+function lineTokens(text: string): string[] {
+  const parts = text.split('\n');
+  const last = parts.pop()!;
+  const out = parts.map((l) => `${l}\n`);
+  if (last !== '') out.push(last);
+  return out;
+}
+
+/**
+ * True when no line of `a` is a line of `b` (a file rewritten whole). The line diff then has
+ * nothing to align: every old line goes and every new one comes, in one hunk. Its search would
+ * still try every alignment first (quadratic in the lines changed), so the answer is given here.
+ */
+function disjoint(a: string[], b: string[]): boolean {
+  const seen = new Set(a);
+  for (const l of b) if (seen.has(l)) return false;
+  return true;
+}
+
 /**
  * Lines added and removed going from `before` to `after` (`null`: the file does not exist or its
  * bytes are not kept). Binary content counts 0 and 0.
@@ -30,6 +50,9 @@ export function lineStats(before: Uint8Array | null, after: Uint8Array | null): 
   const b = after ? Buffer.from(after).toString('utf8') : '';
   if (a === b) return { added: 0, removed: 0 };
   if (a === '' || b === '') return { added: lineCount(b), removed: lineCount(a) };
+  const ta = lineTokens(a);
+  const tb = lineTokens(b);
+  if (disjoint(ta, tb)) return { added: tb.length, removed: ta.length };
   const parts = diffLines(a, b, { maxEditLength: MAX_EDIT_LENGTH });
   if (!parts) return { added: lineCount(b), removed: lineCount(a) };
   let added = 0;
@@ -53,10 +76,24 @@ export function unifiedDiff(path: string, from: Uint8Array | null, to: Uint8Arra
   const a = from ? Buffer.from(from).toString('utf8') : '';
   const b = to ? Buffer.from(to).toString('utf8') : '';
   if (a === b) return { diff: null, note: null };
-  const patch = createTwoFilesPatch(from ? `a/${path}` : '/dev/null', to ? `b/${path}` : '/dev/null', a, b, undefined, undefined, {
+  const oldName = from ? `a/${path}` : '/dev/null';
+  const newName = to ? `b/${path}` : '/dev/null';
+  if (a !== '' && b !== '') {
+    const ta = lineTokens(a);
+    const tb = lineTokens(b);
+    if (disjoint(ta, tb)) return { diff: `--- ${oldName}\n+++ ${newName}\n@@ -1,${ta.length} +1,${tb.length} @@\n${hunk('-', ta)}${hunk('+', tb)}`, note: null };
+  }
+  const patch = createTwoFilesPatch(oldName, newName, a, b, undefined, undefined, {
     context: 3,
   });
   // Drop the "Index:"/"====" preamble some versions add; keep from the --- line on.
   const at = patch.indexOf('--- ');
   return { diff: at >= 0 ? patch.slice(at) : patch, note: null };
+}
+
+/** Lines of a unified diff hunk: `sign` and each line, and git's marker after a last line with no newline. */
+function hunk(sign: string, lines: string[]): string {
+  let out = '';
+  for (const l of lines) out += l.endsWith('\n') ? `${sign}${l}` : `${sign}${l}\n\\ No newline at end of file\n`;
+  return out;
 }

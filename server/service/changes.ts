@@ -22,16 +22,22 @@ export function captureStatus(engine: Engine): W.CaptureStatus {
 export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean } = {}): W.ListResult {
   const { journal } = engine;
   let turns = journal.turns.all();
-  let sets = opts.turn !== undefined ? journal.sets.list({ turn: journal.turns.get(opts.turn).id }) : journal.sets.list();
+  let sets;
   if (opts.turn !== undefined) {
     const t = journal.turns.get(opts.turn);
+    sets = journal.sets.list({ turn: t.id });
     turns = [t];
   } else if (!opts.all && turns.length > DEFAULT_LIST_TURNS) {
+    // Only the rows shown are read: a journal of thousands of sets lists as fast as a new one.
     const keep = turns.slice(-DEFAULT_LIST_TURNS);
-    const first = keep[0]!;
-    const ids = new Set(keep.map((t) => t.id));
-    sets = sets.filter((s) => (s.turn ? ids.has(s.turn) : s.time >= first.start));
+    sets = journal.sets.recent(
+      keep.map((t) => t.id),
+      keep[0]!.start,
+      { live: true },
+    );
     turns = keep;
+  } else {
+    sets = journal.sets.list();
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
   return {

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../core/engine.js';
+import { collectGarbage, type GcReport } from '../core/store/gc.js';
 import { captureStatus } from './changes.js';
 
 /** What `takeback doctor` reports. Sizes in bytes. */
@@ -18,6 +19,12 @@ export interface DoctorReport {
   blobs: { count: number; bytes: number };
   transactions: number;
   limits: { maxFileBytes: number; maxWorkspaceFiles: number; maxWorkspaceBytes: number };
+  /**
+   * What the blob store keeps for all workspaces, and why (`takeback gc --dry-run`): copies the
+   * working state needs, copies of live change sets, young unreferenced copies, and what a sweep
+   * (or the retention rules) would take now.
+   */
+  storage: Pick<GcReport, 'use' | 'expired' | 'sets' | 'limits' | 'workspaces'> & { snapshot: { tracked: number; copied: number } | null };
   problems: string[];
 }
 
@@ -30,12 +37,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
     counts[r.state] = r.n;
   }
   const turns = journal.db.prepare('SELECT count(*) AS total, sum(ended_at IS NULL) AS open FROM turns').get() as { total: number; open: number | null };
-  let blobCount = 0;
-  let blobBytes = 0;
-  for (const b of journal.blobs.list()) {
-    blobCount++;
-    blobBytes += b.size;
-  }
+  const gc = collectGarbage({ home: engine.home, config, dryRun: true });
   const meta = journal.snapshot.meta();
   const captures = journal.captures.counts(60 * 60 * 1000);
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
@@ -60,9 +62,17 @@ export function doctor(engine: Engine, version: string): DoctorReport {
     sets: counts,
     turns: { total: turns.total, open: turns.open ?? 0 },
     captures,
-    blobs: { count: blobCount, bytes: blobBytes },
+    blobs: { count: gc.use.total.count, bytes: gc.use.total.bytes },
     transactions: txns,
     limits: { maxFileBytes: config.maxFileBytes, maxWorkspaceFiles: config.maxWorkspaceFiles, maxWorkspaceBytes: config.maxWorkspaceBytes },
+    storage: {
+      use: gc.use,
+      expired: gc.expired,
+      sets: gc.sets,
+      limits: gc.limits,
+      workspaces: gc.workspaces,
+      snapshot: meta && meta.status === 'ok' ? { tracked: meta.files - (meta.copied ?? meta.files), copied: meta.copied ?? meta.files } : null,
+    },
     problems,
   };
 }

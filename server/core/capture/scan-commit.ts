@@ -1,26 +1,42 @@
 import type { Engine } from '../engine.js';
-import { scanWorkspace, type ScanOutcome } from '../scan/scan.js';
+import { unpackIndex } from '../scan/packed.js';
+import { scanRows, type ScanOutcome } from '../scan/scan.js';
+import { PARALLEL_MIN_PATHS, StatWorker } from '../scan/stat-check.js';
 
 /**
- * Scans the workspace against its persisted index and writes the new index (only what moved).
- * Must run inside a write transaction, so that two processes never interleave a scan's
- * read-compare-write. A workspace over the limits gets its index cleared: the next scan under the
- * limits starts a new baseline rather than reporting the whole tree as created.
+ * Scans the workspace against its persisted index and writes the new index (only the folders
+ * that moved). Must run inside a write transaction, so that two processes never interleave a
+ * scan's read-compare-write. A workspace over the limits gets its index cleared: the next scan
+ * under the limits starts a new baseline rather than reporting the whole tree as created.
+ * `outcome.entries` (the whole index) is built only if asked for.
  */
 export function scanAndCommit(engine: Engine, onProgress?: (files: number) => void): ScanOutcome {
   const { journal, root, config } = engine;
-  const prev = journal.snapshot.load();
   const prevMeta = journal.snapshot.meta();
-  const outcome = scanWorkspace({ root, prev, prevMeta, blobs: journal.blobs, config, onProgress });
-  if (outcome.status === 'too-large') {
-    if (prev.size > 0) journal.snapshot.clear();
+  // A second thread for a large index: started first, it boots while the index loads (and
+  // stays for the process's next scans).
+  // `TAKEBACK_SCAN_THREADS=1` keeps the scan on one thread (less memory, slower).
+  const worker = prevMeta?.status === 'ok' && prevMeta.files >= PARALLEL_MIN_PATHS && process.env.TAKEBACK_SCAN_THREADS !== '1' ? StatWorker.start() : null;
+  const rows = journal.snapshot.rows();
+  const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker });
+  if (r.status === 'too-large') {
+    if (rows.size > 0) journal.snapshot.clear();
   } else {
-    const upserts: [string, (typeof outcome.entries extends Map<string, infer E> ? E : never)][] = [];
-    for (const [p, e] of outcome.entries) if (prev.get(p) !== e) upserts.push([p, e]);
-    const deletes: string[] = [];
-    for (const p of prev.keys()) if (!outcome.entries.has(p)) deletes.push(p);
-    journal.snapshot.update(upserts, deletes);
+    journal.snapshot.writeRows(r.put, r.del);
+    for (const [d, b] of r.put) rows.set(d, b);
+    for (const d of r.del) rows.delete(d);
   }
-  journal.snapshot.setMeta(outcome.meta);
-  return outcome;
+  journal.snapshot.setMeta(r.meta);
+  let entries: ScanOutcome['entries'] | undefined;
+  return {
+    status: r.status,
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    changes: r.changes,
+    meta: r.meta,
+    read: r.read,
+    get entries() {
+      entries ??= r.status === 'too-large' ? new Map() : unpackIndex(rows);
+      return entries;
+    },
+  };
 }

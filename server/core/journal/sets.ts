@@ -60,6 +60,20 @@ export class Sets {
     return rows.map(toSet);
   }
 
+  /**
+   * The sets of turns `turns` and the sets outside any turn recorded at or after `since`, oldest
+   * first; expired tombstones too unless `live`. Reads only those rows (`list` of a long journal).
+   */
+  recent(turns: string[], since: number, opts: { live?: boolean } = {}): ChangeSet[] {
+    const live = opts.live ? " AND state != 'expired'" : '';
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM sets WHERE (turn IN (SELECT value FROM json_each(?)) OR (turn IS NULL AND created_at >= ?))${live} ORDER BY id`,
+      )
+      .all(JSON.stringify(turns), since) as SetRow[];
+    return rows.map(toSet);
+  }
+
   /** Sets with ids from `from` to `to` (inclusive), oldest first. */
   range(from: number, to: number): ChangeSet[] {
     return (this.db.prepare('SELECT * FROM sets WHERE id BETWEEN ? AND ? ORDER BY id').all(from, to) as SetRow[]).map(toSet);
@@ -90,6 +104,23 @@ export class Sets {
       )
       .all(turn.seq, turn.end ?? turn.start) as SetRow[];
     return rows.map(toSet);
+  }
+
+  /**
+   * Expires sets `ids`: each becomes a tombstone (state `expired`) that keeps its paths and
+   * statuses for `list --all` but refers to no kept copy any more (every `sha256` is dropped), so
+   * the sweep can take its blobs. Call inside a transaction.
+   */
+  expire(ids: string[]): void {
+    const sel = this.db.prepare('SELECT files FROM sets WHERE id = ?');
+    const upd = this.db.prepare("UPDATE sets SET state = 'expired', files = ? WHERE id = ?");
+    const strip = (s: FileChange['before']): FileChange['before'] => (s.exists && s.type === 'file' ? { ...s, sha256: null } : s);
+    for (const id of ids) {
+      const row = sel.get(Number(id)) as { files: string } | undefined;
+      if (!row) continue;
+      const files = (JSON.parse(row.files) as FileChange[]).map((f) => ({ ...f, before: strip(f.before), after: strip(f.after) }));
+      upd.run(JSON.stringify(files), Number(id));
+    }
   }
 
   /**

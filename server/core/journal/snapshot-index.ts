@@ -1,5 +1,6 @@
+import { decodeRow, encodeRow, fromIndexEntry, packIndex, rowBlobRefs, rowStamp, splitPath, unpackIndex, UNKNOWN_STAMP, type PackedEntry } from '../scan/packed.js';
 import type { FileType, GapReason } from '../types.js';
-import type { Db } from './db.js';
+import { writeTxn, type Db } from './db.js';
 
 /**
  * One path in the last look at the workspace: its stat (the key to "did it move?") and, for a
@@ -16,6 +17,11 @@ export interface IndexEntry {
   sha256: string | null;
   target: string | null;
   gap: GapReason | null;
+  /**
+   * The git blob that holds the file's bytes (a tracked file whose stat matched git's index): its
+   * bytes are in git's object store, not copied into the journal (`sha256` may then be null).
+   */
+  git?: string | null;
 }
 
 /** Facts about the last scan. `startedNs` is when it began (the "racy" line, as in git's index). */
@@ -26,46 +32,103 @@ export interface ScanMeta {
   bytes: number;
   /** Why the workspace is over the limits, when `status` is `too-large`. */
   reason?: string;
+  /** Files whose bytes the journal keeps itself (the rest are in git's object store). */
+  copied?: number;
+  /** The excluded folder names the scan used (when they change, every folder is listed again). */
+  excludes?: string;
+  /** The ignore-rule files the scan used, with their stat (when one moves, every folder is listed again). */
+  rules?: Record<string, string>;
 }
 
-type Row = { path: string } & Omit<IndexEntry, 'type' | 'gap'> & { type: string; gap: string | null };
-
-/** The persisted snapshot index of one workspace: only the first scan reads every file. */
+/**
+ * The persisted snapshot index of one workspace: only the first scan reads every file. Kept
+ * packed, one row a folder (`scan/packed.ts`): a warm scan loads it in one query and checks it
+ * without an object per path; a change rewrites only the rows of the folders it touched.
+ */
 export class SnapshotIndex {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    db.exec('CREATE TABLE IF NOT EXISTS snapshot_rows (dir TEXT PRIMARY KEY, data BLOB NOT NULL)');
+    // An index of an earlier version (one SQL row a path) is packed once.
+    if (db.prepare('SELECT 1 FROM snapshot LIMIT 1').get()) {
+      writeTxn(db, () => {
+        const old = db.prepare('SELECT * FROM snapshot').all() as ({ path: string } & IndexEntry)[];
+        if (old.length === 0) return;
+        const map = new Map<string, IndexEntry>();
+        for (const r of old) {
+          const { path, ...e } = r;
+          map.set(path, e);
+        }
+        this.writeRows(packIndex(map), []);
+        db.prepare('DELETE FROM snapshot').run();
+      });
+    }
+  }
+
+  /** Every row: folder (workspace-relative, '' for the root) → its packed children. */
+  rows(): Map<string, Buffer> {
+    const out = new Map<string, Buffer>();
+    for (const r of this.db.prepare('SELECT dir, data FROM snapshot_rows').raw().all() as [string, Buffer][]) out.set(r[0], r[1]);
+    return out;
+  }
+
+  /** Writes rows and removes others (call inside a transaction). */
+  writeRows(put: Map<string, Uint8Array>, del: Iterable<string>): void {
+    const ins = this.db.prepare('INSERT OR REPLACE INTO snapshot_rows (dir, data) VALUES (?, ?)');
+    const rm = this.db.prepare('DELETE FROM snapshot_rows WHERE dir = ?');
+    for (const d of del) rm.run(d);
+    for (const [d, b] of put) ins.run(d, b);
+  }
 
   /** Every entry, keyed by workspace-relative path. */
   load(): Map<string, IndexEntry> {
-    const map = new Map<string, IndexEntry>();
-    for (const r of this.db.prepare('SELECT * FROM snapshot').all() as Row[]) {
-      map.set(r.path, {
-        type: r.type as FileType,
-        size: r.size,
-        mtime: r.mtime,
-        ctime: r.ctime,
-        ino: r.ino,
-        mode: r.mode,
-        sha256: r.sha256,
-        target: r.target,
-        gap: r.gap as GapReason | null,
-      });
-    }
-    return map;
+    return unpackIndex(this.rows());
   }
 
-  /** Writes entries that changed and removes paths that are gone (call inside a transaction). */
+  /**
+   * Writes entries that changed and removes paths that are gone (call inside a transaction).
+   * Removing a folder removes what the index holds under it.
+   */
   update(upserts: Iterable<[string, IndexEntry]>, deletes: Iterable<string>): void {
-    const put = this.db.prepare(
-      'INSERT OR REPLACE INTO snapshot (path, type, size, mtime, ctime, ino, mode, sha256, target, gap) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    const del = this.db.prepare('DELETE FROM snapshot WHERE path = ?');
-    for (const [p, e] of upserts) put.run(p, e.type, e.size, e.mtime, e.ctime, e.ino, e.mode, e.sha256, e.target, e.gap);
-    for (const p of deletes) del.run(p);
+    const get = this.db.prepare('SELECT data FROM snapshot_rows WHERE dir = ?').pluck();
+    type Touched = { stamp: ReturnType<typeof rowStamp>; entries: Map<string, PackedEntry>; changed: boolean };
+    const touched = new Map<string, Touched>();
+    const rowOf = (dir: string): Touched => {
+      let r = touched.get(dir);
+      if (!r) {
+        const buf = get.get(dir) as Buffer | undefined;
+        r = { stamp: buf ? rowStamp(buf) : UNKNOWN_STAMP, entries: new Map(buf ? decodeRow(buf).map((e) => [e.name, e]) : []), changed: !buf };
+        touched.set(dir, r);
+      }
+      return r;
+    };
+    const dropRows: string[] = [];
+    for (const p of deletes) {
+      const [dir, name] = splitPath(p);
+      const row = rowOf(dir);
+      if (row.entries.get(name)?.type === 'dir') dropRows.push(p);
+      if (row.entries.delete(name)) row.changed = true;
+    }
+    for (const [p, e] of upserts) {
+      const [dir, name] = splitPath(p);
+      const row = rowOf(dir);
+      const was = row.entries.get(name);
+      row.entries.set(name, fromIndexEntry(name, e));
+      row.changed = true;
+      if (e.type === 'dir') rowOf(p); // a new folder gets a row (listed by the next scan)
+      if (was?.type === 'dir' && e.type !== 'dir') dropRows.push(p);
+    }
+    const under = (d: string) => dropRows.some((r) => d === r || d.startsWith(`${r}/`));
+    const del = dropRows.length > 0 ? (this.db.prepare('SELECT dir FROM snapshot_rows').pluck().all() as string[]).filter(under) : [];
+    const put = new Map<string, Buffer>();
+    for (const [dir, row] of touched) {
+      if (row.changed && !under(dir)) put.set(dir, encodeRow(row.stamp, [...row.entries.values()]));
+    }
+    this.writeRows(put, del);
   }
 
   /** Forgets every entry (the workspace went over the limits). */
   clear(): void {
-    this.db.prepare('DELETE FROM snapshot').run();
+    this.db.prepare('DELETE FROM snapshot_rows').run();
   }
 
   meta(): ScanMeta | null {
@@ -79,6 +142,8 @@ export class SnapshotIndex {
 
   /** Hashes of blobs the snapshot refers to (kept by the sweep: they are the "before" of the next command). */
   blobRefs(): string[] {
-    return (this.db.prepare('SELECT sha256 FROM snapshot WHERE sha256 IS NOT NULL').all() as { sha256: string }[]).map((r) => r.sha256);
+    const out: string[] = [];
+    for (const buf of this.db.prepare('SELECT data FROM snapshot_rows').pluck().all() as Buffer[]) rowBlobRefs(buf, out);
+    return out;
   }
 }

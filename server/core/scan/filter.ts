@@ -1,6 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+
+/** A rule file's stat in one string: when it moves, the rules may have. */
+export function ruleStamp(st: Stats): string {
+  return `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
+}
+
+/** The file at the root of the git folder whose rules apply like a root `.gitignore`. */
+export const INFO_EXCLUDE = '.git/info/exclude';
 
 /**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
@@ -12,6 +20,8 @@ import ignore, { type Ignore } from 'ignore';
 export class ScanFilter {
   private readonly excluded: Set<string>;
   private readonly rules = new Map<string, Ignore | null>();
+  /** The rule files read so far (workspace-relative) and their {@link ruleStamp}s. */
+  readonly sources = new Map<string, string>();
 
   constructor(
     private readonly root: string,
@@ -25,16 +35,23 @@ export class ScanFilter {
     return this.excluded.has(name);
   }
 
+  /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */
+  noRulesIn(dir: string): void {
+    if (dir !== '' && !this.rules.has(dir)) this.rules.set(dir, null);
+  }
+
   /** The rules of folder `dir` (workspace-relative, '' for the root), or null when it has none. */
   rulesOf(dir: string): Ignore | null {
     let r = this.rules.get(dir);
     if (r !== undefined) return r;
     r = null;
-    const files = dir === '' ? ['.gitignore', join('.git', 'info', 'exclude')] : ['.gitignore'];
+    const files = dir === '' ? ['.gitignore', INFO_EXCLUDE] : ['.gitignore'];
     for (const f of files) {
       let text: string;
+      const file = dir === '' ? f : `${dir}/${f}`;
       try {
-        text = readFileSync(join(this.root, dir, f), 'utf8');
+        text = readFileSync(join(this.root, file), 'utf8');
+        this.sources.set(file, ruleStamp(lstatSync(join(this.root, file))));
       } catch {
         continue;
       }
@@ -51,10 +68,27 @@ export class ScanFilter {
    * trailing slash so folder-only patterns (`build/`) apply.
    */
   ignoredBy(rel: string, isDir: boolean, parents: string[]): boolean {
+    return this.ignoredIn(this.chainFor(parents), rel, isDir);
+  }
+
+  /**
+   * The rules that apply under folder `dir` (workspace-relative; `ancestors`: it and the folders
+   * above it, outermost first), as `[folder, rules]` pairs: only folders that have rules. Empty
+   * when no `.gitignore` is on the way, and then nothing under `dir` need be matched at all.
+   */
+  chainFor(ancestors: string[]): [string, Ignore][] {
+    const out: [string, Ignore][] = [];
+    for (const d of ancestors) {
+      const ig = this.rulesOf(d);
+      if (ig) out.push([d, ig]);
+    }
+    return out;
+  }
+
+  /** {@link ignoredBy} with the rules of the folders on the way already gathered ({@link chainFor}). */
+  ignoredIn(chain: [string, Ignore][], rel: string, isDir: boolean): boolean {
     let ignored = false;
-    for (const dir of parents) {
-      const ig = this.rulesOf(dir);
-      if (!ig) continue;
+    for (const [dir, ig] of chain) {
       const sub = dir === '' ? rel : rel.slice(dir.length + 1);
       const r = ig.test(isDir ? `${sub}/` : sub);
       if (r.ignored) ignored = true;

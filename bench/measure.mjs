@@ -1,0 +1,75 @@
+// Timing helpers for the benchmarks: one child process at a time, wall-clock, medians.
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Runs `cmd args` and returns how long it took in ms. Throws when it fails (unless `allowFail`). */
+export function time(cmd, args, opts = {}) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    input: opts.input,
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', opts.capture ? 'pipe' : 'ignore', 'pipe'],
+    maxBuffer: 1 << 30,
+  });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.error) throw r.error;
+  if (r.status !== 0 && !opts.allowFail) {
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${String(r.stderr).slice(0, 2000)}`);
+  }
+  if (opts.capture) opts.capture.stdout = String(r.stdout);
+  return ms;
+}
+
+/** Peak resident memory (KB) of `cmd args`, by GNU time; null when /usr/bin/time is not there. */
+export function peakRss(cmd, args, opts = {}) {
+  if (!existsSync('/usr/bin/time')) return null;
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const m = /(\d+)\s*$/.exec(String(r.stderr).trim());
+  return m ? Number(m[1]) : null;
+}
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return NaN;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/** Bytes of every file under `dir` (apparent size) and on disk (blocks), recursively. */
+export function treeBytes(dir) {
+  let bytes = 0;
+  let disk = 0;
+  let files = 0;
+  const walk = (d) => {
+    let names;
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const p = join(d, n);
+      const st = lstatSync(p);
+      if (st.isDirectory()) walk(p);
+      else {
+        files++;
+        bytes += st.size;
+        disk += st.blocks * 512;
+      }
+    }
+  };
+  walk(dir);
+  return { bytes, disk, files };
+}
+
+export function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+export const fmt = {
+  ms: (x) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(1) : Math.round(x)} ms` : 'n/a'),
+  mb: (x) => `${(x / 1048576).toFixed(1)} MB`,
+  ratio: (x) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : 'n/a'),
+};

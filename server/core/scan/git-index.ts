@@ -1,0 +1,254 @@
+import { createHash } from 'node:crypto';
+import { accessSync, constants, lstatSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+
+// Loaded when a blob is read back only: child_process brings a dozen of Node's modules with it,
+// and a hook that never reads from git should not pay for them.
+const lazy = createRequire(import.meta.url);
+
+/*
+ * What git already keeps of a work tree. A tracked file whose stat still matches git's index has
+ * its bytes in git's object store: the snapshot can name that blob instead of copying the file,
+ * and read it back (`git cat-file`) only when a command changes the file. takeback only reads
+ * here: it parses the index file itself and runs git with `--no-optional-locks`, so neither the
+ * user's index nor the object store is ever written.
+ */
+
+/** One stage-0 regular file of git's index, as much of it as the stat match needs. */
+export interface GitIndexEntry {
+  /** The blob's object id (hex: 40 digits, or 64 in a SHA-256 repository). */
+  oid: string;
+  mtimeMs: number;
+  ctimeMs: number;
+  /** The low 32 bits of the inode number and of the size, as git keeps them. */
+  ino32: number;
+  size32: number;
+}
+
+/** A work tree's git index: its usable entries and the index file's own mtime (git's racy line). */
+export interface GitIndex {
+  gitDir: string;
+  entries: Map<string, GitIndexEntry>;
+  mtimeMs: number;
+}
+
+const TWO32 = 4294967296;
+
+/** The git folder of work tree `root` (`root/.git`, or where a `.git` file points), or null. */
+export function gitDirOf(root: string): string | null {
+  const dotGit = join(root, '.git');
+  let st;
+  try {
+    st = lstatSync(dotGit);
+  } catch {
+    return null;
+  }
+  if (st.isDirectory()) return dotGit;
+  if (!st.isFile()) return null;
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (!m) return null;
+    return isAbsolute(m[1]!) ? m[1]! : resolve(root, m[1]!);
+  } catch {
+    return null;
+  }
+}
+
+let gitBinary: string | null | undefined;
+
+/** The `git` program on PATH, or null (then nothing refers to git's objects). */
+export function findGit(): string | null {
+  if (gitBinary !== undefined) return gitBinary;
+  gitBinary = null;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, 'git'), constants.X_OK);
+      gitBinary = join(dir, 'git');
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return gitBinary;
+}
+
+/**
+ * Reads git's index of the work tree at `root` (versions 2 to 4). Returns null when there is no
+ * git here, no `git` program to read blobs back with, or an index this reader does not follow
+ * (a split or sparse index): the scan then copies files as it does outside git.
+ *
+ * Only entries git itself would trust are kept: stage 0, a regular file, not assumed unchanged,
+ * not skip-worktree or intent-to-add, and not "racy" (modified at or after the index was written,
+ * when a stat match proves nothing).
+ */
+export function readGitIndex(root: string): GitIndex | null {
+  const gitDir = gitDirOf(root);
+  if (!gitDir || !findGit()) return null;
+  let buf: Buffer;
+  let indexMtime: number;
+  try {
+    const file = join(gitDir, 'index');
+    indexMtime = lstatSync(file).mtimeMs;
+    buf = readFileSync(file);
+  } catch {
+    return null;
+  }
+  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
+  const version = buf.readUInt32BE(4);
+  if (version < 2 || version > 4) return null;
+  const count = buf.readUInt32BE(8);
+  const hashLen = objectFormat(gitDir) === 'sha256' ? 32 : 20;
+  const entries = new Map<string, GitIndexEntry>();
+  let o = 12;
+  let prev = '';
+  try {
+    for (let i = 0; i < count; i++) {
+      const start = o;
+      const ctimeMs = buf.readUInt32BE(o) * 1000 + buf.readUInt32BE(o + 4) / 1e6;
+      const mtimeMs = buf.readUInt32BE(o + 8) * 1000 + buf.readUInt32BE(o + 12) / 1e6;
+      const ino32 = buf.readUInt32BE(o + 20);
+      const mode = buf.readUInt32BE(o + 24);
+      const size32 = buf.readUInt32BE(o + 36);
+      const oid = buf.toString('hex', o + 40, o + 40 + hashLen);
+      o += 40 + hashLen;
+      const flags = buf.readUInt16BE(o);
+      o += 2;
+      let extended = 0;
+      if (flags & 0x4000) {
+        if (version < 3) return null;
+        extended = buf.readUInt16BE(o);
+        o += 2;
+      }
+      let path: string;
+      if (version === 4) {
+        // The name is the previous name less N bytes, plus a NUL-terminated suffix.
+        let c = buf[o++]!;
+        let strip = c & 127;
+        while (c & 128) {
+          c = buf[o++]!;
+          strip = ((strip + 1) << 7) | (c & 127);
+        }
+        const end = buf.indexOf(0, o);
+        const prevBytes = Buffer.from(prev, 'utf8');
+        path = Buffer.concat([prevBytes.subarray(0, prevBytes.length - strip), buf.subarray(o, end)]).toString('utf8');
+        o = end + 1;
+      } else {
+        const end = buf.indexOf(0, o);
+        path = buf.toString('utf8', o, end);
+        // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+        o = start + ((end - start + 8) & ~7);
+      }
+      prev = path;
+      const stage = (flags >> 12) & 3;
+      const assumeValid = flags & 0x8000;
+      const skipOrIntent = extended & 0x6000;
+      if (stage !== 0 || assumeValid || skipOrIntent) continue;
+      if (mode >>> 12 !== 0b1000) continue; // links and submodules are not blobs of a file
+      if (mtimeMs >= indexMtime || size32 === 0) continue; // racy, or smudged by git as racy
+      if (path.includes('\n')) continue; // cannot be named on cat-file's input
+      entries.set(path, { oid, mtimeMs, ctimeMs, ino32, size32 });
+    }
+    // Extensions: a split index ("link") or sparse folders ("sdir") leave entries out.
+    while (o + 8 <= buf.length - hashLen) {
+      const sig = buf.toString('latin1', o, o + 4);
+      const size = buf.readUInt32BE(o + 4);
+      if (sig === 'link' || sig === 'sdir') return null;
+      o += 8 + size;
+    }
+  } catch {
+    return null; // a torn or foreign index: do without it
+  }
+  return { gitDir, entries, mtimeMs: indexMtime };
+}
+
+function objectFormat(gitDir: string): 'sha1' | 'sha256' {
+  for (const dir of [gitDir, commonDir(gitDir)]) {
+    try {
+      if (/^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(join(dir, 'config'), 'utf8'))) return 'sha256';
+    } catch {
+      // no config here
+    }
+  }
+  return 'sha1';
+}
+
+function commonDir(gitDir: string): string {
+  try {
+    const c = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
+    return isAbsolute(c) ? c : resolve(gitDir, c);
+  } catch {
+    return gitDir;
+  }
+}
+
+/** True when a (non-BigInt) lstat of a file matches git's entry for it. */
+export function statMatchesGit(st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }, g: GitIndexEntry): boolean {
+  return (
+    st.size % TWO32 === g.size32 &&
+    st.ino % TWO32 === g.ino32 &&
+    Math.abs(st.mtimeMs - g.mtimeMs) < 0.001 &&
+    Math.abs(st.ctimeMs - g.ctimeMs) < 0.001
+  );
+}
+
+/** The git object id `bytes` would have as a blob (SHA-1, or SHA-256 when `oid` is 64 digits long). */
+export function gitBlobId(bytes: Uint8Array, like: string): string {
+  const h = createHash(like.length === 64 ? 'sha256' : 'sha1');
+  h.update(`blob ${bytes.length}\0`);
+  h.update(bytes);
+  return h.digest('hex');
+}
+
+function git(root: string, args: string[], input?: string): Buffer | null {
+  const bin = findGit();
+  if (!bin) return null;
+  const { spawnSync } = lazy('node:child_process') as typeof import('node:child_process');
+  const r = spawnSync(bin, ['--no-optional-locks', '-C', root, ...args], {
+    input,
+    maxBuffer: 2 ** 31,
+    stdio: ['pipe', 'pipe', 'ignore'],
+    env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' },
+  });
+  if (r.error || r.status !== 0) return null;
+  return r.stdout;
+}
+
+/**
+ * The bytes of git blobs, read back for the files they stood for: `items` name each blob and the
+ * work-tree path and size the file had. Blobs are read in one `git cat-file --batch`; a blob whose
+ * size is not the file's (an end-of-line or other filter applies to that path) is read again
+ * through the path's filters, and left out (null) if it still does not match: takeback never
+ * hands out bytes it is not sure of.
+ */
+export function readGitBlobs(root: string, items: { oid: string; path: string; size: number }[]): Map<string, Buffer | null> {
+  const out = new Map<string, Buffer | null>();
+  if (items.length === 0) return out;
+  const oids = [...new Set(items.map((i) => i.oid))];
+  const raw = git(root, ['cat-file', '--batch'], `${oids.join('\n')}\n`);
+  const blobs = new Map<string, Buffer>();
+  if (raw) {
+    let o = 0;
+    while (o < raw.length) {
+      const nl = raw.indexOf(10, o);
+      if (nl < 0) break;
+      const head = raw.toString('latin1', o, nl).split(' ');
+      o = nl + 1;
+      if (head[1] !== 'blob') continue; // "<oid> missing"
+      const size = Number(head[2]);
+      blobs.set(head[0]!, raw.subarray(o, o + size));
+      o += size + 1;
+    }
+  }
+  for (const it of items) {
+    const b = blobs.get(it.oid);
+    if (b && b.length === it.size) {
+      out.set(`${it.oid} ${it.path}`, b);
+      continue;
+    }
+    const filtered = b ? git(root, ['cat-file', '--filters', `--path=${it.path}`, it.oid]) : null;
+    out.set(`${it.oid} ${it.path}`, filtered && filtered.length === it.size ? filtered : null);
+  }
+  return out;
+}

@@ -1,0 +1,84 @@
+// Large git repositories keep command capture (issue 5): a tracked file whose stat matches git's
+// index is not copied by the first scan (the snapshot refers to git's blob); when a command changes
+// it, its "before" is read back from git, byte for byte, and undo puts it back. Untracked files
+// count against the limits as before. takeback never writes git's index or object store.
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { filesOf, sandbox, sleep, tree, type Sandbox } from './support/takeback.js';
+
+function commitAll(sb: Sandbox): void {
+  sb.sh('git add -A && git -c user.name=t -c user.email=t@example.invalid commit -q -m init');
+}
+
+/** git's own folder, file by file, without the index's racy stamps moving: what takeback must never write. */
+function gitState(sb: Sandbox): unknown {
+  return tree(sb.abs('.git'));
+}
+
+describe('git-backed snapshots', () => {
+  it('tracked files are not copied by the first scan; a command that changes them is undone byte for byte', async () => {
+    const sb = sandbox({ git: true, env: { TAKEBACK_MAX_WORKSPACE_FILES: '5' } });
+    for (let i = 0; i < 30; i++) sb.write(`src/m${i % 3}/f${i}.txt`, `tracked file ${i}\n`.repeat(i + 1));
+    sb.write('bin.dat', Buffer.from([0, 1, 2, 255, 254, 0, 10]));
+    commitAll(sb);
+    await sleep(1100); // past git's racy second for the index just written
+    sb.sh('git status --porcelain'); // as a user would: refreshes the index
+    const gitBefore = gitState(sb);
+
+    // 31 tracked files, a limit of 5: still captured, and nothing tracked is copied.
+    const r = sb.tb(['run', '--', 'true']);
+    expect(r.stderr).not.toMatch(/not captured/);
+    expect(sb.blobs()).toEqual([]);
+    expect(sb.json(['doctor']).capture.commands).toBe(true);
+
+    const before = sb.tree();
+    sb.tb(['run', '--', 'sh', '-c', 'printf "changed\\n" > src/m0/f0.txt && rm src/m1/f1.txt && printf x >> bin.dat && printf n > new.txt']);
+    const set = sb.json(['list']).sets[0];
+    expect(filesOf(set)).toEqual({ 'bin.dat': 'modified', 'new.txt': 'created', 'src/m0/f0.txt': 'modified', 'src/m1/f1.txt': 'deleted' });
+    // The "before"s were read back from git into the journal: the set shows line counts.
+    expect(set.files.find((f: any) => f.path === 'src/m1/f1.txt').removed).toBe(2);
+    sb.json(['undo', set.id]);
+    expect(sb.tree()).toEqual(before);
+    sb.json(['redo', set.id]);
+    expect(sb.read('src/m0/f0.txt').toString()).toBe('changed\n');
+    sb.json(['undo', set.id]);
+    expect(sb.tree()).toEqual(before);
+    expect(gitState(sb)).toEqual(gitBefore);
+  });
+
+  it('untracked files still count against the limits; a file touched but unchanged is no change', async () => {
+    const sb = sandbox({ git: true, env: { TAKEBACK_MAX_WORKSPACE_FILES: '3' } });
+    for (let i = 0; i < 10; i++) sb.write(`t${i}.txt`, `t${i}\n`);
+    commitAll(sb);
+    await sleep(1100);
+    sb.sh('git status --porcelain');
+    sb.tb(['run', '--', 'true']);
+    // touch: the stat moves, the bytes do not (the blob's id says so without git).
+    expect(sb.tb(['run', '--', 'sh', '-c', 'touch t1.txt t2.txt']).stderr).not.toMatch(/recorded/);
+    expect(sb.json(['list']).sets).toEqual([]);
+    // Four untracked files: over the limit of three copied files.
+    sb.tb(['run', '--', 'sh', '-c', 'for i in 1 2 3 4; do printf $i > u$i.txt; done']);
+    expect(sb.json(['list']).sets).toEqual([]);
+    expect(sb.tb(['run', '--', 'true']).stderr).toMatch(/not captured here \(over 3 files\)/);
+  });
+
+  it('a file whose bytes differ from its blob (an end-of-line filter) is copied, never taken from git', async () => {
+    const sb = sandbox({ git: true });
+    sb.write('.gitattributes', '*.txt text eol=crlf\n');
+    sb.write('a.txt', 'one\ntwo\n');
+    commitAll(sb);
+    // Check it out again so that the work tree has the filtered (CRLF) bytes git wrote.
+    fs.rmSync(sb.abs('a.txt'));
+    sb.sh('git checkout -- a.txt');
+    await sleep(1100);
+    sb.sh('git status --porcelain');
+    const crlf = sb.read('a.txt');
+    expect(crlf.toString()).toBe('one\r\ntwo\r\n');
+    sb.tb(['run', '--', 'true']);
+    sb.tb(['run', '--', 'sh', '-c', 'printf "three\\n" > a.txt']);
+    const set = sb.json(['list']).sets[0];
+    expect(filesOf(set)).toEqual({ 'a.txt': 'modified' });
+    sb.json(['undo', set.id]);
+    expect(sb.read('a.txt').equals(crlf)).toBe(true);
+  });
+});

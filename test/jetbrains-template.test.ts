@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -66,5 +66,9 @@ describe('JetBrains (LSP4IJ) template', () => {
     const before = readFileSync(join(dir, 'template.json'), 'utf8');
     expect(run()).toMatch(/nothing to change|already/);
     expect(readFileSync(join(dir, 'template.json'), 'utf8')).toBe(before);
+    // --remove takes out what init wrote, and only that.
+    const removed = execFileSync(process.execPath, [join(repo, 'bin', 'takeback.js'), 'init', 'jetbrains', '--dir', dir, '--remove'], { encoding: 'utf8' });
+    expect(removed).toContain('removed');
+    expect(existsSync(dir)).toBe(false);
   });
 });

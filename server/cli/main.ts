@@ -1,24 +1,23 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { handleClaudeEvent, type ClaudeHookEvent } from '../agents/claude-code.js';
 import { claudeSettingsPath, initClaudeCode } from '../agents/claude-code-init.js';
 import { initHelixCommand } from '../editors/helix-init.js';
-import { defaultTemplateDir, writeJetbrainsTemplate } from '../editors/jetbrains-init.js';
-import { logHook } from '../agents/log.js';
-import { takebackHome } from '../core/config.js';
+import { defaultTemplateDir, removeJetbrainsTemplate, writeJetbrainsTemplate } from '../editors/jetbrains-init.js';
+import { loadConfig, takebackHome } from '../core/config.js';
 import { openEngine, type Engine } from '../core/engine.js';
 import { TakebackError, checkId, type ErrorCode } from '../core/errors.js';
 import type { Selector } from '../core/plan/select.js';
+import { collectGarbage } from '../core/store/gc.js';
 import { findWorkspaceRoot, toWorkspacePath } from '../core/workspace.js';
 import { captureBegin, captureEnd, turnBegin, turnEnd } from '../service/capture.js';
 import { listChanges, showChange } from '../service/changes.js';
 import { doctor } from '../service/doctor.js';
 import { applyStep, previewStep } from '../service/undo.js';
-import { renderApply, renderDoctor, renderList, renderPreview, renderShow, setHeadline } from './render.js';
+import { renderApply, renderDoctor, renderGc, renderList, renderPreview, renderShow, setHeadline } from './render.js';
+import { runHook } from './hook.js';
 import { useColor } from './style.js';
 import { BIN, hookCommand, PACKAGE_ROOT, selfCommand, VERSION } from './self.js';
 
@@ -62,42 +61,6 @@ function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector 
 /** `arg` as a POSIX shell would need it written, for showing a command line. */
 function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-function readStdin(): string {
-  try {
-    return readFileSync(0, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** `takeback hook claude-code`: never fails, never prints, always exits 0. */
-function runHook(agent: string): number {
-  const home = takebackHome();
-  try {
-    if (agent !== 'claude-code') {
-      logHook(home, `hook: unknown agent ${agent}`);
-      return 0;
-    }
-    const text = readStdin();
-    let ev: ClaudeHookEvent;
-    try {
-      ev = JSON.parse(text) as ClaudeHookEvent;
-    } catch {
-      logHook(home, `hook claude-code: input is not JSON: ${JSON.stringify(text.slice(0, 200))}`);
-      return 0;
-    }
-    if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') {
-      logHook(home, 'hook claude-code: no hook_event_name in input');
-      return 0;
-    }
-    const what = handleClaudeEvent(ev);
-    if (process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `claude-code ${ev.hook_event_name}: ${what}`);
-  } catch (e) {
-    logHook(home, `hook ${agent} failed: ${(e as Error).stack ?? String(e)}`);
-  }
-  return 0;
 }
 
 /**
@@ -292,6 +255,21 @@ function program(setCode: (n: number) => void): Command {
       done(await serve({ cwd: workspace ?? process.cwd(), version: VERSION }));
     });
 
+  p.command('gc')
+    .description('expire change sets past the retention rules and sweep kept copies nothing refers to (every workspace)')
+    .option('--dry-run', 'say what would go, change nothing')
+    .option('--grace <seconds>', 'leave unreferenced copies younger than this (default 3600)')
+    .option('--json', 'print JSON')
+    .action((o: { dryRun?: boolean; grace?: string; json?: boolean }) => {
+      const grace = o.grace === undefined ? undefined : Number(o.grace);
+      if (grace !== undefined && !(grace >= 0)) throw new TakebackError('usage', `--grace wants seconds, not ${o.grace}`);
+      const home = takebackHome();
+      const r = collectGarbage({ home, config: loadConfig(home), dryRun: o.dryRun, graceMs: grace === undefined ? undefined : grace * 1000 });
+      if (o.json) json(r);
+      else print(renderGc(r));
+      done(0);
+    });
+
   p.command('hook')
     .description('read one agent hook event on stdin (never fails, prints nothing)')
     .addArgument(new Command().createArgument('<agent>', 'claude-code'))
@@ -314,6 +292,11 @@ function program(setCode: (n: number) => void): Command {
         return done(0);
       }
       if (agent === 'jetbrains') {
+        if (o.remove) {
+          const r = removeJetbrainsTemplate(o.dir ?? defaultTemplateDir());
+          print(`${r.changed ? 'removed the LSP4IJ template from' : 'no takeback template in'} ${r.dir}\n`);
+          return done(0);
+        }
         const r = writeJetbrainsTemplate({
           source: join(PACKAGE_ROOT, 'clients', 'jetbrains', 'template'),
           dir: o.dir ?? defaultTemplateDir(),
@@ -331,6 +314,14 @@ function program(setCode: (n: number) => void): Command {
       done(0);
     });
 
+  // `--workspace` works before the subcommand (global) and after it, as people type it.
+  const withWorkspace = (c: Command) => {
+    for (const sub of c.commands) {
+      if (!sub.options.some((o) => o.long === '--workspace')) sub.option('-w, --workspace <dir>', 'the workspace (default: the enclosing git root, else the current folder)');
+      withWorkspace(sub);
+    }
+  };
+  withWorkspace(p);
   return p;
 }
 

@@ -1,4 +1,5 @@
 import type * as W from '../../protocol/src/types.js';
+import type { GcReport } from '../core/store/gc.js';
 import type { DoctorReport } from '../service/doctor.js';
 import { painter, type Style } from './style.js';
 
@@ -154,7 +155,7 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
     if (r.conflicts.length > 0) {
       out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed since the change.`));
       for (const c of r.conflicts) out.push(`  ${c.path}: ${c.detail}`);
-      out.push(`Run again with --force to replace the later changes, or see them with: takeback preview${r.direction === 'redo' ? ' --redo' : ''} ...`);
+      out.push(`Run it again with --force to replace the later changes; "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`);
     } else {
       out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
     }
@@ -170,6 +171,29 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
 }
 
 /** `takeback doctor`. */
+/** Why the blob store keeps what it keeps, and what the retention rules take (doctor, gc). */
+function storageLines(s: DoctorReport['storage'], mb: (n: number) => string): string[] {
+  const u = s.use;
+  const days = (ms: number) => `${Math.floor((Date.now() - ms) / 86_400_000)} days`;
+  const out = [
+    `            ${mb(u.sets.bytes)} for ${s.sets.live} change sets${s.sets.oldest !== null ? ` (oldest ${days(s.sets.oldest)} old)` : ''}, ${mb(u.working.bytes)} for snapshots and tool calls in flight, ${mb(u.young.bytes)} just stored, ${mb(u.unreferenced.bytes)} unreferenced (swept by \`takeback gc\`)`,
+    `            sets expire after ${s.limits.retentionDays} days, and oldest first past ${mb(s.limits.maxJournalBytes)}: ${s.expired.byAge + s.expired.bySize} would expire now; ${s.sets.tombstones} expired`,
+  ];
+  if (s.snapshot && s.snapshot.tracked > 0) out.push(`            this workspace: ${s.snapshot.tracked} tracked files refer to git's objects, ${s.snapshot.copied} are copied`);
+  return out;
+}
+
+/** What `takeback gc` did. */
+export function renderGc(r: GcReport): string {
+  const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
+  const verb = r.dryRun ? 'would expire' : 'expired';
+  return [
+    `${verb} ${r.expired.byAge} change set(s) older than ${r.limits.retentionDays} days and ${r.expired.bySize} to fit ${mb(r.limits.maxJournalBytes)} (${r.workspaces} workspaces)`,
+    `${r.dryRun ? 'would sweep' : 'swept'} ${r.use.unreferenced.count} unreferenced blob(s), ${mb(r.use.unreferenced.bytes)}`,
+    `kept ${mb(r.use.total.bytes - r.use.unreferenced.bytes)}: ${mb(r.use.sets.bytes)} for ${r.sets.live} change sets, ${mb(r.use.working.bytes)} for snapshots and tool calls in flight, ${mb(r.use.young.bytes)} stored in the last ${Math.round(r.limits.graceMs / 60000)} min`,
+  ].join('\n') + '\n';
+}
+
 export function renderDoctor(d: DoctorReport, color: boolean): string {
   const p = painter(color);
   const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
@@ -182,6 +206,7 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `snapshot:   ${d.snapshot ? `${d.snapshot.files} files, ${mb(d.snapshot.bytes)}` : 'none yet (taken at the first command or turn)'}`,
     `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${d.turns.total} turns (${d.turns.open} open)`,
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
+    ...storageLines(d.storage, mb),
     `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}`,
   ];
   if (d.problems.length === 0) out.push(p('green', 'no problems found'));

@@ -5,10 +5,16 @@ import { TakebackError } from './errors.js';
 
 /**
  * The workspace root for `dir`: the enclosing git work tree's top (the nearest folder holding
- * `.git`, a folder or a file), else `dir` itself. Always a real path (links resolved).
+ * `.git`, a folder or a file), else `dir` itself. Always a real path (links resolved). Throws
+ * `usage` when `dir` does not exist.
  */
 export function findWorkspaceRoot(dir: string): string {
-  const start = realpathSync(resolve(dir));
+  let start: string;
+  try {
+    start = realpathSync(resolve(dir));
+  } catch {
+    throw new TakebackError('usage', `no such folder: ${dir}`, { path: dir });
+  }
   for (let d = start; ; d = dirname(d)) {
     if (existsSync(join(d, '.git'))) return d;
     if (dirname(d) === d) return start;

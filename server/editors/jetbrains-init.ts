@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -37,4 +37,23 @@ export function writeJetbrainsTemplate(opts: { source: string; dir: string; serv
   cpSync(join(opts.source, 'README.md'), join(opts.dir, 'README.md'));
   if (before !== text) writeFileSync(file, text);
   return { dir: opts.dir, changed: before !== text };
+}
+
+/**
+ * Takes out a template folder that `writeJetbrainsTemplate` wrote (its template.json has id
+ * `takeback`); anything else there is refused by leaving the folder in place. Returns whether
+ * the folder was removed.
+ */
+export function removeJetbrainsTemplate(dir: string): { dir: string; changed: boolean } {
+  const file = join(dir, 'template.json');
+  if (!existsSync(file)) return { dir, changed: false };
+  const t = JSON.parse(readFileSync(file, 'utf8')) as Partial<Lsp4ijTemplate>;
+  if (t.id !== 'takeback') return { dir, changed: false };
+  for (const f of ['template.json', 'README.md']) rmSync(join(dir, f), { force: true });
+  try {
+    rmdirSync(dir); // only if nothing else was put there
+  } catch {
+    // other files of the user's: leave the folder
+  }
+  return { dir, changed: true };
 }

@@ -227,6 +227,8 @@ export function applyUndo(
     const step = prepareInLock(engine, select(), direction, opts);
     const base = { direction, skipped: step.plan.skipped, forced: step.force, conflicts: step.conflicts, gaps: step.gaps };
     if (step.blocked) return { ...base, sets: [], applied: [], notes: [], written: false };
+    // Nothing to write and nothing already in place (every path a capture gap): no step at all.
+    if (step.ops.length === 0 && step.inPlace.length === 0) return { ...base, sets: [], applied: [], notes: [], written: false };
     const id = newTxnId();
     const notes = writeInLock(engine, step.ops, direction, opts.writer ?? diskWriter(engine), id);
     txnId = id;

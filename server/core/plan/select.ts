@@ -51,17 +51,21 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
     return journal.sets.afterTurn(t).filter((s) => s.state !== 'expired');
   }
   // --last: for undo the newest change still in place; for redo the change undone most recently.
-  // With paths, the newest such change that touches one of them.
-  const touches = (set: ChangeSet) =>
-    !sel.paths?.length || set.files.some((f) => sel.paths!.includes(f.path) && (direction === 'undo' ? !f.undone : f.undone));
+  // With paths, the newest such change that touches one of them. A change whose every file is a
+  // capture gap can never move: --last passes over it rather than stick on it.
+  const movable = (set: ChangeSet) =>
+    set.files.some(
+      (f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (direction === 'undo' ? !f.undone : f.undone),
+    );
   const pick =
     direction === 'undo'
-      ? sel.paths?.length
-        ? journal.sets.inState('applied', 'partial').filter(touches).at(-1)
-        : journal.sets.newest('applied', 'partial')
+      ? (() => {
+          const newest = sel.paths?.length ? null : journal.sets.newest('applied', 'partial');
+          return newest && movable(newest) ? newest : journal.sets.inState('applied', 'partial').filter(movable).at(-1);
+        })()
       : journal.sets
           .inState('undone', 'partial')
-          .filter(touches)
+          .filter(movable)
           .sort((a, b) => (a.history.at(-1)?.time ?? 0) - (b.history.at(-1)?.time ?? 0) || Number(a.id) - Number(b.id))
           .at(-1);
   if (!pick) throw new TakebackError('not-found', direction === 'undo' ? 'no change to undo' : 'no undone change to redo');

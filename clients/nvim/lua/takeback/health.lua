@@ -47,7 +47,7 @@ function M.check()
   local path = vim.fn.exepath(exe)
   if path == '' then
     health.error(('%s not found on PATH'):format(exe), {
-      'install takeback (npm install -g takeback), or set `cmd` in setup()',
+      'put takeback on PATH (npm i -g . in a clone of takeback), or set `cmd` in setup()',
     })
     return
   end

@@ -15,6 +15,7 @@ import {
   missingEditorMessage,
   onPath,
   parseVersion,
+  privateEditorEnv,
   versionLine,
   type NvimVersion,
 } from './support/editors.js';
@@ -33,33 +34,7 @@ function tempDir(label: string): string {
 }
 
 /** An environment with HOME and every XDG_* folder private to `base`, and no editor leftovers. */
-function privateEnv(base: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  // LD_LIBRARY_PATH: the children must show the editor did not export one.
-  // NVIM/VIMRUNTIME/VIM/MYVIMRC: set when running inside Neovim; TMUX: when inside tmux.
-  for (const name of ['LD_LIBRARY_PATH', 'NVIM', 'NVIM_LISTEN_ADDRESS', 'VIMRUNTIME', 'VIM', 'MYVIMRC', 'HELIX_RUNTIME', 'TMUX', 'TMUX_PANE']) {
-    delete env[name];
-  }
-  for (const name of Object.keys(env)) if (name.startsWith('XDG_')) delete env[name];
-  const dirs = {
-    HOME: 'home',
-    XDG_CONFIG_HOME: 'config',
-    XDG_DATA_HOME: 'data',
-    XDG_STATE_HOME: 'state',
-    XDG_CACHE_HOME: 'cache',
-    XDG_RUNTIME_DIR: 'run',
-    XDG_CONFIG_DIRS: 'config-dirs',
-    XDG_DATA_DIRS: 'data-dirs',
-  };
-  for (const [name, sub] of Object.entries(dirs)) {
-    const dir = path.join(base, sub);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    env[name] = dir;
-  }
-  // The `node` that children start is this one's, found on PATH the ordinary way.
-  env.PATH = [path.dirname(process.execPath), process.env.PATH ?? ''].join(path.delimiter);
-  return env;
-}
+const privateEnv = (base: string): NodeJS.ProcessEnv => privateEditorEnv(base);
 
 function skipUnlessFound(
   ctx: { skip: (condition: boolean, note?: string) => void },

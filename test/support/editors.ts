@@ -11,7 +11,7 @@
 // Answers are cached for the life of the process.
 
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -113,4 +113,35 @@ export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx'): 
   const env = editor === 'hx' ? 'HX' : editor === 'nvim-0.10' ? 'NVIM_0_10' : 'NVIM_0_12';
   const what = editor === 'hx' ? 'Helix 25.07+' : `Neovim ${editor.slice(5)}`;
   return `${what} not found: run scripts/fetch-editors.sh (fills .cache/editors/) or set ${env}`;
+}
+
+/**
+ * An environment for a real editor under test: HOME and every XDG_* folder private to `base`, no
+ * TAKEBACK_* of the caller's, and no leftovers of an editor or tmux the tests may run inside
+ * (LD_LIBRARY_PATH must stay unset so children show the editor did not export one). The `node`
+ * that children start is this one's. `extra` is laid over the result.
+ */
+export function privateEditorEnv(base: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['LD_LIBRARY_PATH', 'NVIM', 'NVIM_LISTEN_ADDRESS', 'NVIM_APPNAME', 'VIMRUNTIME', 'VIM', 'MYVIMRC', 'HELIX_RUNTIME', 'TMUX', 'TMUX_PANE', 'TERM']) {
+    delete env[name];
+  }
+  for (const name of Object.keys(env)) if (name.startsWith('XDG_') || name.startsWith('TAKEBACK_')) delete env[name];
+  const dirs: Record<string, string> = {
+    HOME: 'home',
+    XDG_CONFIG_HOME: 'config',
+    XDG_DATA_HOME: 'data',
+    XDG_STATE_HOME: 'state',
+    XDG_CACHE_HOME: 'cache',
+    XDG_RUNTIME_DIR: 'run',
+    XDG_CONFIG_DIRS: 'config-dirs',
+    XDG_DATA_DIRS: 'data-dirs',
+  };
+  for (const [name, sub] of Object.entries(dirs)) {
+    const dir = path.join(base, sub);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    env[name] = dir;
+  }
+  env.PATH = [path.dirname(process.execPath), process.env.PATH ?? ''].join(path.delimiter);
+  return { ...env, ...extra };
 }

@@ -5,31 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { onPath } from './editors.js';
+import { onPath, privateEditorEnv } from './editors.js';
 
-/** An environment with HOME and every XDG_* folder private to `base`, and no editor or tmux leftovers. */
-export function privateEditorEnv(base: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['LD_LIBRARY_PATH', 'NVIM', 'NVIM_LISTEN_ADDRESS', 'VIMRUNTIME', 'VIM', 'MYVIMRC', 'HELIX_RUNTIME', 'TMUX', 'TMUX_PANE', 'TERM']) {
-    delete env[name];
-  }
-  for (const name of Object.keys(env)) if (name.startsWith('XDG_') || name.startsWith('TAKEBACK_')) delete env[name];
-  const dirs = {
-    HOME: 'home',
-    XDG_CONFIG_HOME: 'config',
-    XDG_DATA_HOME: 'data',
-    XDG_STATE_HOME: 'state',
-    XDG_CACHE_HOME: 'cache',
-    XDG_RUNTIME_DIR: 'run',
-  };
-  for (const [name, sub] of Object.entries(dirs)) {
-    const dir = path.join(base, sub);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    env[name] = dir;
-  }
-  env.PATH = [path.dirname(process.execPath), process.env.PATH ?? ''].join(path.delimiter);
-  return { ...env, ...extra };
-}
+export { privateEditorEnv };
 
 export async function waitFor<T>(what: string, probe: () => T | undefined | false | null, timeoutMs = 15_000, onTimeout?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;

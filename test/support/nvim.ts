@@ -13,7 +13,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from './editors.js';
+import { privateEditorEnv, repoRoot } from './editors.js';
 
 export const PLUGIN_DIR = path.join(repoRoot, 'clients', 'nvim');
 export const BIN = path.join(repoRoot, 'bin', 'takeback.js');
@@ -21,30 +21,9 @@ const EVENTS = path.join(repoRoot, 'test', 'fixtures', 'claude-events');
 
 /** HOME, every XDG_* folder and TAKEBACK_HOME private to `base`; no editor leftovers. */
 export function privateEnv(base: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['LD_LIBRARY_PATH', 'NVIM', 'NVIM_LISTEN_ADDRESS', 'VIMRUNTIME', 'VIM', 'MYVIMRC', 'NVIM_APPNAME', 'TMUX', 'TMUX_PANE']) {
-    delete env[name];
-  }
-  for (const name of Object.keys(env)) if (name.startsWith('XDG_') || name.startsWith('TAKEBACK_')) delete env[name];
-  const dirs: Record<string, string> = {
-    HOME: 'home',
-    XDG_CONFIG_HOME: 'config',
-    XDG_DATA_HOME: 'data',
-    XDG_STATE_HOME: 'state',
-    XDG_CACHE_HOME: 'cache',
-    XDG_RUNTIME_DIR: 'run',
-    XDG_CONFIG_DIRS: 'config-dirs',
-    XDG_DATA_DIRS: 'data-dirs',
-    TAKEBACK_HOME: 'takeback-home',
-  };
-  for (const [name, sub] of Object.entries(dirs)) {
-    const dir = path.join(base, sub);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    env[name] = dir;
-  }
-  env.PATH = [path.dirname(process.execPath), process.env.PATH ?? ''].join(path.delimiter);
-  env.LANG = 'C.UTF-8';
-  return env;
+  const home = path.join(base, 'takeback-home');
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  return privateEditorEnv(base, { TAKEBACK_HOME: home, LANG: 'C.UTF-8' });
 }
 
 /** The workspace before the agent, as in the recorded Claude Code session (fixtures README). */

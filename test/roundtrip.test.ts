@@ -363,10 +363,8 @@ describe('type changes', () => {
     );
   });
 
-  // Known bug (server/core/plan/apply.ts, order()): a path that becomes a file or a link is
-  // written before the removals under the folder it replaces, so the step stops with "a folder
-  // that is not empty is in the way" (nothing is written). Remove `.fails` once fixed.
-  it.fails('a file that became a folder holding files, and a folder holding files that became a file', () => {
+  // apply.ts order(): removals come first, so the folder a file takes the place of is empty by then.
+  it('a file that became a folder holding files, and a folder holding files that became a file', () => {
     typeChange(
       (sb) => {
         sb.write('f', 'f\n');

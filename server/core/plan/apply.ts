@@ -96,13 +96,13 @@ export interface PrepareOptions {
 }
 
 function order(op: TxnOp): number {
-  // Folders to make first (outermost first), then files and links, then removals (files before
-  // their folders, innermost first).
+  // Removals first — files and links, then folders innermost first — so that a folder turning
+  // back into a file (or a link) is empty by the time the file is renamed into its place; then
+  // folders to make, outermost first; then files and links.
   const depth = op.path.split('/').length;
-  if (op.to.exists && op.to.type === 'dir') return depth;
-  if (op.to.exists) return 10_000;
-  if (op.from.exists && op.from.type === 'dir') return 30_000 - depth;
-  return 20_000;
+  if (!op.to.exists) return op.from.exists && op.from.type === 'dir' ? 20_000 - depth : 0;
+  if (op.to.type === 'dir') return 20_000 + depth;
+  return 40_000;
 }
 
 /** Steps 1–3 of {@link applyUndo}. Call inside the lock, after recovery. */

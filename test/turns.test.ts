@@ -114,4 +114,18 @@ describe('turns', () => {
     expect(sb.tb(['turn', 'end']).code).toBe(3); // none open
     expect(sb.tb(['run', '--turn', 'nope', '--', 'true']).code).toBe(3);
   });
+  it('an undo that leaves a folder in place (not empty) is not reported later as the folder created during the turn', () => {
+    const sb = sandbox();
+    sb.write('a.txt', 'a\n');
+    expect(sb.tb(['run', '--', 'sh', '-c', 'mkdir -p gen && printf "g\\n" > gen/out.txt']).code).toBe(0);
+    sb.write('gen/mine.txt', 'the user put this here\n'); // keeps the folder from being removed
+    const undo = sb.json(['undo', '--last']);
+    expect(undo.notes.join(' ')).toMatch(/gen: folder not empty, left in place/);
+    expect(sb.exists('gen/mine.txt')).toBe(true);
+    sb.tb(['turn', 'begin', '--id', 'T']);
+    expect(sb.tb(['run', '--', 'sh', '-c', 'printf "b\\n" > b.txt']).code).toBe(0);
+    const end = sb.json(['turn', 'end']);
+    // The folder and the user's file were there before the turn: nothing "changed during this turn".
+    expect(end.set).toBeNull();
+  });
 });

@@ -19,8 +19,19 @@ export function syncIndex(engine: Engine, changed: { path: string; state: FileSt
   const filter = new ScanFilter(root, config.excludeNames);
   const upserts: [string, IndexEntry][] = [];
   const deletes: string[] = [];
-  for (const { path, state, gap } of changed) {
+  for (const change of changed) {
+    const { path, gap } = change;
+    let { state } = change;
     if (path.startsWith('/')) continue;
+    if (!state.exists) {
+      // A folder meant to go may still be there (not empty: left in place on purpose).
+      try {
+        const st = lstatSync(fromWorkspacePath(root, path));
+        if (st.isDirectory()) state = { exists: true, type: 'dir', mode: st.mode & 0o7777 };
+      } catch {
+        // gone, as planned
+      }
+    }
     if (filter.skips(path, state.exists && state.type === 'dir')) continue;
     if (!state.exists) {
       deletes.push(path);

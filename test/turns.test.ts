@@ -119,10 +119,10 @@ describe('turns', () => {
     sb.write('a.txt', 'a\n');
     expect(sb.tb(['run', '--', 'sh', '-c', 'mkdir -p gen && printf "g\\n" > gen/out.txt']).code).toBe(0);
     sb.write('gen/mine.txt', 'the user put this here\n'); // keeps the folder from being removed
-    const undo = sb.json(['undo', '--last']);
+    sb.tb(['turn', 'begin', '--id', 'T']);
+    const undo = sb.json(['undo', '1']);
     expect(undo.notes.join(' ')).toMatch(/gen: folder not empty, left in place/);
     expect(sb.exists('gen/mine.txt')).toBe(true);
-    sb.tb(['turn', 'begin', '--id', 'T']);
     expect(sb.tb(['run', '--', 'sh', '-c', 'printf "b\\n" > b.txt']).code).toBe(0);
     const end = sb.json(['turn', 'end']);
     // The folder and the user's file were there before the turn: nothing "changed during this turn".

@@ -1,5 +1,10 @@
 import { format } from 'node:util';
+import { takebackHome } from '../core/config.js';
+import { startGcIfDue } from '../core/store/gc.js';
 import { startServer } from './server.js';
+
+/** How often a running sidecar asks whether the retention rules are due (they run every 6 hours). */
+const GC_CHECK_MS = 60 * 60 * 1000;
 
 /**
  * `takeback serve`: the sidecar over stdio until the client sends `exit` (or closes stdin).
@@ -14,6 +19,13 @@ export function serve(opts: { cwd: string; version: string }): Promise<number> {
   console.info = toStderr;
   console.warn = toStderr;
   console.debug = toStderr;
+  // Expiry and the blob sweep run at start and every 6 hours, each time in a `takeback gc`
+  // process of its own: a sweep never delays a request or a hook.
+  const gc = () => {
+    if (process.argv[1]) startGcIfDue(takebackHome(), process.argv[1]);
+  };
+  gc();
+  setInterval(gc, GC_CHECK_MS).unref();
   return new Promise((resolve) => {
     startServer({
       input: process.stdin,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config.js';
@@ -49,6 +49,7 @@ export function gcDue(home: string, now = Date.now()): boolean {
 export function startGcIfDue(home: string, bin: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (!gcDue(home)) return false;
   try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
     writeFileSync(stampOf(home), '{}\n', { mode: 0o600 });
     const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
     spawn(process.execPath, [bin, 'gc'], { detached: true, stdio: 'ignore', env }).unref();

@@ -182,6 +182,25 @@ describe('the command line', () => {
     expect(sb.tb(['undo', '1']).code).toBe(0); // already undone: nothing to do
   });
 
+  it('list shows the newest 20 turns and says how many older ones it left out; --all shows every one', () => {
+    const sb = sandbox();
+    for (let i = 1; i <= 22; i++) {
+      expect(sb.tb(['turn', 'begin', '--id', `T${i}`]).code).toBe(0);
+      expect(sb.tb(['capture', 'begin', '--id', `w${i}`, '--tool', 'Write', 'f.txt']).code).toBe(0);
+      sb.write('f.txt', `v${i}\n`);
+      expect(sb.tb(['capture', 'end', '--id', `w${i}`]).code).toBe(0);
+      expect(sb.tb(['turn', 'end']).code).toBe(0);
+    }
+    const some = sb.json(['list']);
+    expect(some.turns.map((t: any) => t.id)).toEqual(Array.from({ length: 20 }, (_, k) => `T${22 - k}`));
+    expect(some.omittedTurns).toBe(2);
+    expect(sb.tb(['list']).stdout).toContain('2 older turns not shown: takeback list --all');
+    const all = sb.json(['list', '--all']);
+    expect(all.turns).toHaveLength(22);
+    expect(all.sets).toHaveLength(22);
+    expect(all.omittedTurns).toBe(0);
+  });
+
   it('doctor --json reports the journal', () => {
     const sb = shared;
     const d = sb.json(['doctor']);

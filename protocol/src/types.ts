@@ -123,6 +123,8 @@ export interface ListResult {
   capture: CaptureStatus;
   turns: TurnSummary[];
   sets: ChangeSetSummary[];
+  /** Older turns left out (only the newest 20 are listed unless `all` is asked for); 0 when none. */
+  omittedTurns: number;
 }
 
 /** One path of a change set in full: its states before and after. */

@@ -75,6 +75,7 @@ export function renderList(r: W.ListResult, color: boolean): string {
     }
     out.push(...renderSet(s, p));
   }
+  if (r.omittedTurns > 0) out.push('', p('dim', `${r.omittedTurns} older ${r.omittedTurns === 1 ? 'turn' : 'turns'} not shown: takeback list --all`));
   return `${out.join('\n')}\n`;
 }
 

@@ -22,6 +22,7 @@ export function captureStatus(engine: Engine): W.CaptureStatus {
 export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean } = {}): W.ListResult {
   const { journal } = engine;
   let turns = journal.turns.all();
+  let omittedTurns = 0;
   let sets;
   if (opts.turn !== undefined) {
     const t = journal.turns.get(opts.turn);
@@ -30,6 +31,7 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
   } else if (!opts.all && turns.length > DEFAULT_LIST_TURNS) {
     // Only the rows shown are read: a journal of thousands of sets lists as fast as a new one.
     const keep = turns.slice(-DEFAULT_LIST_TURNS);
+    omittedTurns = turns.length - keep.length;
     sets = journal.sets.recent(
       keep.map((t) => t.id),
       keep[0]!.start,
@@ -45,6 +47,7 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
     capture: captureStatus(engine),
     turns: turns.reverse().map(toTurnSummary),
     sets: sets.reverse().map(toSetSummary),
+    omittedTurns,
   };
 }
 

@@ -5,8 +5,15 @@
  * line; the protocol package (`protocol/`) and the CLI translate these shapes for the wire.
  */
 
-/** The kind of a file system entry takeback keeps. */
-export type FileType = 'file' | 'symlink' | 'dir';
+/*
+ * The vocabulary shared with the wire (gap reasons, change statuses, sources, set states,
+ * history entries) is defined once, in the protocol package, with its documentation; the
+ * engine's own shapes (states, changes, sets) are stricter and live here. Type-only imports:
+ * nothing of the protocol package runs in the engine.
+ */
+import type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState } from '../../protocol/src/types.js';
+
+export type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState };
 
 /**
  * The state of one path at one moment.
@@ -29,37 +36,6 @@ export type FileState =
 export const ABSENT: FileState = Object.freeze({ exists: false }) as FileState;
 
 /**
- * Why takeback could not keep something. A capture gap is named wherever it shows up
- * (list, preview, undo) and the change it touches is never undone blindly.
- *
- * - `too-large`: a file over the size limit (default 5 MB); its bytes are not kept.
- * - `secret`: a secret place (private keys, `.ssh`, `.gnupg`, credential stores).
- * - `symlink-target`: the content behind a symbolic link (the link itself is kept).
- * - `excluded`: a path the command scan skips (`.gitignore`, `.git`, `node_modules`, build output).
- * - `outside-workspace`: a path outside the workspace root; recorded, never written.
- * - `workspace-too-large`: the workspace is over the scan limits; commands are not captured.
- * - `unreadable`: the file could not be read (permissions, a special file).
- */
-export type GapReason =
-  | 'too-large'
-  | 'secret'
-  | 'symlink-target'
-  | 'excluded'
-  | 'outside-workspace'
-  | 'workspace-too-large'
-  | 'unreadable';
-
-/** A capture gap with the path it concerns and a sentence for people. */
-export interface CaptureGap {
-  path: string;
-  reason: GapReason;
-  detail: string;
-}
-
-/** How a path changed in one change set. */
-export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
-
-/**
  * One path in a change set.
  *
  * `path` is workspace-relative with `/` separators, or absolute for a path outside the
@@ -76,28 +52,6 @@ export interface FileChange {
   gap?: GapReason;
   /** True when this path's change is undone (a whole set, or this file alone). */
   undone?: boolean;
-}
-
-/** What produced a change set. */
-export type ChangeSource =
-  | { kind: 'tool'; tool: string; toolCallId: string }
-  | { kind: 'command'; command: string; toolCallId?: string; tool?: string }
-  | { kind: 'turn' };
-
-/**
- * Where a change set stands: in place, taken back, taken back for some of its files only
- * (`partial`: one file was undone on its own), or gone past its retention (`expired`).
- */
-export type SetState = 'applied' | 'undone' | 'partial' | 'expired';
-
-/** One entry of a set's history. `time` is ms since the epoch. */
-export interface HistoryEntry {
-  action: 'applied' | 'undone' | 'redone';
-  time: number;
-  /** True when later changes were replaced (`--force`). */
-  forced?: boolean;
-  /** The paths concerned, when not the whole set. */
-  paths?: string[];
 }
 
 /**

@@ -32,9 +32,6 @@ export type FileState =
   | { exists: true; type: 'symlink'; target: string; mode: number }
   | { exists: true; type: 'dir'; mode: number };
 
-/** The missing state, shared. */
-export const ABSENT: FileState = Object.freeze({ exists: false }) as FileState;
-
 /**
  * One path in a change set.
  *

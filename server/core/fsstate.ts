@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, type BigIntStats, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, type Stats } from 'node:fs';
 import type { BlobStore } from './store/blobs.js';
 import { sha256 } from './store/blobs.js';
 import type { FileState, GapReason } from './types.js';
@@ -83,9 +83,4 @@ export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: 
   } finally {
     closeSync(fd);
   }
-}
-
-/** `st.mode & 0o7777` of a bigint stat, as a number. */
-export function modeBits(st: BigIntStats | Stats): number {
-  return Number(st.mode) & 0o7777;
 }

@@ -5,7 +5,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readdirSync,
   realpathSync,
   renameSync,
   rmdirSync,
@@ -171,14 +170,5 @@ export function removeTemp(root: string, rel: string, tag: string): void {
     if (lstatOrNull(tmp)) unlinkSync(tmp);
   } catch {
     // The folder is gone, or the path is refused: nothing of ours can be there.
-  }
-}
-
-/** True when folder `abs` exists and is empty. */
-export function isEmptyDir(abs: string): boolean {
-  try {
-    return readdirSync(abs).length === 0;
-  } catch {
-    return false;
   }
 }

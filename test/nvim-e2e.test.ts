@@ -405,6 +405,63 @@ H.out.redo_failed = d.result and d.result.failed or vim.NIL
       expect(r.redo).toEqual({ plain: 'no newline there', new: 'export const answer = 42;', buf: ['no newline there'], eol: false, modified: false });
     });
 
+    it('a change of nothing but the final newline of open buffers: undo and redo write the disk and reload the buffers', async () => {
+      const files = { ...WORKSPACE_BEFORE, 'gain.txt': 'one', 'lose.txt': 'two\n' };
+      const c = start(bin(), `eolonly-${version}`, files);
+      const home = c.env.HOME!;
+      const ev = (f: string, patch: Record<string, unknown> = {}) => hookEvent(f, c.workspace, home, patch);
+      const gain = `${c.workspace}/gain.txt`;
+      const lose = `${c.workspace}/lose.txt`;
+      const editGain = { file_path: gain, old_string: 'one', new_string: 'one\n', replace_all: false };
+      const editLose = { file_path: lose, old_string: 'two\n', new_string: 'two', replace_all: false };
+      const steps = [
+        { event: ev('session-start.json') },
+        { event: ev('user-prompt-submit.json') },
+        { event: ev('pre-tool-use-edit.json', { tool_input: editGain }) },
+        { edit: { path: gain, old: 'one', new: 'one\n' } },
+        { event: ev('post-tool-use-edit.json', { tool_input: editGain }) },
+        { event: ev('pre-tool-use-edit.json', { tool_input: editLose }) },
+        { edit: { path: lose, old: 'two\n', new: 'two' } },
+        { event: ev('post-tool-use-edit.json', { tool_input: editLose }) },
+        { event: ev('stop.json') },
+      ];
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+require('takeback').setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+local gain = H.open('gain.txt')
+local lose = H.open('lose.txt')
+H.agent(H.params.data.steps)
+H.wait("the buffers to show the agent's edits", function() return vim.bo[gain].eol and not vim.bo[lose].eol end, 5000)
+local function state()
+  return {
+    gain = H.read(H.path('gain.txt')), lose = H.read(H.path('lose.txt')),
+    gain_buf = H.lines(gain), lose_buf = H.lines(lose),
+    gain_eol = vim.bo[gain].eol, lose_eol = vim.bo[lose].eol,
+    modified = vim.bo[gain].modified or vim.bo[lose].modified,
+  }
+end
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo = state()
+H.out.undo_result = d.result or vim.NIL
+d = H.cmd_and_wait('Takeback redo turn 1', 'TakebackApplied')
+H.out.redo = state()
+H.out.redo_result = d.result or vim.NIL
+`,
+          { steps },
+        ),
+      );
+      const result = (x: unknown) => x as { failed: unknown[]; sets: string[]; applied: { path: string; via: string }[] };
+      expect(result(r.undo_result).failed).toEqual([]);
+      expect(result(r.undo_result).sets.sort()).toEqual(['1', '2']);
+      expect(result(r.undo_result).applied.map((a) => `${a.path} ${a.via}`).sort()).toEqual(['gain.txt disk', 'lose.txt disk']);
+      expect(r.undo).toEqual({ gain: 'one', lose: 'two\n', gain_buf: ['one'], lose_buf: ['two'], gain_eol: false, lose_eol: true, modified: false });
+      expect(result(r.redo_result).failed).toEqual([]);
+      expect(r.redo).toEqual({ gain: 'one\n', lose: 'two', gain_buf: ['one'], lose_buf: ['two'], gain_eol: true, lose_eol: false, modified: false });
+    });
+
     it(':checkhealth takeback reports the binary, its version, the handshake and the journal', async () => {
       const c = start(bin(), `health-${version}`);
       const r = ok(

@@ -34,6 +34,12 @@ export interface ClientAbilities {
   create: boolean;
   delete: boolean;
   codeLensRefresh: boolean;
+  /**
+   * The client holds a file's final newline as a buffer option, not as text (Neovim's 'eol'):
+   * no text edit can add or remove it, and a file it creates is one empty line. Set from
+   * `clientInfo.name` at initialize.
+   */
+  eolOption?: boolean;
 }
 
 export function abilitiesOf(c: ClientCapabilities, allowEdits = true): ClientAbilities {

@@ -42,6 +42,7 @@ export function initialize(
   }
   const init = (params.initializationOptions ?? {}) as InitializationOptions;
   const abilities = abilitiesOf(params.capabilities, init.applyEdits !== false);
+  if (params.clientInfo?.name === 'Neovim') abilities.eolOption = true;
   const literals = Boolean(params.capabilities.textDocument?.codeAction?.codeActionLiteralSupport);
   const session: Session = {
     engine,

@@ -69,6 +69,10 @@ function blobText(session: Session, s: FileState): Buffer | null {
   }
 }
 
+function endsInNewline(text: string): boolean {
+  return text.endsWith('\n');
+}
+
 /** The editor's part of a write, or null when the server writes it. */
 function route(session: Session, o: StepOp): EditorOp | null {
   const { abilities, docs, engine } = session;
@@ -95,6 +99,13 @@ function route(session: Session, o: StepOp): EditorOp | null {
       const cur = decodeUtf8(blobText(session, op.from) ?? Buffer.alloc(0));
       if (cur === null || hasBom(cur) !== hasBom(target)) return null; // the editor keeps the file's mark as it is
     }
+    if (abilities.eolOption && endsInNewline(doc.doc.getText()) !== endsInNewline(clientTarget)) {
+      // Neovim cannot add or remove the final newline by edits ('eol'): the server writes the
+      // disk and the buffer is reloaded from it — only when the buffer holds nothing unsaved.
+      const cur = blobText(session, op.from);
+      const docBytes = docs.docBytes(op.path);
+      if (cur && docBytes && cur.equals(docBytes)) return null;
+    }
     return { kind: 'text', o, uri: doc.uri, version: doc.doc.version, edits: lineEdits(doc.doc.getText(), clientTarget), text: target };
   }
   // Not open: the editor loads the file itself, with its own reading of marks and line ends, so
@@ -102,11 +113,14 @@ function route(session: Session, o: StepOp): EditorOp | null {
   if (hasBom(target) || eolOf(target) !== 'lf') return null;
   if (!op.from.exists) {
     if (!abilities.create) return null;
+    // Neovim sets 'eol' on a file it creates: text without a final newline is the server's to write.
+    if (abilities.eolOption && target !== '' && !endsInNewline(target)) return null;
     return { kind: 'create', o, uri: docs.uriOf(op.path), text: target };
   }
   const curBytes = blobText(session, op.from);
   const cur = curBytes ? editableText(curBytes) : null;
   if (cur === null || hasBom(cur) || eolOf(cur) !== 'lf') return null;
+  if (abilities.eolOption && endsInNewline(cur) !== endsInNewline(target)) return null;
   return { kind: 'text', o, uri: docs.uriOf(op.path), version: null, edits: lineEdits(cur, target), text: target };
 }
 
@@ -118,7 +132,9 @@ function workspaceEdit(session: Session, ops: EditorOp[]): WorkspaceEdit | null 
     for (const e of ops) {
       if (e.kind === 'create') {
         changes.push({ kind: 'create', uri: e.uri, options: { overwrite: false, ignoreIfExists: true } });
-        if (e.text !== '') changes.push({ textDocument: { uri: e.uri, version: null }, edits: [{ range: { start: zero, end: zero }, newText: e.text }] });
+        // The end is past the new, empty document (LSP allows it): an editor that holds an empty
+        // file as one empty line (Neovim) replaces that line instead of keeping it after the text.
+        if (e.text !== '') changes.push({ textDocument: { uri: e.uri, version: null }, edits: [{ range: { start: zero, end: { line: 1, character: 0 } }, newText: e.text }] });
       } else if (e.kind === 'text' && e.edits.length > 0) {
         changes.push({ textDocument: { uri: e.uri, version: e.version }, edits: e.edits });
       }

@@ -113,6 +113,13 @@ export class TestEditor {
   /** URIs changed by the last applyEdit (what Neovim's plugin saves afterwards). */
   edited = new Set<string>();
   lensRefreshes = 0;
+  /** The name sent as `clientInfo.name` (set before initialize; the sidecar knows "Neovim"). */
+  clientName: string | null = null;
+  /**
+   * Neovim's 'eol' (set before opening anything): a buffer holds its final newline as an option,
+   * so an empty file is one empty line ("\n"), and no text edit adds or removes the final newline.
+   */
+  eolOption = false;
 
   constructor(
     readonly conn: MessageConnection,
@@ -150,7 +157,7 @@ export class TestEditor {
       rootUri: pathToFileURL(this.root).href,
       capabilities: capabilitiesOf(this.kind),
       initializationOptions: { watchIntervalMs: 50, verifyTimeoutMs: 1500, ...initializationOptions },
-      clientInfo: { name: `test-${this.kind}` },
+      clientInfo: { name: this.clientName ?? `test-${this.kind}` },
     });
     await this.conn.sendNotification('initialized', {});
     return r;
@@ -174,7 +181,8 @@ export class TestEditor {
     const file = this.file(uri);
     const raw = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
     const bomb = this.kind === 'neovim' && raw.startsWith('\uFEFF');
-    return { text: bomb ? raw.slice(1) : raw, bomb };
+    const text = bomb ? raw.slice(1) : raw;
+    return { text: this.eolOption && text === '' ? '\n' : text, bomb };
   }
 
   /** The user types: replaces the whole text (unsaved). */
@@ -185,6 +193,15 @@ export class TestEditor {
     b.text = text;
     b.version++;
     await this.conn.sendNotification('textDocument/didChange', { textDocument: { uri: b.uri, version: b.version }, contentChanges: [{ range, text }] });
+  }
+
+  /** What Neovim's plugin does for a file the server wrote (via: 'disk'): reload its unmodified buffer. */
+  async reload(rel: string): Promise<void> {
+    const b = this.buffers.get(this.uri(rel));
+    if (!b) return;
+    const { text } = this.read(b.uri);
+    if (text === b.text) return;
+    await this.type(rel, text);
   }
 
   text(rel: string): string | undefined {
@@ -234,10 +251,17 @@ export class TestEditor {
     if (this.kind === 'neovim' && version !== null && version > 0 && b.version > version) return;
     const sorted = [...edits].sort((x, y) => y.range.start.line - x.range.start.line || y.range.start.character - x.range.start.character);
     const doc = TextDocument.create(uri, 'plaintext', b.version, b.text);
-    b.text = TextDocument.applyEdits(doc, edits);
+    const next = TextDocument.applyEdits(doc, edits);
+    // With 'eol' set the buffer keeps its final newline whatever the edits say (Neovim).
+    const before = b.text;
+    b.text = this.eolOption && b.text.endsWith('\n') && !next.endsWith('\n') ? `${next}\n` : next;
     b.version++;
     this.edited.add(uri);
-    if (b.open) {
+    if (b.open && this.eolOption) {
+      // The buffer's text as it is (Neovim reports its lines, not the edits it was sent).
+      const range = { start: { line: 0, character: 0 }, end: doc.positionAt(before.length) };
+      await this.conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: b.version }, contentChanges: [{ range, text: b.text }] });
+    } else if (b.open) {
       await this.conn.sendNotification('textDocument/didChange', {
         textDocument: { uri, version: b.version },
         contentChanges: sorted.map((e) => ({ range: e.range, text: e.newText })),
@@ -262,7 +286,7 @@ export class TestEditor {
           fs.mkdirSync(path.dirname(file), { recursive: true });
           fs.writeFileSync(file, '');
           const b = await this.load(op.uri);
-          b.text = '';
+          b.text = this.eolOption ? '\n' : '';
           this.edited.add(op.uri);
         } else if (op.kind === 'delete') {
           const file = this.file(op.uri);

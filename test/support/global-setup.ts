@@ -35,7 +35,27 @@ function stale(): boolean {
   return false;
 }
 
-export default function setup(): void {
+/** True when /dev/null is still the character device (a test run as root must never replace it). */
+function devNullIntact(): boolean {
+  try {
+    return fs.lstatSync('/dev/null').isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
+
+/** Fails the run when something replaced /dev/null (tmux and the shell tests break after that). */
+function teardown(): void {
+  if (!devNullIntact()) throw new Error('/dev/null is no longer a character device: a test replaced it');
+}
+
+export default function setup(): () => void {
+  if (!devNullIntact()) throw new Error('/dev/null is not a character device on this machine: restore it (mknod -m 666 /dev/null c 1 3)');
+  build();
+  return teardown;
+}
+
+function build(): void {
   if (!stale()) return;
   const r = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status === 0) return;

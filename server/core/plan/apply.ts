@@ -9,7 +9,7 @@ import { sameState, type CaptureGap, type ChangeSet, type FileState } from '../t
 import { fromWorkspacePath } from '../workspace.js';
 import { diskReader, gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
-import { chmodState, writeState } from './safe-fs.js';
+import { chmodState, writeContext, writeState, type WriteContext } from './safe-fs.js';
 
 /*
  * Undo and redo, in three phases:
@@ -52,13 +52,21 @@ export type FileWriter = (op: TxnOp, bytes: Buffer | null, tag: string, made: st
 
 /** Writes `op.to` to disk with {@link writeState} (or only the mode, when that is all that differs). */
 export function diskWriter(engine: Engine): FileWriter {
+  // Folders verified within one step (one tag) are walked once; each write re-checks its own
+  // folder right before the rename. A new tag (another step, or a rollback) starts afresh.
+  let ctxTag: string | null = null;
+  let ctx: WriteContext | null = null;
   return (op, bytes, tag, made) => {
+    if (ctx === null || ctxTag !== tag) {
+      ctx = writeContext(engine.root);
+      ctxTag = tag;
+    }
     const { from, to } = op;
     if (from.exists && to.exists && from.type === 'file' && to.type === 'file' && from.sha256 !== null && from.sha256 === to.sha256) {
-      chmodState(engine.root, op.path, to.mode);
+      chmodState(engine.root, op.path, to.mode, ctx);
       return null;
     }
-    return writeState(engine.root, op.path, to, bytes, tag, made);
+    return writeState(engine.root, op.path, to, bytes, tag, made, ctx);
   };
 }
 

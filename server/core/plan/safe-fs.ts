@@ -41,13 +41,52 @@ function refuse(rel: string, why: string): never {
 }
 
 /**
+ * Folders already verified within one step (one transaction tag): the walk from the root is done
+ * once a folder, and each later write into it re-checks only that folder (not a link, still a
+ * folder, real path where it should be) right before its rename. Made by {@link writeContext}.
+ */
+export interface WriteContext {
+  /** The root's real path, resolved once for the step. */
+  rootReal: string;
+  /** Workspace-relative folders walked and verified in this step ('' is the root). */
+  verified: Set<string>;
+}
+
+/** A fresh {@link WriteContext} for one step's writes under `root`. */
+export function writeContext(root: string): WriteContext {
+  return { rootReal: realpathSync.native(root), verified: new Set() };
+}
+
+/**
+ * The one-folder check, done right before each rename: `rel`'s parent is a real folder (not a
+ * link) and its real path is where it should be under the root's real path (a folder on the way
+ * swapped for a link, or moved, gives another real path).
+ */
+function checkParent(root: string, rel: string, rootReal: string): string {
+  const parent = dirname(fromWorkspacePath(root, rel));
+  const st = lstatOrNull(parent);
+  if (!st || st.isSymbolicLink() || !st.isDirectory()) refuse(rel, 'its folder moved');
+  let real: string;
+  try {
+    real = realpathSync.native(parent);
+  } catch {
+    refuse(rel, 'its folder moved');
+  }
+  if (real !== join(rootReal, ...rel.split('/').slice(0, -1))) refuse(rel, 'its folder moved');
+  return parent;
+}
+
+/**
  * Makes sure every folder from the workspace root down to `rel`'s parent exists and is a real
  * folder: a component that is a symbolic link (or not a folder) is refused. Folders are created
  * as needed (their paths are appended to `made`) and checked again after creating, and the
- * parent's real path must be where it should be under the root's real path.
+ * parent's real path must be where it should be under the root's real path. With `ctx`, a parent
+ * already walked in this step is only checked itself ({@link checkParent}).
  */
-export function ensureParent(root: string, rel: string, made: string[] = []): string {
+export function ensureParent(root: string, rel: string, made: string[] = [], ctx?: WriteContext): string {
   const segs = rel.split('/');
+  const parentRel = segs.slice(0, -1).join('/');
+  if (ctx && ctx.verified.has(parentRel)) return checkParent(root, rel, ctx.rootReal);
   let dir = root;
   for (let i = 0; i < segs.length - 1; i++) {
     dir = join(dir, segs[i]!);
@@ -61,7 +100,9 @@ export function ensureParent(root: string, rel: string, made: string[] = []): st
     if (!st.isDirectory()) refuse(rel, `${segs.slice(0, i + 1).join('/')} is not a folder`);
   }
   const parent = dirname(fromWorkspacePath(root, rel));
-  if (realpathSync(parent) !== join(realpathSync(root), ...segs.slice(0, -1))) refuse(rel, 'its folder moved');
+  const rootReal = ctx ? ctx.rootReal : realpathSync(root);
+  if (realpathSync(parent) !== join(rootReal, ...segs.slice(0, -1))) refuse(rel, 'its folder moved');
+  ctx?.verified.add(parentRel);
   return parent;
 }
 
@@ -91,7 +132,15 @@ function removeAt(abs: string): boolean {
  * Never follows a link at `rel` itself (a link there is replaced, not written through). Returns
  * a note when something was left as it was (a folder that is not empty), else null.
  */
-export function writeState(root: string, rel: string, to: FileState, bytes: Buffer | null, tag: string, made: string[] = []): string | null {
+export function writeState(
+  root: string,
+  rel: string,
+  to: FileState,
+  bytes: Buffer | null,
+  tag: string,
+  made: string[] = [],
+  ctx?: WriteContext,
+): string | null {
   const abs = fromWorkspacePath(root, rel);
   if (!to.exists) {
     // Never remove through a link: every folder on the way must be a real folder (a folder
@@ -104,7 +153,7 @@ export function writeState(root: string, rel: string, to: FileState, bytes: Buff
     }
     return removeAt(abs) ? null : `${rel}: folder not empty, left in place`;
   }
-  ensureParent(root, rel, made);
+  ensureParent(root, rel, made, ctx);
   const cur = lstatOrNull(abs);
   if (to.type === 'dir') {
     if (cur && !cur.isDirectory()) removeAt(abs);
@@ -145,15 +194,17 @@ export function writeState(root: string, rel: string, to: FileState, bytes: Buff
     removeAt(tmp);
     refuse(rel, 'a folder that is not empty is in the way');
   }
-  ensureParent(root, rel); // check again: the folder must not have moved while we wrote
+  // Check again: the folder must not have moved while we wrote (within a step, only this folder).
+  if (ctx) checkParent(root, rel, ctx.rootReal);
+  else ensureParent(root, rel);
   renameSync(tmp, abs);
   return null;
 }
 
 /** Changes only the permission bits of the file at `rel`, without following a link. */
-export function chmodState(root: string, rel: string, mode: number): void {
+export function chmodState(root: string, rel: string, mode: number, ctx?: WriteContext): void {
   const abs = fromWorkspacePath(root, rel);
-  ensureParent(root, rel);
+  ensureParent(root, rel, [], ctx);
   const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     fchmodSync(fd, mode);

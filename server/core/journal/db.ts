@@ -12,9 +12,10 @@ export type Db = Database.Database;
  * - `turns`: one row a turn.
  * - `sets`: one row a change set; `files` and `history` are JSON arrays (see `types.ts`).
  * - `captures`: tool calls begun and not yet ended (the file states kept at `begin`).
- * - `snapshot`: the last look at the workspace (one row a path), for the command scan.
+ * - `snapshot_rows`: the last look at the workspace for the command scan, packed one row a folder
+ *   (`snapshot-index.ts`, `scan/packed.ts`).
  * - `drift`: changes seen during a turn that no tool call claimed (first `before`, latest `after`).
-
+ *
  * Undo/redo transactions under way are files beside the database (see `txns.ts`).
  */
 const SCHEMA = `
@@ -30,10 +31,7 @@ CREATE INDEX IF NOT EXISTS sets_turn ON sets (turn);
 CREATE TABLE IF NOT EXISTS captures (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, turn TEXT, tool TEXT, command TEXT,
   started_at INTEGER NOT NULL, files TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS snapshot (
-  path TEXT PRIMARY KEY, type TEXT NOT NULL, size INTEGER NOT NULL, mtime TEXT NOT NULL,
-  ctime TEXT NOT NULL, ino TEXT NOT NULL, mode INTEGER NOT NULL, sha256 TEXT, target TEXT, gap TEXT
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshot_rows (dir TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS drift (
   path TEXT PRIMARY KEY, turn TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL) WITHOUT ROWID;
 `;

@@ -1,6 +1,6 @@
-import { decodeRow, encodeRow, fromIndexEntry, packIndex, rowBlobRefs, rowStamp, splitPath, unpackIndex, UNKNOWN_STAMP, type PackedEntry } from '../scan/packed.js';
+import { decodeRow, encodeRow, fromIndexEntry, rowBlobRefs, rowStamp, splitPath, unpackIndex, UNKNOWN_STAMP, type PackedEntry } from '../scan/packed.js';
 import type { FileType, GapReason } from '../types.js';
-import { writeTxn, type Db } from './db.js';
+import type { Db } from './db.js';
 
 /**
  * One path in the last look at the workspace: its stat (the key to "did it move?") and, for a
@@ -46,23 +46,7 @@ export interface ScanMeta {
  * without an object per path; a change rewrites only the rows of the folders it touched.
  */
 export class SnapshotIndex {
-  constructor(private readonly db: Db) {
-    db.exec('CREATE TABLE IF NOT EXISTS snapshot_rows (dir TEXT PRIMARY KEY, data BLOB NOT NULL)');
-    // An index of an earlier version (one SQL row a path) is packed once.
-    if (db.prepare('SELECT 1 FROM snapshot LIMIT 1').get()) {
-      writeTxn(db, () => {
-        const old = db.prepare('SELECT * FROM snapshot').all() as ({ path: string } & IndexEntry)[];
-        if (old.length === 0) return;
-        const map = new Map<string, IndexEntry>();
-        for (const r of old) {
-          const { path, ...e } = r;
-          map.set(path, e);
-        }
-        this.writeRows(packIndex(map), []);
-        db.prepare('DELETE FROM snapshot').run();
-      });
-    }
-  }
+  constructor(private readonly db: Db) {}
 
   /** Every row: folder (workspace-relative, '' for the root) → its packed children. */
   rows(): Map<string, Buffer> {

@@ -99,14 +99,20 @@ export interface ChangeSetSummary {
   files: FileSummary[];
 }
 
-/** A turn in a listing. Times in ms; `end` null while the turn is open. */
+/** A turn: one prompt of an agent and everything it did until it stopped. Times in ms. */
 export interface TurnSummary {
+  /** `t<seq>` unless the caller named it. */
   id: string;
+  /** 1, 2, 3… in the order turns began in this workspace. */
   seq: number;
+  /** The agent (`claude-code`), when known. */
   agent: string | null;
+  /** The agent's session id, when known. */
   session: string | null;
+  /** The first line of the prompt, shortened. */
   label: string | null;
   start: number;
+  /** Null while the turn is open. */
   end: number | null;
 }
 

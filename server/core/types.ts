@@ -11,7 +11,7 @@
  * engine's own shapes (states, changes, sets) are stricter and live here. Type-only imports:
  * nothing of the protocol package runs in the engine.
  */
-import type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState } from '../../protocol/src/types.js';
+import type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState, TurnSummary } from '../../protocol/src/types.js';
 
 export type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState };
 
@@ -66,18 +66,8 @@ export interface ChangeSet {
   history: HistoryEntry[];
 }
 
-/** A turn: one prompt of an agent and everything it did until it stopped. Times in ms. */
-export interface Turn {
-  id: string;
-  /** 1, 2, 3… in the order turns began in this workspace. */
-  seq: number;
-  agent: string | null;
-  session: string | null;
-  /** The first line of the prompt, shortened. */
-  label: string | null;
-  start: number;
-  end: number | null;
-}
+/** A turn: one prompt of an agent and everything it did until it stopped (the wire's `TurnSummary`). */
+export type Turn = TurnSummary;
 
 /** Ids checked before anything touches the disk (Conch ADR 0030). */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -1,22 +1,10 @@
 import { TakebackError, checkId } from '../errors.js';
 import type { Journal } from '../journal/journal.js';
+import type { Selector } from '../../../protocol/src/types.js';
 import type { ChangeSet } from '../types.js';
 
-/**
- * Which change sets an undo, redo or preview is about. Exactly one kind:
- * - `ids`: one or more change set ids;
- * - `turn`: every set of a turn (by id, or by number: `2` for `t2`);
- * - `last`: for undo the newest set still applied, for redo the set undone most recently;
- * - `afterTurn`: everything after a turn (rewind to that boundary).
- */
-export interface Selector {
-  ids?: string[];
-  turn?: string;
-  last?: boolean;
-  afterTurn?: string;
-  /** Narrows any of the above to these workspace paths ("undo the agent's change to this file"). */
-  paths?: string[];
-}
+/** Which change sets an undo, redo or preview is about (the protocol's type, documented there). */
+export type { Selector };
 
 /** A one-line description of a selector, for messages. */
 export function describeSelector(s: Selector): string {

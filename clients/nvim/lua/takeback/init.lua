@@ -135,41 +135,43 @@ function M.list(opts)
   require('takeback.list').run(opts)
 end
 
---- Shows what undoing (or redoing) `sel` would do. `sel` is a Selector table or the words of
---- :Takeback ("turn 2").
----@param sel? table|string
----@param opts? { direction?: 'undo'|'redo', on_done?: function }
-function M.preview(sel, opts)
+--- Parses `sel` (a selector table, or words like "turn 2"), then calls `fn` with it; a bad
+--- selector is reported once through vim.notify.
+local function with_selector(sel, fn)
   M._ensure_setup()
   local s, err = M._selector(sel)
   if not s then
     return util.notify(err, vim.log.levels.ERROR)
   end
-  require('takeback.preview').run(s, opts)
+  return fn(s)
+end
+
+--- Shows what undoing (or redoing) `sel` would do. `sel` is a Selector table or the words of
+--- :Takeback ("turn 2").
+---@param sel? table|string
+---@param opts? { direction?: 'undo'|'redo', on_done?: function }
+function M.preview(sel, opts)
+  with_selector(sel, function(s)
+    require('takeback.preview').run(s, opts)
+  end)
 end
 
 --- Undoes the changes `sel` names (default: the last one). `opts.force` replaces later changes.
 ---@param sel? table|string
 ---@param opts? { force?: boolean, on_done?: fun(err, result) }
 function M.undo(sel, opts)
-  M._ensure_setup()
-  local s, err = M._selector(sel)
-  if not s then
-    return util.notify(err, vim.log.levels.ERROR)
-  end
-  require('takeback.undo').run('undo', s, opts)
+  with_selector(sel, function(s)
+    require('takeback.undo').run('undo', s, opts)
+  end)
 end
 
 --- Redoes undone changes (default: the one undone most recently).
 ---@param sel? table|string
 ---@param opts? { force?: boolean, on_done?: fun(err, result) }
 function M.redo(sel, opts)
-  M._ensure_setup()
-  local s, err = M._selector(sel)
-  if not s then
-    return util.notify(err, vim.log.levels.ERROR)
-  end
-  require('takeback.undo').run('redo', s, opts)
+  with_selector(sel, function(s)
+    require('takeback.undo').run('redo', s, opts)
+  end)
 end
 
 function M._selector(sel)

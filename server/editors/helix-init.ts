@@ -28,12 +28,13 @@
 // again after changing such a list, or after upgrading Helix.
 
 import { execFile, execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
+import { onPath, takebackOnPathIs } from '../path-lookup.js';
 
 /** The server's name in Helix's config, and the entry we add to each language. */
 export const SERVER_NAME = 'takeback';
@@ -71,25 +72,6 @@ export function helixLanguagesPath(configDir?: string, env: NodeJS.ProcessEnv = 
   return join(base, 'helix', 'languages.toml');
 }
 
-function executable(file: string): boolean {
-  try {
-    if (!statSync(file).isFile()) return false;
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, name);
-    if (executable(p)) return p;
-  }
-  return undefined;
-}
-
 /** The first line of `bin --version` when it is Helix's ("helix 25.07.1"), else undefined. */
 export function helixVersion(bin: string): string | undefined {
   try {
@@ -121,13 +103,7 @@ export function findHelixBinary(explicit?: string): { bin: string; version: stri
  * this install, else this node with this script (a clone used without `npm i -g`).
  */
 export function helixServerCommand(bin: string, env: NodeJS.ProcessEnv = process.env): ServerCommand {
-  const found = onPath('takeback', env);
-  try {
-    if (found && realpathSync(found) === realpathSync(bin)) return { command: 'takeback', args: ['serve'] };
-  } catch {
-    // fall through
-  }
-  return { command: process.execPath, args: [bin, 'serve'] };
+  return takebackOnPathIs(bin, env) ? { command: 'takeback', args: ['serve'] } : { command: process.execPath, args: [bin, 'serve'] };
 }
 
 // ------------------------------------------------------------------------------------------------

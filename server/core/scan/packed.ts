@@ -259,24 +259,6 @@ export function splitPath(path: string): [string, string] {
   return i < 0 ? ['', path] : [path.slice(0, i), path.slice(i + 1)];
 }
 
-/**
- * Packs a path-keyed index into rows: one for the root, one for every folder entry, one for every
- * folder that holds an entry. Folder stamps are not known (every folder is listed again).
- */
-export function packIndex(index: Map<string, IndexEntry>): Map<string, Buffer> {
-  const rows = new Map<string, PackedEntry[]>([['', []]]);
-  for (const [path, e] of index) {
-    const [dir, name] = splitPath(path);
-    let list = rows.get(dir);
-    if (!list) rows.set(dir, (list = []));
-    list.push(fromIndexEntry(name, e));
-    if (e.type === 'dir' && !rows.has(path)) rows.set(path, []);
-  }
-  const out = new Map<string, Buffer>();
-  for (const [dir, list] of rows) out.set(dir, encodeRow(UNKNOWN_STAMP, list));
-  return out;
-}
-
 /** Every entry of `rows`, keyed by workspace path. */
 export function unpackIndex(rows: Map<string, Uint8Array>): Map<string, IndexEntry> {
   const out = new Map<string, IndexEntry>();

@@ -11,11 +11,9 @@ import {
   decodeRow,
   encodeRow,
   isCopied,
-  packIndex,
   rowCounts,
   rowStamp,
   toIndexEntry,
-  unpackIndex,
   UNKNOWN_STAMP,
   type DirStamp,
   type PackedEntry,
@@ -539,25 +537,4 @@ function materializeGit(root: string, blobs: BlobStore, changes: ScanChange[]): 
     if (bytes) w.e.sha256 = blobs.put(bytes);
     else w.e.gap = 'unreadable';
   }
-}
-
-/**
- * Looks at every path the command scan covers under `root` against a path-keyed index (`prev`):
- * {@link scanRows} on that index packed, every folder listed, git's blobs not used. Does not write
- * the index: the caller commits `entries` with the changes.
- */
-export function scanWorkspace(opts: {
-  root: string;
-  prev: Map<string, IndexEntry>;
-  prevMeta: ScanMeta | null;
-  blobs: BlobStore;
-  config: Config;
-  onProgress?: (files: number) => void;
-}): ScanOutcome {
-  const rows = packIndex(opts.prev);
-  const r = scanRows({ ...opts, rows, git: false, full: true });
-  if (r.status === 'too-large') return { status: r.status, reason: r.reason, changes: [], entries: new Map(), meta: r.meta, read: r.read };
-  for (const [d, b] of r.put) rows.set(d, b);
-  for (const d of r.del) rows.delete(d);
-  return { status: r.status, changes: r.changes, entries: unpackIndex(rows), meta: r.meta, read: r.read };
 }

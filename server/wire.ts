@@ -35,7 +35,7 @@ export function toSetSummary(s: ChangeSet): W.ChangeSetSummary {
     added += f.added;
     removed += f.removed;
   }
-  return { id: s.id, turn: s.turn, source: s.source, label: setLabel(s), state: s.state, time: s.time, added, removed, files: s.files.map(fileSummary) };
+  return { id: s.id, turn: s.turn, agent: s.agent, session: s.session, source: s.source, label: setLabel(s), state: s.state, time: s.time, added, removed, files: s.files.map(fileSummary) };
 }
 
 function wireState(s: FileState): W.FileState {
@@ -52,7 +52,7 @@ export function toSetDetail(s: ChangeSet): W.ChangeSetDetail {
 }
 
 export function toTurnSummary(t: Turn): W.TurnSummary {
-  return { id: t.id, seq: t.seq, agent: t.agent, session: t.session, label: t.label, start: t.start, end: t.end };
+  return { id: t.id, seq: t.seq, agent: t.agent, session: t.session, agentTurn: t.agentTurn, label: t.label, start: t.start, end: t.end };
 }
 
 export function toPreviewResult(plan: Plan, files: PreviewFile[]): W.PreviewResult {

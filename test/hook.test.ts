@@ -39,9 +39,9 @@ describe('the hook never stands in the way', () => {
       ['no event name', { session_id: 's' }, /no hook_event_name/],
       ['an unknown event', { hook_event_name: 'Notification', cwd: sb.ws, message: 'hi' }, null],
       [
-        'a bad tool_use_id',
+        'a tool_use_id unfit for an id (kept as its hash, never as a name)',
         { hook_event_name: 'PreToolUse', cwd: sb.ws, tool_name: 'Write', tool_input: { file_path: `${sb.ws}/a.txt` }, tool_use_id: '../../etc/x' },
-        /invalid capture id: "\.\.\/\.\.\/etc\/x"/,
+        null,
       ],
       ['a cwd that does not exist', { hook_event_name: 'UserPromptSubmit', cwd: path.join(sb.base, 'gone'), prompt: 'x' }, /hook claude-code failed: .*no such folder/],
       ['a Post with no Pre', { hook_event_name: 'PostToolUse', cwd: sb.ws, tool_name: 'Write', tool_use_id: 'toolu_never' }, null],
@@ -59,6 +59,20 @@ describe('the hook never stands in the way', () => {
     expect(fs.statSync(path.join(sb.home, 'logs', 'hook.log')).mode & 0o777).toBe(0o600);
     // None of it recorded anything.
     expect(sb.json(['list']).sets).toEqual([]);
+  });
+
+  it('a tool call id with any characters pairs its Pre and Post (by a hash of the id)', () => {
+    const sb = sandbox();
+    const id = '../../etc/x y:z';
+    const pre = { hook_event_name: 'PreToolUse', cwd: sb.ws, tool_name: 'Write', tool_input: { file_path: `${sb.ws}/a.txt` }, tool_use_id: id };
+    expect(sb.hook(pre).code).toBe(0);
+    fs.writeFileSync(sb.abs('a.txt'), 'new\n');
+    expect(sb.hook({ ...pre, hook_event_name: 'PostToolUse' }).code).toBe(0);
+    const sets = sb.json(['list']).sets;
+    expect(sets).toHaveLength(1);
+    expect(sets[0].source.toolCallId).toMatch(/^h[0-9a-f]{40}$/);
+    expect(sets[0].files.map((f: any) => [f.path, f.status])).toEqual([['a.txt', 'created']]);
+    expect(fs.existsSync(path.join(sb.base, 'etc'))).toBe(false);
   });
 
   it('an unknown agent and an unwritable TAKEBACK_HOME: exit 0, stdout empty', () => {

@@ -30,6 +30,8 @@ export interface ChangesListParams {
   turn?: string;
   /** Every turn (not only the newest 20) and expired tombstones too. */
   all?: boolean;
+  /** Only this agent's turns and sets (`claude-code`, `codex`, `gemini`, `cli`). */
+  agent?: string;
 }
 
 /**
@@ -147,6 +149,8 @@ export interface CaptureBeginParams {
   command?: string;
   /** The agent's session id. */
   session?: string;
+  /** The agent (`claude-code`, `codex`, `gemini`); default: the turn's. */
+  agent?: string;
 }
 
 /**
@@ -186,6 +190,8 @@ export interface TurnBeginParams {
   agent?: string;
   /** The agent's session id; the session's previous turn, if still open, is ended first. */
   session?: string;
+  /** The agent's own id for the turn (Codex's `turn_id`); `turn/end` can name the turn by it. */
+  agentTurn?: string;
 }
 
 /** `turn/begin`: a prompt was submitted. Errors: `InvalidId`, `InvalidParams`. */
@@ -201,6 +207,8 @@ export interface TurnEndParams {
   id?: string;
   /** The agent's session id. */
   session?: string;
+  /** The agent's own id for the turn, as given to `turn/begin` (Codex's `turn_id`). */
+  agentTurn?: string;
 }
 
 /**

@@ -54,10 +54,17 @@ export interface CaptureGap {
 /** How a path changed: `created`, `modified`, `deleted`, `mode` (permission bits only) or `type` (e.g. a link became a file). */
 export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
 
-/** What produced a change set: a file tool call, a command (maybe run by a tool call), or the turn itself ("changed during this turn"). */
+/**
+ * What produced a change set: a file tool call, a command (maybe run by a tool call), or the turn
+ * itself ("changed during this turn").
+ *
+ * `pairedBy: 'order'` is set when the agent gave no tool call id (Gemini CLI) and the end of the
+ * call was matched with its beginning by order within the session (same tool and input first,
+ * then the oldest still open); absent when the agent's own id paired them.
+ */
 export type ChangeSource =
-  | { kind: 'tool'; tool: string; toolCallId: string }
-  | { kind: 'command'; command: string; tool?: string; toolCallId?: string }
+  | { kind: 'tool'; tool: string; toolCallId: string; pairedBy?: 'order' }
+  | { kind: 'command'; command: string; tool?: string; toolCallId?: string; pairedBy?: 'order' }
   | { kind: 'turn' };
 
 /**
@@ -88,6 +95,10 @@ export interface ChangeSetSummary {
   /** A decimal number, unique in the workspace's journal. */
   id: string;
   turn: string | null;
+  /** The agent whose tool call or turn made it (`claude-code`, `codex`, `gemini`, `cli`), or null when unknown. */
+  agent: string | null;
+  /** The agent's session id, or null. */
+  session: string | null;
   source: ChangeSource;
   /** One line for people: `Edit src/a.ts`, `Bash: sed -i …`, `changed during this turn`. */
   label: string;
@@ -105,10 +116,12 @@ export interface TurnSummary {
   id: string;
   /** 1, 2, 3… in the order turns began in this workspace. */
   seq: number;
-  /** The agent (`claude-code`), when known. */
+  /** The agent: `claude-code`, `codex`, `gemini`, `cli` (the command line), or another name a script gave; null when unknown. */
   agent: string | null;
   /** The agent's session id, when known. */
   session: string | null;
+  /** The agent's own id for this turn (Codex's `turn_id`), when it gives one. */
+  agentTurn: string | null;
   /** The first line of the prompt, shortened. */
   label: string | null;
   start: number;

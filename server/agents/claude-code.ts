@@ -1,8 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
-import { openEngine } from '../core/engine.js';
-import { TakebackError } from '../core/errors.js';
-import { labelFromPrompt } from '../core/journal/turns.js';
-import { captureBegin, captureEnd, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
+import { absolutePath, str, type AgentAction, type EventContext } from './actions.js';
+import type { AgentSpec } from './spec.js';
 
 /**
  * One Claude Code hook event, as it arrives on the hook's stdin (see `shared/notes/agents.md`
@@ -26,79 +23,53 @@ export const FILE_TOOLS: Record<string, string> = {
   NotebookEdit: 'notebook_path',
 };
 
-/** The hook events takeback listens to, with the tool matcher where one applies. */
-export const CLAUDE_HOOK_EVENTS: { event: string; matcher?: string }[] = [
-  { event: 'SessionStart' },
-  { event: 'UserPromptSubmit' },
-  { event: 'PreToolUse', matcher: 'Write|Edit|MultiEdit|NotebookEdit|Bash' },
-  { event: 'PostToolUse', matcher: 'Write|Edit|MultiEdit|NotebookEdit|Bash' },
-  { event: 'PostToolUseFailure', matcher: 'Write|Edit|MultiEdit|NotebookEdit|Bash' },
-  { event: 'Stop' },
-];
+const TOOLS = 'Write|Edit|MultiEdit|NotebookEdit|Bash';
 
 /**
- * Acts on one event: UserPromptSubmit begins a turn; PreToolUse of a file tool begins a file
- * capture of its path (keyed by `tool_use_id`), of Bash a command capture; PostToolUse and
- * PostToolUseFailure end the capture; Stop ends the turn; SessionStart makes sure a baseline
- * snapshot exists. Returns a short description for the log. Throws on bad input; the caller
- * logs and swallows.
+ * Claude Code: UserPromptSubmit begins a turn; PreToolUse of a file tool keeps its path (paired
+ * by `tool_use_id`), of Bash snapshots the workspace; PostToolUse and PostToolUseFailure end the
+ * capture; Stop ends the turn; SessionStart makes sure a baseline snapshot exists.
  */
-export function handleClaudeEvent(ev: ClaudeHookEvent, env: NodeJS.ProcessEnv = process.env): string {
-  const cwd = typeof ev.cwd === 'string' && ev.cwd ? ev.cwd : process.cwd();
-  const session = typeof ev.session_id === 'string' ? ev.session_id : null;
-  const engine = openEngine({ cwd, env });
-  try {
-    switch (ev.hook_event_name) {
-      case 'SessionStart': {
-        const s = ensureBaseline(engine);
-        return `session start: snapshot ${s.status}`;
+export const claudeCode: AgentSpec<ClaudeHookEvent> = {
+  name: 'claude-code',
+  events: [
+    { event: 'SessionStart' },
+    { event: 'UserPromptSubmit' },
+    { event: 'PreToolUse', matcher: TOOLS },
+    { event: 'PostToolUse', matcher: TOOLS },
+    { event: 'PostToolUseFailure', matcher: TOOLS },
+    { event: 'Stop' },
+  ],
+  hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
+  settingsFile: { project: ['.claude', 'settings.json'], user: (env, home) => [home, '.claude', 'settings.json'] },
+  context: (ev, fallbackCwd) => ({ agent: 'claude-code', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
+  actions: (ev, ctx) => claudeActions(ev, ctx),
+};
+
+function claudeActions(ev: ClaudeHookEvent, ctx: EventContext): AgentAction[] {
+  const tool = ev.tool_name ?? '';
+  const pairing = { id: ev.tool_use_id ?? '' };
+  switch (ev.hook_event_name) {
+    case 'SessionStart':
+      return [{ kind: 'session-start' }];
+    case 'UserPromptSubmit':
+      return [{ kind: 'turn-begin', prompt: str(ev.prompt) }];
+    case 'PreToolUse': {
+      const field = FILE_TOOLS[tool];
+      if (field) {
+        const p = str(ev.tool_input?.[field]);
+        if (!p) return [{ kind: 'ignore', why: `${tool} without a path: ignored` }];
+        return [{ kind: 'files-begin', pairing, tool, paths: [absolutePath(ctx.cwd, p)] }];
       }
-      case 'UserPromptSubmit': {
-        const { turn } = turnBegin(engine, { agent: 'claude-code', session, label: labelFromPrompt(ev.prompt) });
-        return `turn ${turn.id} begun`;
-      }
-      case 'PreToolUse': {
-        const tool = ev.tool_name ?? '';
-        const id = ev.tool_use_id ?? '';
-        const field = FILE_TOOLS[tool];
-        if (field) {
-          const p = ev.tool_input?.[field];
-          if (typeof p !== 'string' || p === '') return `${tool} without a path: ignored`;
-          const abs = isAbsolute(p) ? p : resolve(cwd, p);
-          captureBegin(engine, { id, paths: [abs], cwd, session, tool });
-          return `capture ${id} begun (${tool} ${abs})`;
-        }
-        if (tool === 'Bash') {
-          const command = typeof ev.tool_input?.command === 'string' ? ev.tool_input.command : '';
-          const r = captureBegin(engine, { id, command, tool, session });
-          return `capture ${id} begun (Bash, scan ${r.scan?.status})`;
-        }
-        return `${tool}: not captured`;
-      }
-      case 'PostToolUse':
-      case 'PostToolUseFailure': {
-        const id = ev.tool_use_id ?? '';
-        try {
-          const r = captureEnd(engine, { id });
-          return `capture ${id} ended: ${r.set ? `set ${r.set.id}` : 'no change'}`;
-        } catch (e) {
-          if (e instanceof TakebackError && e.code === 'not-found') return `capture ${id}: no begin (tool not captured)`;
-          throw e;
-        }
-      }
-      case 'Stop': {
-        try {
-          const r = turnEnd(engine, { session });
-          return `turn ${r.turn} ended${r.set ? `: set ${r.set.id} changed during the turn` : ''}`;
-        } catch (e) {
-          if (e instanceof TakebackError && e.code === 'not-found') return 'stop: no open turn';
-          throw e;
-        }
-      }
-      default:
-        return `${ev.hook_event_name}: ignored`;
+      if (tool === 'Bash') return [{ kind: 'command-begin', pairing, tool, command: str(ev.tool_input?.command) ?? '' }];
+      return [{ kind: 'ignore', why: `${tool}: not captured` }];
     }
-  } finally {
-    engine.journal.close();
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+      return [{ kind: 'tool-end', pairing, tool }];
+    case 'Stop':
+      return [{ kind: 'turn-end' }];
+    default:
+      return [{ kind: 'ignore', why: `${ev.hook_event_name}: ignored` }];
   }
 }

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { claudeSettingsPath, initClaudeCode } from '../agents/claude-code-init.js';
+import { initAgentHooks, settingsPath } from '../agents/hooks-file.js';
+import { AGENTS } from '../agents/registry.js';
 import { initHelixCommand } from '../editors/helix-init.js';
 import { defaultTemplateDir, removeJetbrainsTemplate, writeJetbrainsTemplate } from '../editors/jetbrains-init.js';
 import { loadConfig, takebackHome } from '../core/config.js';
@@ -104,9 +105,10 @@ function program(setCode: (n: number) => void): Command {
     .description('list change sets, grouped by turn, newest first')
     .option('--turn <T>', 'only this turn')
     .option('--all', 'every turn, and expired changes too')
+    .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, cli')
     .option('--json', 'print JSON (see README)')
-    .action((o: { turn?: string; all?: boolean; json?: boolean }, cmd: Command) => {
-      const r = listChanges(open(cmd), { turn: o.turn, all: o.all });
+    .action((o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
+      const r = listChanges(open(cmd), { turn: o.turn, all: o.all, agent: o.agent });
       if (o.json) json(r);
       else print(renderList(r, color));
       done(0);
@@ -162,7 +164,7 @@ function program(setCode: (n: number) => void): Command {
     .action(async (argv: string[], o: { turn?: string }, cmd: Command) => {
       const e = open(cmd);
       const id = `run-${randomBytes(6).toString('hex')}`;
-      const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn });
+      const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn, agent: 'cli' });
       if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason})\n`);
       // Ctrl-C is for the command (it gets it too): takeback waits for it and still records.
       const ignore = () => {};
@@ -189,10 +191,21 @@ function program(setCode: (n: number) => void): Command {
     .option('--turn <T>', 'the turn it belongs to (default: the open turn)')
     .option('--tool <NAME>', 'the tool name')
     .option('--command <TEXT>', 'the command line (for a command)')
+    .option('--agent <NAME>', 'the agent', 'cli')
+    .option('--session <ID>', 'the agent session')
     .option('--json', 'print JSON')
     .argument('[paths...]')
-    .action((paths: string[], o: { id: string; turn?: string; tool?: string; command?: string; json?: boolean }, cmd: Command) => {
-      const r = captureBegin(open(cmd), { id: o.id, paths, cwd: process.cwd(), turn: o.turn, tool: o.tool, command: o.command });
+    .action((paths: string[], o: { id: string; turn?: string; tool?: string; command?: string; agent: string; session?: string; json?: boolean }, cmd: Command) => {
+      const r = captureBegin(open(cmd), {
+        id: o.id,
+        paths,
+        cwd: process.cwd(),
+        turn: o.turn,
+        tool: o.tool,
+        command: o.command,
+        agent: o.agent,
+        session: o.session,
+      });
       if (o.json) json(r);
       done(0);
     });
@@ -213,7 +226,7 @@ function program(setCode: (n: number) => void): Command {
     .command('begin')
     .option('--id <T>', 'the turn id (default: t<number>)')
     .option('--label <TEXT>', 'a label (the first line of the prompt)')
-    .option('--agent <NAME>', 'the agent')
+    .option('--agent <NAME>', 'the agent', 'cli')
     .option('--session <ID>', 'the agent session')
     .option('--json', 'print JSON')
     .action((o: { id?: string; label?: string; agent?: string; session?: string; json?: boolean }, cmd: Command) => {
@@ -272,15 +285,15 @@ function program(setCode: (n: number) => void): Command {
 
   p.command('hook')
     .description('read one agent hook event on stdin (never fails, prints nothing)')
-    .addArgument(new Command().createArgument('<agent>', 'claude-code'))
+    .addArgument(new Command().createArgument('<agent>', 'claude-code | codex | gemini'))
     .action((agent: string) => {
       done(runHook(agent));
     });
 
   p.command('init')
     .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
-    .argument('<agent>', 'claude-code | helix | jetbrains')
-    .option('--user', "the user's settings (~/.claude/settings.json) instead of the project's")
+    .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains')
+    .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json) instead of the project's")
     .option('--remove', 'take out exactly what init added')
     .option('--config-dir <DIR>', "helix: the folder of Helix's languages.toml (default: $XDG_CONFIG_HOME/helix)")
     .option('--hx <PATH>', 'helix: the Helix to ask for its languages (default: hx on PATH)')
@@ -305,11 +318,12 @@ function program(setCode: (n: number) => void): Command {
         print(`${r.changed ? 'wrote the LSP4IJ template to' : 'nothing to change in'} ${r.dir}\nIn the IDE: LSP Consoles → + → Template → Import from custom template… → ${r.dir}\n`);
         return done(0);
       }
-      if (agent !== 'claude-code') throw new TakebackError('usage', `unknown agent or editor ${agent} (known: claude-code, helix, jetbrains)`);
+      const spec = AGENTS[agent];
+      if (!spec) throw new TakebackError('usage', `unknown agent or editor ${agent} (known: ${Object.keys(AGENTS).join(', ')}, helix, jetbrains)`);
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
       const root = findWorkspaceRoot(workspace ?? process.cwd());
-      const file = claudeSettingsPath(root, Boolean(o.user));
-      const r = initClaudeCode({ file, command: o.command ?? hookCommand(), remove: o.remove });
+      const file = settingsPath(spec, root, Boolean(o.user));
+      const r = initAgentHooks(spec, { file, command: o.command ?? hookCommand(agent), remove: o.remove });
       print(`${r.changed ? (o.remove ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
       done(0);
     });

@@ -34,9 +34,12 @@ export function setHeadline(s: W.ChangeSetSummary, p: Paint = painter(false)): s
   return `${plural(files.length, 'file')} changed ${counts(p, s.added, s.removed)}`;
 }
 
-function renderSet(s: W.ChangeSetSummary, p: Paint): string[] {
+function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): string[] {
   const state = s.state === 'applied' ? '' : p('yellow', ` [${s.state}]`);
-  const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${state}`];
+  // The agent is named on the turn's line; a set's own only when it differs (or has no turn).
+  const agent = s.agent && s.agent !== turnAgent ? p('dim', ` · ${s.agent}`) : '';
+  const paired = s.source.kind !== 'turn' && s.source.pairedBy === 'order' ? p('dim', ' (paired by order)') : '';
+  const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${agent}${paired}${state}`];
   if (s.state === 'expired') return lines;
   const files = s.files.some((f) => f.type !== 'dir') ? s.files.filter((f) => f.type !== 'dir') : s.files;
   for (const f of files) {
@@ -73,7 +76,7 @@ export function renderList(r: W.ListResult, color: boolean): string {
         out.push(p('bold', s.turn ? `Turn ${s.turn}` : 'Outside any turn'));
       }
     }
-    out.push(...renderSet(s, p));
+    out.push(...renderSet(s, p, (s.turn ? turns.get(s.turn)?.agent : null) ?? null));
   }
   if (r.omittedTurns > 0) out.push('', p('dim', `${r.omittedTurns} older ${r.omittedTurns === 1 ? 'turn' : 'turns'} not shown: takeback list --all`));
   return `${out.join('\n')}\n`;
@@ -92,7 +95,9 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
   const p = painter(color);
   const out = [
     `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
-    `turn ${s.turn ?? '-'} · ${time(s.time)} · ${setHeadline({ ...s, files: s.files }, p)}`,
+    `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline({ ...s, files: s.files }, p)}${
+      s.source.kind !== 'turn' && s.source.pairedBy === 'order' ? ' · paired by order (the agent gives no tool call id)' : ''
+    }`,
     '',
   ];
   for (const f of s.files) {

@@ -58,6 +58,10 @@ export interface FileChange {
 export interface ChangeSet {
   id: string;
   turn: string | null;
+  /** The agent that made it (`claude-code`, `codex`, `gemini`, `cli`), or null when unknown. */
+  agent: string | null;
+  /** The agent's session id, or null. */
+  session: string | null;
   source: ChangeSource;
   /** When the change was recorded, ms since the epoch. */
   time: number;

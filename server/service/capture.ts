@@ -5,13 +5,17 @@ import { scanAndCommit } from '../core/capture/scan-commit.js';
 import { beginTurn, endTurn } from '../core/capture/turn.js';
 import type { Engine } from '../core/engine.js';
 import { TakebackError, checkId } from '../core/errors.js';
+import type { PendingCapture } from '../core/journal/captures.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
 import { toSetSummary, toTurnSummary } from '../wire.js';
 
-/** Resolves the turn a capture belongs to: the named one, else the session's open turn, else the newest open turn, else none. */
+/**
+ * Resolves the turn a capture belongs to: the named one; else the session's open turn, else an
+ * open turn of no session (begun by a script); without a session, the newest open turn; else none.
+ */
 function resolveTurn(engine: Engine, turn: string | undefined, session?: string | null): string | null {
   if (turn !== undefined) return engine.journal.turns.get(turn).id;
-  return engine.journal.turns.open(session)?.id ?? (session ? engine.journal.turns.open()?.id : null) ?? null;
+  return engine.journal.turns.forSession(session)?.id ?? null;
 }
 
 /** The result of `capture/begin`. */
@@ -30,16 +34,29 @@ export interface CaptureBeginResult {
  */
 export function captureBegin(
   engine: Engine,
-  opts: { id: string; paths?: string[]; cwd?: string; turn?: string; session?: string | null; tool?: string | null; command?: string | null; onProgress?: (n: number) => void },
+  opts: {
+    id: string;
+    paths?: string[];
+    cwd?: string;
+    turn?: string;
+    agent?: string | null;
+    session?: string | null;
+    /** For an agent without tool call ids: the key its end is paired by (see `captureEndByOrder`). */
+    pair?: string | null;
+    tool?: string | null;
+    command?: string | null;
+    onProgress?: (n: number) => void;
+  },
 ): CaptureBeginResult {
   checkId(opts.id, 'capture id');
   return engine.journal.write(() => {
     const turn = resolveTurn(engine, opts.turn, opts.session);
+    const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
     if (opts.paths && opts.paths.length > 0) {
-      beginFiles(engine, { id: opts.id, paths: opts.paths, cwd: opts.cwd, turn, tool: opts.tool ?? null });
+      beginFiles(engine, { id: opts.id, paths: opts.paths, cwd: opts.cwd, turn, tool: opts.tool ?? null, ...who });
       return { id: opts.id, kind: 'files', turn };
     }
-    const scan = beginCommand(engine, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, onProgress: opts.onProgress });
+    const scan = beginCommand(engine, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress });
     return { id: opts.id, kind: 'command', turn, scan };
   });
 }
@@ -51,25 +68,42 @@ export interface CaptureEndResult {
   scan?: CommandScan;
 }
 
+function finish(engine: Engine, pending: PendingCapture): CaptureEndResult {
+  if (pending.kind === 'files') {
+    const set = endFiles(engine, pending);
+    return { id: pending.id, set: set ? toSetSummary(set) : null };
+  }
+  const { set, scan } = endCommand(engine, pending);
+  return { id: pending.id, set: set ? toSetSummary(set) : null, scan };
+}
+
 /** Ends capture `id` and records its change set. Throws `not-found` for an id with no `begin`. */
 export function captureEnd(engine: Engine, opts: { id: string }): CaptureEndResult {
   checkId(opts.id, 'capture id');
   return engine.journal.write(() => {
     const pending = engine.journal.captures.take(opts.id);
     if (!pending) throw new TakebackError('not-found', `no capture ${opts.id} was begun`, { id: opts.id });
-    if (pending.kind === 'files') {
-      const set = endFiles(engine, pending);
-      return { id: opts.id, set: set ? toSetSummary(set) : null };
-    }
-    const { set, scan } = endCommand(engine, pending);
-    return { id: opts.id, set: set ? toSetSummary(set) : null, scan };
+    return finish(engine, pending);
+  });
+}
+
+/**
+ * Ends the capture a tool call's end belongs to when the agent gives no tool call id (Gemini
+ * CLI): paired by order within `agent`'s `session` (see `Captures.takeByOrder`); the set's
+ * source says `pairedBy: 'order'`. Throws `not-found` when the session has no capture open.
+ */
+export function captureEndByOrder(engine: Engine, opts: { agent: string; session: string | null; pair: string; tool: string }): CaptureEndResult {
+  return engine.journal.write(() => {
+    const pending = engine.journal.captures.takeByOrder(opts.agent, opts.session, opts.pair, opts.tool);
+    if (!pending) throw new TakebackError('not-found', `no ${opts.tool} call of this session was begun`);
+    return finish(engine, pending);
   });
 }
 
 /** Begins a turn (ending the session's previous one if it is still open). */
 export function turnBegin(
   engine: Engine,
-  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null },
+  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
 ): { turn: W.TurnSummary; closed: W.ChangeSetSummary | null } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
@@ -84,10 +118,16 @@ export function turnBegin(
  * changed during it that no tool call claimed is recorded as its own set. Throws `not-found`
  * when there is no such turn (or none open).
  */
-export function turnEnd(engine: Engine, opts: { id?: string; session?: string | null }): { turn: string; set: W.ChangeSetSummary | null } {
+export function turnEnd(
+  engine: Engine,
+  opts: { id?: string; session?: string | null; agentTurn?: string | null },
+): { turn: string; set: W.ChangeSetSummary | null } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
-    const turn = opts.id !== undefined ? engine.journal.turns.get(opts.id) : engine.journal.turns.open(opts.session);
+    const { turns } = engine.journal;
+    const byAgent = opts.agentTurn ? turns.byAgentTurn(opts.session ?? null, opts.agentTurn) : null;
+    const turn =
+      opts.id !== undefined ? turns.get(opts.id) : byAgent && byAgent.end === null ? byAgent : byAgent ? null : turns.open(opts.session);
     if (!turn) throw new TakebackError('not-found', 'no turn is open');
     const { set } = endTurn(engine, turn.id);
     return { turn: turn.id, set: set ? toSetSummary(set) : null };

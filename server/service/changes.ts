@@ -17,11 +17,13 @@ export function captureStatus(engine: Engine): W.CaptureStatus {
 /**
  * The change sets of the workspace, newest first, with their turns. Without `all`, the sets of
  * the newest {@link DEFAULT_LIST_TURNS} turns (and any outside turns since) and no expired
- * tombstones; `turn` narrows to one turn. Throws `not-found`/`invalid-id` for a bad turn.
+ * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
+ * `codex`, `gemini`, `cli`). Throws `not-found`/`invalid-id` for a bad turn.
  */
-export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean } = {}): W.ListResult {
+export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean; agent?: string } = {}): W.ListResult {
   const { journal } = engine;
   let turns = journal.turns.all();
+  if (opts.agent !== undefined) turns = turns.filter((t) => t.agent === opts.agent);
   let omittedTurns = 0;
   let sets;
   if (opts.turn !== undefined) {
@@ -42,6 +44,7 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
     sets = journal.sets.list();
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
+  if (opts.agent !== undefined) sets = sets.filter((s) => s.agent === opts.agent);
   return {
     workspace: engine.root,
     capture: captureStatus(engine),

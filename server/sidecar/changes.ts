@@ -14,7 +14,7 @@ import { runStep } from './undo-through-editor.js';
 
 export function list(s: Session, params: unknown): W.ListResult {
   const o = object('changes/list', params, true);
-  return listChanges(s.engine, { turn: str('changes/list', o, 'turn'), all: bool('changes/list', o, 'all') });
+  return listChanges(s.engine, { turn: str('changes/list', o, 'turn'), all: bool('changes/list', o, 'all'), agent: str('changes/list', o, 'agent') });
 }
 
 export function show(s: Session, params: unknown): W.ChangeSetDetail {
@@ -51,6 +51,7 @@ export function beginCapture(s: Session, params: unknown): W.CaptureBeginResult 
     tool: str(m, o, 'tool'),
     command: str(m, o, 'command'),
     session: str(m, o, 'session'),
+    agent: str(m, o, 'agent'),
   };
   const r = captureBegin(s.engine, { ...p, cwd: p.cwd ?? s.engine.root });
   return r;
@@ -67,7 +68,13 @@ export function endCapture(s: Session, params: unknown): W.CaptureEndResult {
 export function beginTurn(s: Session, params: unknown): W.TurnBeginResult {
   const m = 'turn/begin';
   const o = object(m, params, true);
-  const r = turnBegin(s.engine, { id: str(m, o, 'id'), label: str(m, o, 'label'), agent: str(m, o, 'agent'), session: str(m, o, 'session') });
+  const r = turnBegin(s.engine, {
+    id: str(m, o, 'id'),
+    label: str(m, o, 'label'),
+    agent: str(m, o, 'agent'),
+    session: str(m, o, 'session'),
+    agentTurn: str(m, o, 'agentTurn'),
+  });
   s.client.journalChanged('recorded');
   return r;
 }
@@ -75,7 +82,7 @@ export function beginTurn(s: Session, params: unknown): W.TurnBeginResult {
 export function endTurn(s: Session, params: unknown): W.TurnEndResult {
   const m = 'turn/end';
   const o = object(m, params, true);
-  const r = turnEnd(s.engine, { id: str(m, o, 'id'), session: str(m, o, 'session') });
+  const r = turnEnd(s.engine, { id: str(m, o, 'id'), session: str(m, o, 'session'), agentTurn: str(m, o, 'agentTurn') });
   s.client.journalChanged('recorded');
   return r;
 }

@@ -6,7 +6,7 @@ import { execSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { handleClaudeEvent } from '../../server/agents/claude-code.js';
+import { handleAgentEvent } from '../../server/agents/registry.js';
 import { BIN } from './lsp-client.js';
 
 /** The workspace before the agent. */
@@ -72,7 +72,7 @@ export function cliHook(ws: Workspace): Hook {
 /** Runs hook events through the same handler in this process (its own journal connection). */
 export function inProcessHook(ws: Workspace): Hook {
   return (ev) => {
-    handleClaudeEvent(ev as Parameters<typeof handleClaudeEvent>[0], ws.env);
+    handleAgentEvent('claude-code', ev as { hook_event_name: string }, ws.env);
   };
 }
 

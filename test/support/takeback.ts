@@ -70,9 +70,9 @@ export function tbAsync(args: string[], opts: RunOpts = {}): Promise<Run> {
   });
 }
 
-/** Pipes one Claude Code hook event (an object, or raw text) into `takeback hook claude-code`. */
-export function hook(event: unknown, opts: RunOpts = {}): Run {
-  return tb(['hook', 'claude-code'], { ...opts, input: typeof event === 'string' ? event : JSON.stringify(event) });
+/** Pipes one hook event (an object, or raw text) into `takeback hook AGENT` (default `claude-code`). */
+export function hook(event: unknown, opts: RunOpts & { agent?: string } = {}): Run {
+  return tb(['hook', opts.agent ?? 'claude-code'], { ...opts, input: typeof event === 'string' ? event : JSON.stringify(event) });
 }
 
 export function hookAsync(event: unknown, opts: RunOpts = {}): Promise<Run> {
@@ -149,7 +149,7 @@ export interface Sandbox {
   tbAsync(args: string[], opts?: RunOpts): Promise<Run>;
   /** `takeback ...args --json`, expecting exit code `code` (default 0); returns the parsed output. */
   json(args: string[], opts?: RunOpts & { code?: number }): any;
-  hook(event: unknown, opts?: RunOpts): Run;
+  hook(event: unknown, opts?: RunOpts & { agent?: string }): Run;
   /** Runs `sh -c script` in the workspace (not through takeback), throwing if it fails. */
   sh(script: string, opts?: { cwd?: string; allowFail?: boolean }): string;
   /** Writes a workspace file (making its folders), with `mode` when given. */

@@ -34,19 +34,30 @@ export interface CommandScan {
  */
 export function beginCommand(
   engine: Engine,
-  opts: { id: string; command?: string | null; tool?: string | null; turn?: string | null; now?: number; onProgress?: (n: number) => void },
+  opts: {
+    id: string;
+    command?: string | null;
+    tool?: string | null;
+    turn?: string | null;
+    agent?: string | null;
+    session?: string | null;
+    pair?: string | null;
+    now?: number;
+    onProgress?: (n: number) => void;
+  },
 ): CommandScan {
   checkId(opts.id, 'capture id');
   const { journal } = engine;
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const now = opts.now ?? Date.now();
+  const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
   // Outside a turn, what moved since the last look is dropped as the user's; but another command
   // still running may have made it: then leave it for that command's end to record (the
   // snapshot stays as it is). In a turn it is kept as the turn's drift either way. A command
   // begun long ago and never ended (a killed process) does not count.
   const meta = journal.snapshot.meta();
   if (!turn && meta?.status === 'ok' && journal.captures.inFlight('command', now - COMMAND_RUNNING_MS) > 0) {
-    journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [] });
+    journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }
   const outcome = scanAndCommit(engine, opts.onProgress);
@@ -64,6 +75,7 @@ export function beginCommand(
     command: opts.command ?? null,
     start: now,
     files: [],
+    ...who,
   });
   return { status: outcome.status, reason: outcome.reason };
 }
@@ -77,9 +89,10 @@ export function endCommand(engine: Engine, pending: PendingCapture): { set: Chan
   const outcome = scanAndCommit(engine);
   if (outcome.status !== 'ok') return { set: null, scan: { status: outcome.status, reason: outcome.reason } };
   const files = scanChangesToFiles(engine, outcome.changes);
+  const paired = pending.pairedBy ? { pairedBy: pending.pairedBy } : {};
   const source = pending.tool
-    ? { kind: 'command' as const, command: pending.command ?? '', tool: pending.tool, toolCallId: pending.id }
+    ? { kind: 'command' as const, command: pending.command ?? '', tool: pending.tool, toolCallId: pending.id, ...paired }
     : { kind: 'command' as const, command: pending.command ?? '' };
-  const set = engine.journal.sets.add({ turn: pending.turn, source, files });
+  const set = engine.journal.sets.add({ turn: pending.turn, agent: pending.agent ?? null, session: pending.session ?? null, source, files });
   return { set, scan: { status: 'ok' } };
 }

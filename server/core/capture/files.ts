@@ -32,7 +32,17 @@ function missingDirs(abs: string): string[] {
  */
 export function beginFiles(
   engine: Engine,
-  opts: { id: string; paths: string[]; cwd?: string; turn?: string | null; tool?: string | null; now?: number },
+  opts: {
+    id: string;
+    paths: string[];
+    cwd?: string;
+    turn?: string | null;
+    tool?: string | null;
+    agent?: string | null;
+    session?: string | null;
+    pair?: string | null;
+    now?: number;
+  },
 ): PendingCapture {
   checkId(opts.id, 'capture id');
   const { journal, config } = engine;
@@ -55,6 +65,9 @@ export function beginFiles(
     command: null,
     start: opts.now ?? Date.now(),
     files,
+    agent: opts.agent ?? null,
+    session: opts.session ?? null,
+    pair: opts.pair ?? null,
   };
   journal.captures.put(pending);
   return pending;
@@ -97,7 +110,9 @@ export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | n
   }
   const set = journal.sets.add({
     turn: pending.turn,
-    source: { kind: 'tool', tool: pending.tool ?? 'tool', toolCallId: pending.id },
+    agent: pending.agent ?? null,
+    session: pending.session ?? null,
+    source: { kind: 'tool', tool: pending.tool ?? 'tool', toolCallId: pending.id, ...(pending.pairedBy ? { pairedBy: pending.pairedBy } : {}) },
     files: changes,
   });
   syncIndex(engine, indexed);

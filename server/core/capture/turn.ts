@@ -12,7 +12,7 @@ import { scanAndCommit } from './scan-commit.js';
  */
 export function beginTurn(
   engine: Engine,
-  opts: { id?: string; agent?: string | null; session?: string | null; label?: string | null; now?: number },
+  opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; now?: number },
 ): { turn: Turn; closed: ChangeSet | null } {
   const { journal } = engine;
   const stale = opts.session ? journal.turns.open(opts.session) : null;

@@ -15,6 +15,16 @@ export interface PendingCapture {
   command: string | null;
   start: number;
   files: { path: string; state: FileState; missingDirs: string[] }[];
+  /** The agent and its session (`null` when not known). */
+  agent?: string | null;
+  session?: string | null;
+  /**
+   * For an agent that gives no tool call id (Gemini CLI): what the end of the call is matched
+   * with, the tool's name and a hash of its input (`write_file:3f2a…`). Null otherwise.
+   */
+  pair?: string | null;
+  /** Set by {@link Captures.takeByOrder}: this capture was paired with its end by order. */
+  pairedBy?: 'order';
 }
 
 interface Row {
@@ -25,6 +35,24 @@ interface Row {
   command: string | null;
   started_at: number;
   files: string;
+  agent: string | null;
+  session: string | null;
+  pair: string | null;
+}
+
+function toPending(row: Row): PendingCapture {
+  return {
+    id: row.id,
+    kind: row.kind as PendingCapture['kind'],
+    turn: row.turn,
+    tool: row.tool,
+    command: row.command,
+    start: row.started_at,
+    files: JSON.parse(row.files) as PendingCapture['files'],
+    agent: row.agent,
+    session: row.session,
+    pair: row.pair,
+  };
 }
 
 /** Tool calls in flight, keyed by the caller's id (Claude Code's `tool_use_id`). */
@@ -35,24 +63,33 @@ export class Captures {
   put(c: PendingCapture): void {
     checkId(c.id, 'capture id');
     this.db
-      .prepare('INSERT OR REPLACE INTO captures (id, kind, turn, tool, command, started_at, files) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(c.id, c.kind, c.turn, c.tool, c.command, c.start, JSON.stringify(c.files));
+      .prepare(
+        'INSERT OR REPLACE INTO captures (id, kind, turn, tool, command, started_at, files, agent, session, pair) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(c.id, c.kind, c.turn, c.tool, c.command, c.start, JSON.stringify(c.files), c.agent ?? null, c.session ?? null, c.pair ?? null);
+  }
+
+  /**
+   * Removes and returns the capture that an end without an id belongs to (Gemini CLI gives none):
+   * among the captures of `agent`'s `session`, the oldest with the same `pair` key (tool and
+   * input), else the oldest of the same tool, else the oldest of all. Null when the session has
+   * none open. The result is marked `pairedBy: 'order'`.
+   */
+  takeByOrder(agent: string, session: string | null, pair: string, tool: string): PendingCapture | null {
+    const rows = this.db
+      .prepare('SELECT * FROM captures WHERE agent = ? AND session IS ? ORDER BY started_at, rowid')
+      .all(agent, session) as Row[];
+    const row = rows.find((r) => r.pair === pair) ?? rows.find((r) => r.tool === tool) ?? rows[0];
+    if (!row) return null;
+    this.db.prepare('DELETE FROM captures WHERE id = ?').run(row.id);
+    return { ...toPending(row), pairedBy: 'order' };
   }
 
   /** Removes and returns the pending capture `id`, or null if there is none. */
   take(id: string): PendingCapture | null {
     checkId(id, 'capture id');
     const row = this.db.prepare('DELETE FROM captures WHERE id = ? RETURNING *').get(id) as Row | undefined;
-    if (!row) return null;
-    return {
-      id: row.id,
-      kind: row.kind as PendingCapture['kind'],
-      turn: row.turn,
-      tool: row.tool,
-      command: row.command,
-      start: row.started_at,
-      files: JSON.parse(row.files) as PendingCapture['files'],
-    };
+    return row ? toPending(row) : null;
   }
 
   /** How many captures are in flight, and how many are older than `staleMs`. */

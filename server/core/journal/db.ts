@@ -14,7 +14,8 @@ export type Db = Database.Database;
  * - `captures`: tool calls begun and not yet ended (the file states kept at `begin`).
  * - `snapshot_rows`: the last look at the workspace for the command scan, packed one row a folder
  *   (`snapshot-index.ts`, `scan/packed.ts`).
- * - `drift`: changes seen during a turn that no tool call claimed (first `before`, latest `after`).
+ * - `drift`: changes seen during a turn that no tool call claimed (first `before`, latest `after`),
+ *   per turn and path.
  *
  * Undo/redo transactions under way are files beside the database (see `txns.ts`).
  */
@@ -22,19 +23,54 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS turns (
   id TEXT PRIMARY KEY, seq INTEGER NOT NULL, agent TEXT, session TEXT, label TEXT,
-  started_at INTEGER NOT NULL, ended_at INTEGER);
+  started_at INTEGER NOT NULL, ended_at INTEGER, agent_turn TEXT);
 CREATE INDEX IF NOT EXISTS turns_open ON turns (ended_at, session);
 CREATE TABLE IF NOT EXISTS sets (
   id INTEGER PRIMARY KEY AUTOINCREMENT, turn TEXT, source TEXT NOT NULL, created_at INTEGER NOT NULL,
-  state TEXT NOT NULL, files TEXT NOT NULL, history TEXT NOT NULL);
+  state TEXT NOT NULL, files TEXT NOT NULL, history TEXT NOT NULL, agent TEXT, session TEXT);
 CREATE INDEX IF NOT EXISTS sets_turn ON sets (turn);
 CREATE TABLE IF NOT EXISTS captures (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, turn TEXT, tool TEXT, command TEXT,
-  started_at INTEGER NOT NULL, files TEXT NOT NULL);
+  started_at INTEGER NOT NULL, files TEXT NOT NULL, agent TEXT, session TEXT, pair TEXT);
 CREATE TABLE IF NOT EXISTS snapshot_rows (dir TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS drift (
-  path TEXT PRIMARY KEY, turn TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL) WITHOUT ROWID;
+  turn TEXT NOT NULL, path TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL,
+  PRIMARY KEY (turn, path)) WITHOUT ROWID;
 `;
+
+/** The schema's version (`PRAGMA user_version`); journals made before a change are brought up to it on open. */
+export const SCHEMA_VERSION = 2;
+
+/**
+ * Brings a journal of an older schema up to {@link SCHEMA_VERSION}, in one transaction.
+ * Version 2 (2026-11): every turn, set and capture names its agent and session; turns keep the
+ * agent's own turn id; drift is kept per turn (two agents' turns may be open at once).
+ */
+function migrate(db: Db, from: number): void {
+  const columns = (table: string) => new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+  writeTxn(db, () => {
+    if (from < 2) {
+      const add = (table: string, col: string) => {
+        if (!columns(table).has(col)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${col} TEXT`);
+      };
+      add('turns', 'agent_turn');
+      add('sets', 'agent');
+      add('sets', 'session');
+      add('captures', 'agent');
+      add('captures', 'session');
+      add('captures', 'pair');
+      // A set's agent and session are its turn's, where it has one.
+      db.exec('UPDATE sets SET agent = (SELECT agent FROM turns WHERE turns.id = sets.turn), session = (SELECT session FROM turns WHERE turns.id = sets.turn) WHERE agent IS NULL');
+      if (columns('drift').has('path') && !(db.prepare("SELECT sql FROM sqlite_master WHERE name = 'drift'").get() as { sql: string }).sql.includes('PRIMARY KEY (turn, path)')) {
+        db.exec(`ALTER TABLE drift RENAME TO drift_v1;
+          CREATE TABLE drift (turn TEXT NOT NULL, path TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL, PRIMARY KEY (turn, path)) WITHOUT ROWID;
+          INSERT INTO drift SELECT turn, path, before, after FROM drift_v1;
+          DROP TABLE drift_v1;`);
+      }
+    }
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  });
+}
 
 /** Opens (creating 0600 if needed) the database at `file` and brings its schema up to date. */
 export function openDb(file: string): Db {
@@ -45,7 +81,12 @@ export function openDb(file: string): Db {
   const db = new Database(file, { timeout: 30_000 });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version === SCHEMA_VERSION) return db;
+  const fresh = !db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sets'").get();
   db.exec(SCHEMA);
+  if (fresh) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  else migrate(db, version);
   return db;
 }
 

@@ -32,14 +32,17 @@ export class Drift {
     for (const p of paths) del.run(p);
   }
 
-  /** Removes and returns the drift of `turn`; drift of other (stale) turns is dropped too. */
+  /**
+   * Removes and returns the drift of `turn`. Drift of turns already ended (stale: an agent killed
+   * before its Stop) is dropped too; that of other open turns (another agent at work) stays.
+   */
   take(turn: string): DriftEntry[] {
     const rows = this.db.prepare('SELECT path, before, after FROM drift WHERE turn = ?').all(turn) as {
       path: string;
       before: string;
       after: string;
     }[];
-    this.db.prepare('DELETE FROM drift').run();
+    this.db.prepare('DELETE FROM drift WHERE turn = ? OR turn NOT IN (SELECT id FROM turns WHERE ended_at IS NULL)').run(turn);
     return rows.map((r) => ({ path: r.path, before: JSON.parse(r.before) as FileState, after: JSON.parse(r.after) as FileState }));
   }
 

@@ -10,12 +10,16 @@ interface SetRow {
   state: string;
   files: string;
   history: string;
+  agent: string | null;
+  session: string | null;
 }
 
 function toSet(r: SetRow): ChangeSet {
   return {
     id: String(r.id),
     turn: r.turn,
+    agent: r.agent,
+    session: r.session,
     source: JSON.parse(r.source) as ChangeSource,
     time: r.created_at,
     state: r.state as SetState,
@@ -28,16 +32,26 @@ function toSet(r: SetRow): ChangeSet {
 export class Sets {
   constructor(private readonly db: Db) {}
 
-  /** Records a change set. Returns it, or `null` when `files` is empty (nothing to keep). */
-  add(opts: { turn: string | null; source: ChangeSource; files: FileChange[]; now?: number }): ChangeSet | null {
+  /**
+   * Records a change set. `agent` and `session` default to the turn's. Returns it, or `null` when
+   * `files` is empty (nothing to keep).
+   */
+  add(opts: { turn: string | null; agent?: string | null; session?: string | null; source: ChangeSource; files: FileChange[]; now?: number }): ChangeSet | null {
     if (opts.files.length === 0) return null;
     const now = opts.now ?? Date.now();
     const history: HistoryEntry[] = [{ action: 'applied', time: now }];
     const files = [...opts.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    let agent = opts.agent ?? null;
+    let session = opts.session ?? null;
+    if (opts.turn && (agent === null || session === null)) {
+      const t = this.db.prepare('SELECT agent, session FROM turns WHERE id = ?').get(opts.turn) as { agent: string | null; session: string | null } | undefined;
+      agent ??= t?.agent ?? null;
+      session ??= t?.session ?? null;
+    }
     const info = this.db
-      .prepare('INSERT INTO sets (turn, source, created_at, state, files, history) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(opts.turn, JSON.stringify(opts.source), now, 'applied', JSON.stringify(files), JSON.stringify(history));
-    return { id: String(info.lastInsertRowid), turn: opts.turn, source: opts.source, time: now, state: 'applied', files, history };
+      .prepare('INSERT INTO sets (turn, agent, session, source, created_at, state, files, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(opts.turn, agent, session, JSON.stringify(opts.source), now, 'applied', JSON.stringify(files), JSON.stringify(history));
+    return { id: String(info.lastInsertRowid), turn: opts.turn, agent, session, source: opts.source, time: now, state: 'applied', files, history };
   }
 
   /** The set `id`. Throws `invalid-id`, `not-found`, or `expired` (its copies are gone; a tombstone remains). */

@@ -10,10 +10,11 @@ interface TurnRow {
   label: string | null;
   started_at: number;
   ended_at: number | null;
+  agent_turn: string | null;
 }
 
 function toTurn(r: TurnRow): Turn {
-  return { id: r.id, seq: r.seq, agent: r.agent, session: r.session, label: r.label, start: r.started_at, end: r.ended_at };
+  return { id: r.id, seq: r.seq, agent: r.agent, session: r.session, agentTurn: r.agent_turn, label: r.label, start: r.started_at, end: r.ended_at };
 }
 
 /** The first line of a prompt, at most 80 characters: a turn's label. */
@@ -32,7 +33,7 @@ export class Turns {
    * Begins a turn. `id` defaults to `t<seq>`. A session's previous turn still open is ended
    * first (an agent killed before its Stop hook never ends its turn otherwise).
    */
-  begin(opts: { id?: string; agent?: string | null; session?: string | null; label?: string | null; now?: number }): Turn {
+  begin(opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; now?: number }): Turn {
     if (opts.id !== undefined) checkId(opts.id, 'turn id');
     const now = opts.now ?? Date.now();
     return writeTxn(this.db, () => {
@@ -45,9 +46,18 @@ export class Turns {
         throw new TakebackError('usage', `turn ${id} already exists`, { id });
       }
       this.db
-        .prepare('INSERT INTO turns (id, seq, agent, session, label, started_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(id, seq, opts.agent ?? null, opts.session ?? null, opts.label ?? null, now);
-      return { id, seq, agent: opts.agent ?? null, session: opts.session ?? null, label: opts.label ?? null, start: now, end: null };
+        .prepare('INSERT INTO turns (id, seq, agent, session, agent_turn, label, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(id, seq, opts.agent ?? null, opts.session ?? null, opts.agentTurn ?? null, opts.label ?? null, now);
+      return {
+        id,
+        seq,
+        agent: opts.agent ?? null,
+        session: opts.session ?? null,
+        agentTurn: opts.agentTurn ?? null,
+        label: opts.label ?? null,
+        start: now,
+        end: null,
+      };
     });
   }
 
@@ -64,6 +74,31 @@ export class Turns {
         : this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL ORDER BY seq DESC LIMIT 1').get()
     ) as TurnRow | undefined;
     return row ? toTurn(row) : null;
+  }
+
+  /**
+   * The turn a tool call of `session` belongs to: the session's open turn, else the newest open
+   * turn that belongs to no session (one a script began), else none. Never another session's
+   * turn: two agents at work in one folder keep their tool calls apart.
+   */
+  forSession(session: string | null | undefined): Turn | null {
+    if (!session) return this.open();
+    const row = (this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session = ? ORDER BY seq DESC LIMIT 1').get(session) ??
+      this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get()) as TurnRow | undefined;
+    return row ? toTurn(row) : null;
+  }
+
+  /** The turn an agent knows as `agentTurn` in `session` (Codex's `turn_id`), if any. */
+  byAgentTurn(session: string | null, agentTurn: string): Turn | null {
+    const row = this.db
+      .prepare('SELECT * FROM turns WHERE agent_turn = ? AND (session IS ? OR ? IS NULL) ORDER BY seq DESC LIMIT 1')
+      .get(agentTurn, session, session) as TurnRow | undefined;
+    return row ? toTurn(row) : null;
+  }
+
+  /** The ids of turns still open. */
+  openIds(): string[] {
+    return (this.db.prepare('SELECT id FROM turns WHERE ended_at IS NULL').all() as { id: string }[]).map((r) => r.id);
   }
 
   /**

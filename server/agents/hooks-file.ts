@@ -3,44 +3,43 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
-import { CLAUDE_HOOK_EVENTS } from './claude-code.js';
+import type { AgentSpec, HookEntry } from './spec.js';
 
-/** The marker by which takeback recognises the hook entries it added. */
-const MARK = 'hook claude-code';
+/*
+ * The hooks in an agent's JSON settings file (Claude Code's `.claude/settings.json`, Codex's
+ * `hooks.json`, Gemini CLI's `.gemini/settings.json`: all three hold `{"hooks": {EVENT: [{matcher,
+ * hooks: [entry]}]}}`): merged in and taken out again without touching anything else.
+ */
 
-interface HookEntry {
-  type: string;
-  command?: string;
-  timeout?: number;
-  [k: string]: unknown;
-}
 interface HookGroup {
   matcher?: string;
   hooks?: HookEntry[];
   [k: string]: unknown;
 }
 type Settings = { hooks?: Record<string, HookGroup[]>; [k: string]: unknown };
+type AnySpec = AgentSpec<{ hook_event_name: string }>;
 
-function isOurs(h: HookEntry): boolean {
-  return typeof h.command === 'string' && h.command.includes(MARK) && h.command.includes('takeback');
+/** The marker by which takeback recognises the hook entries it added for `agent`. */
+function isOurs(h: HookEntry, agent: string): boolean {
+  return typeof h.command === 'string' && h.command.includes(`hook ${agent}`) && h.command.includes('takeback');
 }
 
-/** Where the settings file is: the project's `.claude/settings.json`, or the user's with `user`. */
-export function claudeSettingsPath(workspace: string, user: boolean, env: NodeJS.ProcessEnv = process.env): string {
-  return user ? join(env.HOME ?? homedir(), '.claude', 'settings.json') : join(workspace, '.claude', 'settings.json');
+/** Where `spec`'s settings file is: the project's (under `workspace`), or the user's with `user`. */
+export function settingsPath(spec: AnySpec, workspace: string, user: boolean, env: NodeJS.ProcessEnv = process.env): string {
+  return user ? join(...spec.settingsFile.user(env, env.HOME ?? homedir())) : join(workspace, ...spec.settingsFile.project);
 }
 
 /**
- * Adds takeback's hooks to Claude Code settings `s` (returns a new object), leaving every other
- * hook and setting as it was. An event that already has our hook keeps it, with its command set to
- * `command`, so running it twice changes nothing and running it from another install repairs it.
+ * Adds `spec`'s hooks to settings `s` (returns a new object), leaving every other hook and setting
+ * as it was. An event that already has our hook keeps it, with its command set to `command`, so
+ * running it twice changes nothing and running it from another install repairs it.
  */
-export function addHooks(s: Settings, command: string): Settings {
+export function addHooks(spec: AnySpec, s: Settings, command: string): Settings {
   const out: Settings = structuredClone(s);
   const hooks = (out.hooks ??= {});
-  for (const { event, matcher } of CLAUDE_HOOK_EVENTS) {
+  for (const { event, matcher } of spec.events) {
     const groups = (hooks[event] ??= []);
-    const ours = groups.flatMap((g) => (g.hooks ?? []).filter(isOurs));
+    const ours = groups.flatMap((g) => (g.hooks ?? []).filter((h) => isOurs(h, spec.name)));
     if (ours.length > 0) {
       // Already there: point it at this install if it names another (a takeback since removed
       // from PATH leaves hooks that cannot start).
@@ -48,14 +47,14 @@ export function addHooks(s: Settings, command: string): Settings {
       continue;
     }
     const group: HookGroup = matcher ? { matcher, hooks: [] } : { hooks: [] };
-    group.hooks!.push({ type: 'command', command, timeout: 30 });
+    group.hooks!.push(spec.hookEntry(command));
     groups.push(group);
   }
   return out;
 }
 
-/** Takes out exactly the hook entries takeback added (and the groups and events left empty by that). */
-export function removeHooks(s: Settings): Settings {
+/** Takes out exactly the hook entries takeback added for `spec` (and the groups and events left empty by that). */
+export function removeHooks(spec: AnySpec, s: Settings): Settings {
   const out: Settings = structuredClone(s);
   if (!out.hooks) return out;
   let touched = false;
@@ -63,12 +62,12 @@ export function removeHooks(s: Settings): Settings {
     const groups: HookGroup[] = [];
     let ours = false;
     for (const g of out.hooks[event]!) {
-      if (!(g.hooks ?? []).some(isOurs)) {
+      if (!(g.hooks ?? []).some((h) => isOurs(h, spec.name))) {
         groups.push(g);
         continue;
       }
       ours = true;
-      const rest = (g.hooks ?? []).filter((h) => !isOurs(h));
+      const rest = (g.hooks ?? []).filter((h) => !isOurs(h, spec.name));
       if (rest.length > 0) groups.push({ ...g, hooks: rest });
     }
     if (!ours) continue;
@@ -93,11 +92,11 @@ function formatLike(text: string, value: unknown): string {
 }
 
 /**
- * Merges takeback's hooks into (or with `remove`, out of) a Claude Code settings file. Keeps the
+ * Merges `spec`'s hooks into (or with `remove`, out of) the agent's settings file `file`. Keeps the
  * file's other content; writes atomically; a file that is not valid JSON is refused (`usage`)
  * and left untouched. Returns what happened.
  */
-export function initClaudeCode(opts: { file: string; command: string; remove?: boolean }): { file: string; changed: boolean } {
+export function initAgentHooks(spec: AnySpec, opts: { file: string; command: string; remove?: boolean }): { file: string; changed: boolean } {
   let current: Settings = {};
   let text = '';
   if (existsSync(opts.file)) {
@@ -113,7 +112,7 @@ export function initClaudeCode(opts: { file: string; command: string; remove?: b
       }
     }
   }
-  const next = opts.remove ? removeHooks(current) : addHooks(current, opts.command);
+  const next = opts.remove ? removeHooks(spec, current) : addHooks(spec, current, opts.command);
   const out = formatLike(text, next);
   if (out === text || (opts.remove && !existsSync(opts.file)) || JSON.stringify(next) === JSON.stringify(current)) {
     return { file: opts.file, changed: false };

@@ -1,0 +1,157 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { isAbsolute, resolve } from 'node:path';
+import { openEngine } from '../core/engine.js';
+import { TakebackError } from '../core/errors.js';
+import { labelFromPrompt } from '../core/journal/turns.js';
+import { ID_PATTERN } from '../core/types.js';
+import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
+
+/*
+ * What an agent's hook event means to takeback, whatever the agent: every adapter
+ * (claude-code.ts, codex.ts, gemini.ts) turns its own payload into these actions, and
+ * `runActions` carries them out on the workspace's journal. Nothing here knows one agent's
+ * field names.
+ */
+
+/** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
+export type AgentName = 'claude-code' | 'codex' | 'gemini';
+
+/** How a tool call is matched with its end. */
+export type Pairing =
+  /** By the agent's own tool call id (Claude Code's `tool_use_id`, Codex's call id). */
+  | { id: string }
+  /** By order within the session (Gemini CLI gives no id): `key` is the tool and a hash of its input. */
+  | { order: string };
+
+/** One thing to do for an event. Paths are absolute. */
+export type AgentAction =
+  | { kind: 'session-start' }
+  | { kind: 'turn-begin'; prompt: string | null; agentTurn?: string | null }
+  | { kind: 'turn-end'; agentTurn?: string | null }
+  /** A file tool (or a patch) is about to change `paths`. */
+  | { kind: 'files-begin'; pairing: Pairing; tool: string; paths: string[]; agentTurn?: string | null }
+  /** A shell command is about to run. */
+  | { kind: 'command-begin'; pairing: Pairing; tool: string; command: string; agentTurn?: string | null }
+  /** A tool call (file tool or command) has ended, well or not. */
+  | { kind: 'tool-end'; pairing: Pairing; tool: string }
+  | { kind: 'ignore'; why: string };
+
+/** The common part of every agent's hook event: who, where. */
+export interface EventContext {
+  agent: AgentName;
+  session: string | null;
+  /** The folder the agent works in (the event's `cwd`). */
+  cwd: string;
+}
+
+/** An absolute path for a tool's path argument (relative ones are the agent's `cwd`'s). */
+export function absolutePath(cwd: string, p: string): string {
+  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+}
+
+/**
+ * A capture id for an agent's tool call id: the id itself when it fits `ID_PATTERN`, else a
+ * stable hash of it (`h` + 40 hex digits), so that any id an agent sends pairs begin and end.
+ */
+export function captureId(agentId: string): string {
+  if (ID_PATTERN.test(agentId)) return agentId;
+  return `h${createHash('sha256').update(agentId).digest('hex').slice(0, 40)}`;
+}
+
+/** The pairing key of a tool call without an id: its name and a hash of its input (stable key order). */
+export function orderKey(tool: string, input: unknown): string {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v as object)
+              .sort()
+              .map((k) => [k, canon((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return `${tool}:${createHash('sha256').update(JSON.stringify(canon(input ?? null))).digest('hex').slice(0, 32)}`;
+}
+
+function begin(engine: ReturnType<typeof openEngine>, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
+  // An agent that names its turns (Codex's turn_id) and whose prompt event was missed still
+  // gets a turn: the tool call begins one.
+  if (a.agentTurn && !engine.journal.turns.byAgentTurn(ctx.session, a.agentTurn)) {
+    turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn: a.agentTurn, label: null });
+  }
+  const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
+  const pair = 'order' in a.pairing ? a.pairing.order : null;
+  const who = { agent: ctx.agent, session: ctx.session, pair, tool: a.tool };
+  if (a.kind === 'files-begin') {
+    if (a.paths.length === 0) return `${a.tool} names no path: not captured`;
+    captureBegin(engine, { id, paths: a.paths, cwd: ctx.cwd, ...who });
+    return `capture ${id} begun (${a.tool} ${a.paths.join(' ')})`;
+  }
+  const r = captureBegin(engine, { id, command: a.command, ...who });
+  return `capture ${id} begun (${a.tool}, scan ${r.scan?.status})`;
+}
+
+function end(engine: ReturnType<typeof openEngine>, ctx: EventContext, a: Extract<AgentAction, { kind: 'tool-end' }>): string {
+  try {
+    const r =
+      'id' in a.pairing
+        ? captureEnd(engine, { id: captureId(a.pairing.id) })
+        : captureEndByOrder(engine, { agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool });
+    return `capture ${r.id} ended: ${r.set ? `set ${r.set.id}` : 'no change'}`;
+  } catch (e) {
+    if (e instanceof TakebackError && e.code === 'not-found') return `${a.tool}: no begin (tool not captured)`;
+    throw e;
+  }
+}
+
+/**
+ * Carries out `actions` for one hook event on the journal of the workspace around `ctx.cwd`.
+ * Returns one line for the log. Throws on bad input or a journal error; the hook logs it and
+ * still exits 0.
+ */
+export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): string {
+  if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
+  const engine = openEngine({ cwd: ctx.cwd, env });
+  try {
+    const said: string[] = [];
+    for (const a of actions) {
+      switch (a.kind) {
+        case 'session-start':
+          said.push(`session start: snapshot ${ensureBaseline(engine).status}`);
+          break;
+        case 'turn-begin': {
+          const { turn } = turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn: a.agentTurn ?? null, label: labelFromPrompt(a.prompt) });
+          said.push(`turn ${turn.id} begun`);
+          break;
+        }
+        case 'turn-end':
+          try {
+            const r = turnEnd(engine, { session: ctx.session, agentTurn: a.agentTurn ?? null });
+            said.push(`turn ${r.turn} ended${r.set ? `: set ${r.set.id} changed during the turn` : ''}`);
+          } catch (e) {
+            if (!(e instanceof TakebackError && e.code === 'not-found')) throw e;
+            said.push('stop: no open turn');
+          }
+          break;
+        case 'files-begin':
+        case 'command-begin':
+          said.push(begin(engine, ctx, a));
+          break;
+        case 'tool-end':
+          said.push(end(engine, ctx, a));
+          break;
+        case 'ignore':
+          said.push(a.why);
+          break;
+      }
+    }
+    return said.join('; ');
+  } finally {
+    engine.journal.close();
+  }
+}
+
+/** A string field of an event, or null. */
+export function str(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? v : null;
+}

@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { absolutePath, str, type AgentAction, type EventContext } from './actions.js';
+import { patchPaths } from './codex-patch.js';
+import type { AgentSpec } from './spec.js';
+
+/**
+ * One Codex CLI hook event (its hooks.json events; see `shared/notes/agents.md` and
+ * test/fixtures/codex-events/). Only the fields takeback reads are listed.
+ */
+export interface CodexHookEvent {
+  hook_event_name: string;
+  session_id?: string;
+  turn_id?: string;
+  cwd?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: Record<string, unknown>;
+  tool_use_id?: string;
+}
+
+/** The names Codex's shell tool has gone by; hooks see it as `Bash`. */
+const SHELL_TOOLS = new Set(['Bash', 'shell', 'exec_command', 'local_shell', 'unified_exec']);
+const PATCH_TOOL = 'apply_patch';
+
+/** A shell call's command line: a string, or an argv array joined for people. */
+function commandText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) return v.map(String).join(' ');
+  return '';
+}
+
+/**
+ * Codex CLI: UserPromptSubmit begins a turn (its `turn_id` kept) and Stop ends it; a shell call
+ * (`Bash`) is bracketed by snapshots; an `apply_patch` call is captured as a file tool of the paths
+ * its patch names (update, add, delete, move), kept before the patch applies. Tool calls pair by
+ * Codex's call id (`tool_use_id`). What a turn changed that no tool call claimed (a Codex that
+ * fired no hook for a patch) is recorded at Stop as "changed during this turn".
+ */
+export const codex: AgentSpec<CodexHookEvent> = {
+  name: 'codex',
+  events: [
+    { event: 'SessionStart' },
+    { event: 'UserPromptSubmit' },
+    { event: 'PreToolUse', matcher: '*' },
+    { event: 'PostToolUse', matcher: '*' },
+    { event: 'Stop' },
+  ],
+  hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
+  settingsFile: {
+    project: ['.codex', 'hooks.json'],
+    user: (env, home) => [env.CODEX_HOME || join(home, '.codex'), 'hooks.json'],
+  },
+  context: (ev, fallbackCwd) => ({ agent: 'codex', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
+  actions: (ev, ctx) => codexActions(ev, ctx),
+};
+
+function codexActions(ev: CodexHookEvent, ctx: EventContext): AgentAction[] {
+  const tool = ev.tool_name ?? '';
+  const agentTurn = str(ev.turn_id);
+  const pairing = { id: ev.tool_use_id ?? '' };
+  switch (ev.hook_event_name) {
+    case 'SessionStart':
+      return [{ kind: 'session-start' }];
+    case 'UserPromptSubmit':
+      return [{ kind: 'turn-begin', prompt: str(ev.prompt), agentTurn }];
+    case 'PreToolUse': {
+      if (tool === PATCH_TOOL) {
+        const patch = typeof ev.tool_input?.command === 'string' ? ev.tool_input.command : typeof ev.tool_input?.input === 'string' ? ev.tool_input.input : '';
+        const paths = patchPaths(patch).map((p) => absolutePath(ctx.cwd, p));
+        if (paths.length === 0) return [{ kind: 'ignore', why: 'apply_patch names no file: not captured' }];
+        return [{ kind: 'files-begin', pairing, tool, paths, agentTurn }];
+      }
+      if (SHELL_TOOLS.has(tool)) {
+        return [{ kind: 'command-begin', pairing, tool, command: commandText(ev.tool_input?.command ?? ev.tool_input?.cmd), agentTurn }];
+      }
+      return [{ kind: 'ignore', why: `${tool}: not captured` }];
+    }
+    case 'PostToolUse':
+      if (tool !== PATCH_TOOL && !SHELL_TOOLS.has(tool)) return [{ kind: 'ignore', why: `${tool}: not captured` }];
+      return [{ kind: 'tool-end', pairing, tool }];
+    case 'Stop':
+      return [{ kind: 'turn-end', agentTurn }];
+    default:
+      return [{ kind: 'ignore', why: `${ev.hook_event_name}: ignored` }];
+  }
+}

@@ -1,0 +1,72 @@
+import { join } from 'node:path';
+import { absolutePath, orderKey, str, type AgentAction, type EventContext } from './actions.js';
+import type { AgentSpec } from './spec.js';
+
+/**
+ * One Gemini CLI hook event (settings.json `hooks`; see `shared/notes/agents.md` and
+ * test/fixtures/gemini-events/). Only the fields takeback reads are listed. Gemini gives no tool
+ * call id and no turn id.
+ */
+export interface GeminiHookEvent {
+  hook_event_name: string;
+  session_id?: string;
+  cwd?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: Record<string, unknown>;
+}
+
+/** Gemini CLI's file tools and the input field that names the file. */
+const FILE_TOOLS: Record<string, string> = { write_file: 'file_path', replace: 'file_path' };
+const SHELL_TOOL = 'run_shell_command';
+const TOOLS = 'write_file|replace|run_shell_command';
+
+/**
+ * Gemini CLI: BeforeAgent begins a turn and AfterAgent ends it; `write_file` and `replace` are file
+ * tools; `run_shell_command` is bracketed by snapshots. With no tool call id, each AfterTool is
+ * paired with its BeforeTool by order within the session (same tool and input first), and the set
+ * says so (`pairedBy: "order"`).
+ */
+export const gemini: AgentSpec<GeminiHookEvent> = {
+  name: 'gemini',
+  events: [
+    { event: 'SessionStart' },
+    { event: 'BeforeAgent' },
+    { event: 'BeforeTool', matcher: TOOLS },
+    { event: 'AfterTool', matcher: TOOLS },
+    { event: 'AfterAgent' },
+  ],
+  // Gemini's hook timeouts are in milliseconds.
+  hookEntry: (command) => ({ name: 'takeback', type: 'command', command, timeout: 30_000 }),
+  settingsFile: { project: ['.gemini', 'settings.json'], user: (_env, home) => [join(home, '.gemini'), 'settings.json'] },
+  context: (ev, fallbackCwd) => ({ agent: 'gemini', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
+  actions: (ev, ctx) => geminiActions(ev, ctx),
+};
+
+function geminiActions(ev: GeminiHookEvent, ctx: EventContext): AgentAction[] {
+  const tool = ev.tool_name ?? '';
+  const pairing = { order: orderKey(tool, ev.tool_input) };
+  switch (ev.hook_event_name) {
+    case 'SessionStart':
+      return [{ kind: 'session-start' }];
+    case 'BeforeAgent':
+      return [{ kind: 'turn-begin', prompt: str(ev.prompt) }];
+    case 'BeforeTool': {
+      const field = FILE_TOOLS[tool];
+      if (field) {
+        const p = str(ev.tool_input?.[field]);
+        if (!p) return [{ kind: 'ignore', why: `${tool} without a path: ignored` }];
+        return [{ kind: 'files-begin', pairing, tool, paths: [absolutePath(ctx.cwd, p)] }];
+      }
+      if (tool === SHELL_TOOL) return [{ kind: 'command-begin', pairing, tool, command: str(ev.tool_input?.command) ?? '' }];
+      return [{ kind: 'ignore', why: `${tool}: not captured` }];
+    }
+    case 'AfterTool':
+      if (!FILE_TOOLS[tool] && tool !== SHELL_TOOL) return [{ kind: 'ignore', why: `${tool}: not captured` }];
+      return [{ kind: 'tool-end', pairing, tool }];
+    case 'AfterAgent':
+      return [{ kind: 'turn-end' }];
+    default:
+      return [{ kind: 'ignore', why: `${ev.hook_event_name}: ignored` }];
+  }
+}

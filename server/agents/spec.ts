@@ -1,0 +1,32 @@
+import type { AgentAction, AgentName, EventContext } from './actions.js';
+
+/** One hook entry as the agent's settings file holds it (`{"type": "command", "command": …}`). */
+export interface HookEntry {
+  type: string;
+  command?: string;
+  timeout?: number;
+  name?: string;
+  [k: string]: unknown;
+}
+
+/**
+ * What takeback knows of one agent: the hook events it listens to, how its settings file holds a
+ * hook, where that file is, and what each event means (as {@link AgentAction}s). One spec per
+ * agent (claude-code.ts, codex.ts, gemini.ts); the hook runner and `init` are shared.
+ */
+export interface AgentSpec<E extends { hook_event_name: string }> {
+  name: AgentName;
+  /** The events to hook, each with its tool matcher where one applies. */
+  events: { event: string; matcher?: string }[];
+  /** The hook entry that runs `command` (timeouts in the agent's unit: seconds, or ms for Gemini). */
+  hookEntry(command: string): HookEntry;
+  /**
+   * The settings file that holds hooks: the project's, relative to the workspace root, and the
+   * user's, from the environment and the home folder.
+   */
+  settingsFile: { project: string[]; user: (env: NodeJS.ProcessEnv, home: string) => string[] };
+  /** Who and where: the agent, its session, its working folder (`fallbackCwd` when the event has none). */
+  context(ev: E, fallbackCwd: string): EventContext;
+  /** What the event means. Pure: reads the event only (a patch's paths come from its text). */
+  actions(ev: E, ctx: EventContext): AgentAction[];
+}

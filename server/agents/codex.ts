@@ -33,16 +33,19 @@ function commandText(v: unknown): string {
  * Codex CLI: UserPromptSubmit begins a turn (its `turn_id` kept) and Stop ends it; a shell call
  * (`Bash`) is bracketed by snapshots; an `apply_patch` call is captured as a file tool of the paths
  * its patch names (update, add, delete, move), kept before the patch applies. Tool calls pair by
- * Codex's call id (`tool_use_id`). What a turn changed that no tool call claimed (a Codex that
- * fired no hook for a patch) is recorded at Stop as "changed during this turn".
+ * Codex's call id (`tool_use_id`). A patch that fails gets no PostToolUse: its capture is ended
+ * at Stop. What a turn changed that no tool call claimed (a Codex that fired no hook for a patch)
+ * is recorded at Stop as "changed during this turn". Hook timeouts are whole seconds.
  */
 export const codex: AgentSpec<CodexHookEvent> = {
   name: 'codex',
   events: [
     { event: 'SessionStart' },
     { event: 'UserPromptSubmit' },
-    { event: 'PreToolUse', matcher: '*' },
-    { event: 'PostToolUse', matcher: '*' },
+    // Codex matches the regex against the whole tool name (`apply_patch` also answers to Edit
+    // and Write there); the shell tool is `Bash` in hooks.
+    { event: 'PreToolUse', matcher: 'Bash|apply_patch' },
+    { event: 'PostToolUse', matcher: 'Bash|apply_patch' },
     { event: 'Stop' },
   ],
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),

@@ -36,8 +36,10 @@ export const gemini: AgentSpec<GeminiHookEvent> = {
     { event: 'AfterTool', matcher: TOOLS },
     { event: 'AfterAgent' },
   ],
-  // Gemini's hook timeouts are in milliseconds.
-  hookEntry: (command) => ({ name: 'takeback', type: 'command', command, timeout: 30_000 }),
+  // Gemini's hook timeouts are in milliseconds. Gemini blocks the tool call when a hook exits
+  // with 2 or more and says something, and a shell that cannot find takeback (uninstalled since)
+  // exits 127 saying so: the command is kept quiet and successful whatever happens.
+  hookEntry: (command) => ({ name: 'takeback', type: 'command', command: `${command} 2>/dev/null || true`, timeout: 30_000 }),
   settingsFile: { project: ['.gemini', 'settings.json'], user: (_env, home) => [join(home, '.gemini'), 'settings.json'] },
   context: (ev, fallbackCwd) => ({ agent: 'gemini', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
   actions: (ev, ctx) => geminiActions(ev, ctx),

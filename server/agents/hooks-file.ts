@@ -43,7 +43,7 @@ export function addHooks(spec: AnySpec, s: Settings, command: string): Settings 
     if (ours.length > 0) {
       // Already there: point it at this install if it names another (a takeback since removed
       // from PATH leaves hooks that cannot start).
-      for (const h of ours) h.command = command;
+      for (const h of ours) h.command = spec.hookEntry(command).command;
       continue;
     }
     const group: HookGroup = matcher ? { matcher, hooks: [] } : { hooks: [] };

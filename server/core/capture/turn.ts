@@ -3,6 +3,7 @@ import { entryState } from '../scan/scan.js';
 import { isSecretPath } from '../secrets.js';
 import type { ChangeSet, FileChange, Turn } from '../types.js';
 import { makeChange } from './changes.js';
+import { endFiles } from './files.js';
 import { scanAndCommit } from './scan-commit.js';
 
 /**
@@ -23,12 +24,15 @@ export function beginTurn(
 }
 
 /**
- * A turn ends (the agent stopped). Scans once more; what changed during the turn that no tool
- * call of the turn claimed is recorded as its own set ("changed during this turn"). Call inside
- * a write transaction.
+ * A turn ends (the agent stopped). File tool calls of the turn still open are ended (their sets
+ * recorded). Scans once more; what changed during the turn that no tool call of the turn claimed
+ * is recorded as its own set ("changed during this turn"). Call inside a write transaction.
  */
 export function endTurn(engine: Engine, turnId: string, now?: number): { set: ChangeSet | null } {
   const { journal } = engine;
+  // A file tool whose end never came (a patch that failed part-way: Codex sends no PostToolUse)
+  // still changed what it changed: its set is recorded now, as its own.
+  for (const pending of journal.captures.takeOpenFiles(turnId)) endFiles(engine, pending);
   const outcome = scanAndCommit(engine);
   if (outcome.status === 'ok' && outcome.changes.length > 0) {
     journal.drift.add(

@@ -92,6 +92,15 @@ export class Captures {
     return row ? toPending(row) : null;
   }
 
+  /**
+   * Removes and returns the file-tool captures of `turn` still open: tool calls whose end never
+   * came (Codex fires no PostToolUse for a patch that failed part-way). Oldest first.
+   */
+  takeOpenFiles(turn: string): PendingCapture[] {
+    const rows = this.db.prepare("DELETE FROM captures WHERE turn = ? AND kind = 'files' RETURNING *").all(turn) as Row[];
+    return rows.map(toPending).sort((a, b) => a.start - b.start);
+  }
+
   /** How many captures are in flight, and how many are older than `staleMs`. */
   counts(staleMs: number, now = Date.now()): { open: number; stale: number } {
     const r = this.db

@@ -146,6 +146,27 @@ describe('takeback hook codex', () => {
   });
 });
 
+describe('takeback hook codex: a patch that failed part-way', () => {
+  it('gets no PostToolUse from Codex: its capture is ended at Stop and recorded as its own set', () => {
+    const sb = sandbox();
+    sb.write('a.txt', 'alpha\n');
+    codex(sb, codexEvent(sb, 'UserPromptSubmit', { turn_id: 'turn-F', prompt: 'patch' }));
+    const patch = {
+      tool_name: 'apply_patch',
+      tool_use_id: 'call_fail',
+      turn_id: 'turn-F',
+      tool_input: { command: '*** Begin Patch\n*** Add File: made.txt\n+x\n*** Update File: a.txt\n@@\n-nope\n+NOPE\n*** End Patch\n' },
+    };
+    codex(sb, codexEvent(sb, 'PreToolUse', patch));
+    sb.write('made.txt', 'x\n'); // the first hunk applied, the second did not
+    codex(sb, codexEvent(sb, 'Stop', { turn_id: 'turn-F' }));
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((s: any) => [s.label, filesOf(s)])).toEqual([['apply_patch made.txt', { 'made.txt': 'created' }]]);
+    expect(sb.tb(['undo', sets[0].id]).code).toBe(0);
+    expect(sb.exists('made.txt')).toBe(false);
+  });
+});
+
 describe('takeback hook gemini', () => {
   it('tool calls without ids pair by order (same tool and input first); list says so', () => {
     const sb = sandbox();

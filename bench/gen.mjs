@@ -44,11 +44,13 @@ function git(cwd, ...args) {
 export function commitAll(dir) {
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'core.autocrlf', 'false');
+  // No auto-gc in the background (the commit of 100,000 files would start one, and the gc below
+  // would then find it running and fail).
+  git(dir, 'config', 'gc.auto', '0');
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'bench tree');
   // Pack the objects now (as a real clone would have them) rather than let auto-gc start mid-run.
   git(dir, 'gc', '-q');
-  git(dir, 'config', 'gc.auto', '0');
 }
 
 /**

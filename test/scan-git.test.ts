@@ -46,6 +46,31 @@ describe('git-backed snapshots', () => {
     expect(gitState(sb)).toEqual(gitBefore);
   });
 
+  it('a build-output folder git tracks files in (dist/) is scanned after all; an untracked one is not', () => {
+    const sb = sandbox({ git: true });
+    sb.write('dist/index.js', 'module.exports = 1;\n');
+    sb.write('pkg/build/out.txt', 'built\n');
+    sb.write('src/a.ts', 'export {};\n');
+    commitAll(sb);
+    sb.write('out/untracked.txt', 'x\n'); // `out` holds nothing git tracks: still skipped
+    sb.tb(['run', '--', 'true']);
+    const before = sb.tree();
+    const r = sb.tb(['run', '--', 'sh', '-c', "sed -i 's/1/2/' dist/index.js && rm pkg/build/out.txt && printf y > out/untracked.txt && printf n > dist/new.js"]);
+    expect(r.code).toBe(0);
+    const set = sb.json(['list']).sets[0];
+    expect(filesOf(set)).toEqual({ 'dist/index.js': 'modified', 'dist/new.js': 'created', 'pkg/build/out.txt': 'deleted' });
+    sb.json(['undo', set.id]);
+    const back = sb.tree();
+    expect({ ...back, 'out/untracked.txt': before['out/untracked.txt'] }).toEqual(before);
+
+    // Once git tracks a file in `out` too, the next scan looks there (the index moved), and
+    // what it finds there is the baseline, not a change.
+    sb.sh('git add -f out/untracked.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m out');
+    expect(sb.tb(['run', '--', 'true']).stderr).not.toMatch(/recorded/);
+    sb.tb(['run', '--', 'sh', '-c', 'printf z > out/untracked.txt']);
+    expect(filesOf(sb.json(['list']).sets[0])).toEqual({ 'out/untracked.txt': 'modified' });
+  });
+
   it('untracked files still count against the limits; a file touched but unchanged is no change', async () => {
     const sb = sandbox({ git: true, env: { TAKEBACK_MAX_WORKSPACE_FILES: '3' } });
     for (let i = 0; i < 10; i++) sb.write(`t${i}.txt`, `t${i}\n`);

@@ -23,7 +23,11 @@ export interface Config {
   maxJournalBytes: number;
 }
 
-/** Folders that are version control data, dependencies or build output: rebuilt, never scanned. */
+/**
+ * Folders that are version control data, dependencies or build output: rebuilt, not scanned for
+ * commands — except one that holds files git tracks (a committed `dist/`), which is (see
+ * `ScanFilter`); version control folders never are.
+ */
 export const DEFAULT_EXCLUDES = [
   '.git', '.hg', '.svn', '.jj',
   'node_modules', 'bower_components', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache',

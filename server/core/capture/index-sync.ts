@@ -16,7 +16,7 @@ export function syncIndex(engine: Engine, changed: { path: string; state: FileSt
   const { journal, root, config } = engine;
   const meta = journal.snapshot.meta();
   if (!meta || meta.status !== 'ok' || changed.length === 0) return;
-  const filter = new ScanFilter(root, config.excludeNames);
+  const filter = new ScanFilter(root, config.excludeNames, meta.trackedExcluded ?? []);
   const upserts: [string, IndexEntry][] = [];
   const deletes: string[] = [];
   for (const change of changed) {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { decodeRow, encodeRow, fromIndexEntry, rowBlobRefs, rowStamp, splitPath, unpackIndex, UNKNOWN_STAMP, type PackedEntry } from '../scan/packed.js';
 import type { FileType, GapReason } from '../types.js';
 import type { Db } from './db.js';
@@ -38,6 +39,10 @@ export interface ScanMeta {
   excludes?: string;
   /** The ignore-rule files the scan used, with their stat (when one moves, every folder is listed again). */
   rules?: Record<string, string>;
+  /** The git index file's stat when the scan last read it (see `gitIndexStamp`). */
+  gitIndex?: string;
+  /** Folders of excluded names that hold tracked files, scanned after all (`GitIndex.trackedExcluded`). */
+  trackedExcluded?: string[];
 }
 
 /**
@@ -46,21 +51,61 @@ export interface ScanMeta {
  * without an object per path; a change rewrites only the rows of the folders it touched.
  */
 export class SnapshotIndex {
+  /**
+   * The rows as last read or written by this process, with the generation they belong to. Every
+   * write of the rows (by any process) sets a new random generation in `meta`, in the same
+   * transaction: a long-lived process (the sidecar) reloads the rows only when the generation
+   * moved, instead of reading megabytes of rows for every scan. A random token, not a counter:
+   * a rolled-back write's generation can never come back and match other rows.
+   */
+  private cache: { gen: string; rows: Map<string, Buffer> } | null = null;
+
   constructor(private readonly db: Db) {}
 
-  /** Every row: folder (workspace-relative, '' for the root) → its packed children. */
+  private generation(): string {
+    const r = this.db.prepare("SELECT value FROM meta WHERE key = 'snapshot_gen'").get() as { value: string } | undefined;
+    return r?.value ?? '';
+  }
+
+  private bump(): string {
+    const gen = randomBytes(12).toString('hex');
+    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('snapshot_gen', ?)").run(gen);
+    return gen;
+  }
+
+  /**
+   * Every row: folder (workspace-relative, '' for the root) → its packed children. The map is this
+   * process's cache: a caller that writes rows with {@link writeRows} applies the same change to
+   * it (as `scanAndCommit` does) or leaves it alone; it never changes it otherwise.
+   */
   rows(): Map<string, Buffer> {
+    const gen = this.generation();
+    if (this.cache && gen !== '' && this.cache.gen === gen) return this.cache.rows;
     const out = new Map<string, Buffer>();
     for (const r of this.db.prepare('SELECT dir, data FROM snapshot_rows').raw().all() as [string, Buffer][]) out.set(r[0], r[1]);
+    this.cache = gen === '' ? null : { gen, rows: out };
     return out;
   }
 
-  /** Writes rows and removes others (call inside a transaction). */
+  /**
+   * Writes rows and removes others (call inside a transaction). The cached map, when it is the
+   * one `rows()` gave, is brought up to date here, so that the next `rows()` of this process
+   * reads nothing.
+   */
   writeRows(put: Map<string, Uint8Array>, del: Iterable<string>): void {
     const ins = this.db.prepare('INSERT OR REPLACE INTO snapshot_rows (dir, data) VALUES (?, ?)');
     const rm = this.db.prepare('DELETE FROM snapshot_rows WHERE dir = ?');
-    for (const d of del) rm.run(d);
-    for (const [d, b] of put) ins.run(d, b);
+    const cached = this.cache && this.cache.gen === this.generation() ? this.cache.rows : null;
+    for (const d of del) {
+      rm.run(d);
+      cached?.delete(d);
+    }
+    for (const [d, b] of put) {
+      ins.run(d, b);
+      cached?.set(d, Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    }
+    const gen = this.bump();
+    this.cache = cached ? { gen, rows: cached } : null;
   }
 
   /** Every entry, keyed by workspace-relative path. */
@@ -113,6 +158,8 @@ export class SnapshotIndex {
   /** Forgets every entry (the workspace went over the limits). */
   clear(): void {
     this.db.prepare('DELETE FROM snapshot_rows').run();
+    this.bump();
+    this.cache = null;
   }
 
   meta(): ScanMeta | null {

@@ -12,27 +12,36 @@ export const INFO_EXCLUDE = '.git/info/exclude';
 
 /**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
- * an always-excluded name (`.git`, `node_modules`, build output: see `config.ts`) or when the
+ * an excluded name (`.git`, `node_modules`, build output: see `config.ts`) — unless git tracks
+ * files in that folder (version control folders are skipped always) — or when the
  * `.gitignore` files on its way (and `.git/info/exclude`) ignore it. Rules are read from each
  * folder's `.gitignore` once per filter and matched with the `ignore` package (git's rules);
  * a deeper file's `!negation` can take back a shallower rule, as in git.
  */
 export class ScanFilter {
   private readonly excluded: Set<string>;
+  private readonly tracked: Set<string>;
   private readonly rules = new Map<string, Ignore | null>();
   /** The rule files read so far (workspace-relative) and their {@link ruleStamp}s. */
   readonly sources = new Map<string, string>();
 
+  /**
+   * `excludeNames`: folder names always skipped; `trackedExcluded`: folders of those names that
+   * hold files git tracks (workspace-relative: `dist`, `pkg/build`), which are scanned after all
+   * (see `GitIndex.trackedExcluded`).
+   */
   constructor(
     private readonly root: string,
     excludeNames: string[],
+    trackedExcluded: readonly string[] = [],
   ) {
     this.excluded = new Set(excludeNames);
+    this.tracked = new Set(trackedExcluded);
   }
 
-  /** True when `name` (one path segment) is always skipped. */
-  isExcludedName(name: string): boolean {
-    return this.excluded.has(name);
+  /** True when the entry `name` at workspace-relative `rel` is skipped for its name (and git tracks nothing in it). */
+  isExcluded(name: string, rel: string): boolean {
+    return this.excluded.has(name) && !this.tracked.has(rel);
   }
 
   /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */
@@ -103,8 +112,8 @@ export class ScanFilter {
     const parents: string[] = [''];
     for (let i = 0; i < segs.length; i++) {
       const seg = segs[i]!;
-      if (this.isExcludedName(seg)) return true;
       const sub = segs.slice(0, i + 1).join('/');
+      if (this.isExcluded(seg, sub)) return true;
       const last = i === segs.length - 1;
       if (this.ignoredBy(sub, last ? isDir : true, parents.slice())) return true;
       parents.push(sub);

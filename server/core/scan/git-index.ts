@@ -31,6 +31,27 @@ export interface GitIndex {
   gitDir: string;
   entries: Map<string, GitIndexEntry>;
   mtimeMs: number;
+  /**
+   * Folders named like build output or dependencies (the `excludeNames` asked about) that hold
+   * tracked files: `dist`, `pkg/build`. The scan looks into these after all: git keeps their
+   * files, so an agent's change to them must be undoable. Sorted; empty when none were asked about.
+   */
+  trackedExcluded: string[];
+}
+
+/** Version control folders: never scanned, whatever git tracks. */
+const VCS_NAMES = new Set(['.git', '.hg', '.svn', '.jj']);
+
+/** The stat of the git index file as a string (`size:mtime:ino`), or '' when there is none: when it moves, the index may have. */
+export function gitIndexStamp(root: string): string {
+  const gitDir = gitDirOf(root);
+  if (!gitDir) return '';
+  try {
+    const st = lstatSync(join(gitDir, 'index'));
+    return `${st.size}:${st.mtimeMs}:${st.ino}`;
+  } catch {
+    return '';
+  }
 }
 
 const TWO32 = 4294967296;
@@ -83,7 +104,7 @@ export function findGit(): string | null {
  * not skip-worktree or intent-to-add, and not "racy" (modified at or after the index was written,
  * when a stat match proves nothing).
  */
-export function readGitIndex(root: string): GitIndex | null {
+export function readGitIndex(root: string, excludeNames?: ReadonlySet<string>): GitIndex | null {
   const gitDir = gitDirOf(root);
   if (!gitDir || !findGit()) return null;
   let buf: Buffer;
@@ -101,6 +122,8 @@ export function readGitIndex(root: string): GitIndex | null {
   const count = buf.readUInt32BE(8);
   const hashLen = objectFormat(gitDir) === 'sha256' ? 32 : 20;
   const entries = new Map<string, GitIndexEntry>();
+  const kept = new Set<string>();
+  const asked = excludeNames && excludeNames.size > 0 ? excludeNames : null;
   let o = 12;
   let prev = '';
   try {
@@ -141,6 +164,15 @@ export function readGitIndex(root: string): GitIndex | null {
         o = start + ((end - start + 8) & ~7);
       }
       prev = path;
+      if (asked) {
+        // Every folder on the way whose name is asked about (a tracked `dist/x.js` keeps `dist`).
+        let from = 0;
+        for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', from)) {
+          const name = path.slice(from, slash);
+          if (asked.has(name) && !VCS_NAMES.has(name)) kept.add(path.slice(0, slash));
+          from = slash + 1;
+        }
+      }
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
       const skipOrIntent = extended & 0x6000;
@@ -160,7 +192,7 @@ export function readGitIndex(root: string): GitIndex | null {
   } catch {
     return null; // a torn or foreign index: do without it
   }
-  return { gitDir, entries, mtimeMs: indexMtime };
+  return { gitDir, entries, mtimeMs: indexMtime, trackedExcluded: [...kept].sort() };
 }
 
 function objectFormat(gitDir: string): 'sha1' | 'sha256' {

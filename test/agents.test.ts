@@ -275,6 +275,73 @@ describe('every agent in one journal', () => {
     expect([sb.read('shared.txt').toString(), sb.read('c.txt').toString()]).toEqual(['v0\n', 'c0\n']);
   });
 
+  it("one agent's turn ending or beginning while another agent's command runs leaves what moved to that command", () => {
+    const sb = sandbox();
+    sb.write('notes.md', 'the quick fox\n');
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('g.txt', 'g\n');
+    const claude = (ev: object) => expect(sb.hook({ session_id: 'CL1', cwd: sb.ws, ...ev }).code).toBe(0);
+    const bash = (id: string, command: string) => ({ tool_name: 'Bash', tool_use_id: id, tool_input: { command } });
+    claude({ hook_event_name: 'SessionStart', source: 'startup' });
+    claude({ hook_event_name: 'UserPromptSubmit', prompt: 'claude work' });
+    gemini(sb, geminiEvent(sb, 'BeforeAgent', { prompt: 'gemini work' }));
+    const rep = { tool_name: 'replace', tool_input: { file_path: 'notes.md', old_string: 'quick', new_string: 'slow' } };
+    gemini(sb, geminiEvent(sb, 'BeforeTool', rep));
+    sb.write('notes.md', 'the slow fox\n');
+    gemini(sb, geminiEvent(sb, 'AfterTool', rep));
+    // Claude's build runs across Gemini's turn end and a Codex prompt.
+    claude({ hook_event_name: 'PreToolUse', ...bash('toolu_1', './build.sh') });
+    sb.write('f.txt', 'claude build output\n');
+    gemini(sb, geminiEvent(sb, 'AfterAgent', {}));
+    codex(sb, codexEvent(sb, 'UserPromptSubmit', { turn_id: 'tx', prompt: 'codex turn' }));
+    sb.write('g.txt', 'claude again\n');
+    claude({ hook_event_name: 'PostToolUse', ...bash('toolu_1', './build.sh') });
+    claude({ hook_event_name: 'Stop' });
+    codex(sb, codexEvent(sb, 'Stop', { turn_id: 'tx' }));
+
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((x: any) => [x.agent, x.label, filesOf(x)])).toEqual([
+      ['gemini', 'replace notes.md', { 'notes.md': 'modified' }],
+      ['claude-code', 'Bash: ./build.sh', { 'f.txt': 'modified', 'g.txt': 'modified' }],
+    ]);
+    // Undoing Gemini's turn takes back only its own change.
+    const gTurn = sb.json(['list', '--agent', 'gemini']).turns[0].id;
+    expect(sb.tb(['undo', '--turn', gTurn]).code).toBe(0);
+    expect([sb.read('notes.md').toString(), sb.read('f.txt').toString()]).toEqual(['the quick fox\n', 'claude build output\n']);
+  });
+
+  it('a Gemini AfterTool is never paired with another tool; a cancelled shell call is closed when its turn ends', () => {
+    const sb = sandbox();
+    sb.write('notes.md', 'old\n');
+    gemini(sb, geminiEvent(sb, 'BeforeAgent', { prompt: 't' }));
+    gemini(sb, geminiEvent(sb, 'BeforeTool', { tool_name: 'run_shell_command', tool_input: { command: 'sleep 100' } }));
+    sb.write('notes.md', 'new\n');
+    gemini(sb, geminiEvent(sb, 'AfterTool', { tool_name: 'write_file', tool_input: { file_path: 'notes.md', content: 'new\n' } }));
+    gemini(sb, geminiEvent(sb, 'AfterAgent', {}));
+    const sets = setsOf(sb.json(['list']));
+    // The write_file end found no write_file begin; the shell call, still open at AfterAgent,
+    // records what moved during it.
+    expect(sets.map((x: any) => [x.label, filesOf(x)])).toEqual([['run_shell_command: sleep 100', { 'notes.md': 'modified' }]]);
+    expect(sb.json(['doctor']).captures.open).toBe(0);
+  });
+
+  it('outside git, a hook whose cwd is a subfolder records into the workspace its session began in', () => {
+    const sb = sandbox();
+    sb.write('sub/s.txt', 'a\n');
+    sb.write('top.txt', 'b\n');
+    codex(sb, codexEvent(sb, 'SessionStart', { source: 'startup' }));
+    codex(sb, codexEvent(sb, 'UserPromptSubmit', { turn_id: 'turn-1', prompt: 'p' }));
+    const call = { turn_id: 'turn-1', tool_name: 'Bash', tool_use_id: 'call_1', tool_input: { command: 'echo x > s.txt; echo y > ../top.txt' } };
+    codex(sb, { ...codexEvent(sb, 'PreToolUse', call), cwd: sb.abs('sub') });
+    sb.write('sub/s.txt', 'x\n');
+    sb.write('top.txt', 'y\n');
+    codex(sb, { ...codexEvent(sb, 'PostToolUse', call), cwd: sb.abs('sub') });
+    codex(sb, codexEvent(sb, 'Stop', { turn_id: 'turn-1' }));
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((x: any) => [x.label, filesOf(x)])).toEqual([['Bash: echo x > s.txt; echo y > ../top.txt', { 'sub/s.txt': 'modified', 'top.txt': 'modified' }]]);
+    expect(fs.readdirSync(path.join(sb.home, 'workspaces'))).toHaveLength(1);
+  });
+
   it('sets recorded from the command line say cli; turn begin defaults to cli', () => {
     const sb = sandbox();
     sb.write('a.txt', 'a\n');

@@ -21,6 +21,21 @@ export function findWorkspaceRoot(dir: string): string {
   }
 }
 
+/**
+ * The workspace for `dir` when a journal may already exist above it: the git work tree's top as
+ * {@link findWorkspaceRoot} finds it; outside git, the nearest folder at or above `dir` whose
+ * journal exists under `home` (an agent that ran a command in a subfolder, `cwd` then being
+ * that subfolder, belongs to the workspace its session started in), else `dir` itself.
+ */
+export function findWorkspaceRootIn(home: string, dir: string): string {
+  const root = findWorkspaceRoot(dir);
+  if (existsSync(join(root, '.git'))) return root;
+  for (let d = root; ; d = dirname(d)) {
+    if (existsSync(join(home, 'workspaces', workspaceKey(d), 'journal.db'))) return d;
+    if (dirname(d) === d) return root;
+  }
+}
+
 /** A short stable name for a workspace root: the first 16 hex digits of its SHA-256. */
 export function workspaceKey(root: string): string {
   return createHash('sha256').update(root).digest('hex').slice(0, 16);

@@ -20,6 +20,17 @@ export function scanChangesToFiles(engine: Engine, changes: ScanChange[]): FileC
 /** How long a command begun and not ended counts as still running (Claude Code's Bash stops at 10 minutes). */
 export const COMMAND_RUNNING_MS = 15 * 60 * 1000;
 
+/**
+ * True when a command begun less than {@link COMMAND_RUNNING_MS} ago has not ended (of any
+ * agent or session, or only other than `except`). While one runs, nothing but a command's own
+ * end may commit a scan: what moved may be that command's doing, and a scan committed by
+ * anything else (a turn beginning or ending, another command beginning) would take it from it.
+ */
+export function commandRunning(engine: Engine, opts: { now?: number; except?: string } = {}): boolean {
+  const now = opts.now ?? Date.now();
+  return engine.journal.captures.inFlight('command', now - COMMAND_RUNNING_MS, opts.except) > 0;
+}
+
 /** What a command capture saw: whether the workspace could be scanned, and why not. */
 export interface CommandScan {
   status: 'ok' | 'baseline' | 'too-large';
@@ -51,12 +62,12 @@ export function beginCommand(
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const now = opts.now ?? Date.now();
   const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
-  // Outside a turn, what moved since the last look is dropped as the user's; but another command
-  // still running may have made it: then leave it for that command's end to record (the
-  // snapshot stays as it is). In a turn it is kept as the turn's drift either way. A command
+  // What moved since the last look is the turn's drift (in a turn) or the user's (dropped); but
+  // another command still running (this agent's in parallel, or another agent's) may have made
+  // it: then leave it for that command's end to record (the snapshot stays as it is). A command
   // begun long ago and never ended (a killed process) does not count.
   const meta = journal.snapshot.meta();
-  if (!turn && meta?.status === 'ok' && journal.captures.inFlight('command', now - COMMAND_RUNNING_MS) > 0) {
+  if (meta?.status === 'ok' && commandRunning(engine, { now, except: opts.id })) {
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }

@@ -3,6 +3,7 @@ import { entryState } from '../scan/scan.js';
 import { isSecretPath } from '../secrets.js';
 import type { ChangeSet, FileChange, Turn } from '../types.js';
 import { makeChange } from './changes.js';
+import { commandRunning, endCommand } from './command.js';
 import { endFiles } from './files.js';
 import { scanAndCommit } from './scan-commit.js';
 
@@ -18,23 +19,29 @@ export function beginTurn(
   const { journal } = engine;
   const stale = opts.session ? journal.turns.open(opts.session) : null;
   const closed = stale ? endTurn(engine, stale.id).set : null;
-  scanAndCommit(engine);
+  // While a command runs (another agent's), what moved may be its doing: left for its end.
+  if (!(journal.snapshot.meta()?.status === 'ok' && commandRunning(engine))) scanAndCommit(engine);
   const turn = journal.turns.begin(opts);
   return { turn, closed };
 }
 
 /**
- * A turn ends (the agent stopped). File tool calls of the turn still open are ended (their sets
- * recorded). Scans once more; what changed during the turn that no tool call of the turn claimed
- * is recorded as its own set ("changed during this turn"). Call inside a write transaction.
+ * A turn ends (the agent stopped). Tool calls of the turn still open are ended (their sets
+ * recorded). Scans once more — unless another agent's command is running, whose end will record
+ * what moved —; what changed during the turn that no tool call of the turn claimed is recorded
+ * as its own set ("changed during this turn"). Call inside a write transaction.
  */
 export function endTurn(engine: Engine, turnId: string, now?: number): { set: ChangeSet | null } {
   const { journal } = engine;
-  // A file tool whose end never came (a patch that failed part-way: Codex sends no PostToolUse)
-  // still changed what it changed: its set is recorded now, as its own.
-  for (const pending of journal.captures.takeOpenFiles(turnId)) endFiles(engine, pending);
-  const outcome = scanAndCommit(engine);
-  if (outcome.status === 'ok' && outcome.changes.length > 0) {
+  // A tool call of this turn whose end never came (a patch that failed part-way: Codex sends no
+  // PostToolUse; a shell call the user cancelled) still changed what it changed: its set is
+  // recorded now, as its own. The agent has stopped, so its commands have too.
+  for (const pending of journal.captures.takeOpen(turnId, 'files')) endFiles(engine, pending);
+  for (const pending of journal.captures.takeOpen(turnId, 'command')) endCommand(engine, pending);
+  // Another agent's command still running: what moved may be its doing, left for its end.
+  const running = journal.snapshot.meta()?.status === 'ok' && commandRunning(engine, { now });
+  const outcome = running ? null : scanAndCommit(engine);
+  if (outcome && outcome.status === 'ok' && outcome.changes.length > 0) {
     journal.drift.add(
       turnId,
       outcome.changes.map((c) => ({ path: c.path, before: entryState(c.before), after: entryState(c.after) })),

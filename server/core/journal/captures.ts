@@ -72,14 +72,14 @@ export class Captures {
   /**
    * Removes and returns the capture that an end without an id belongs to (Gemini CLI gives none):
    * among the captures of `agent`'s `session`, the oldest with the same `pair` key (tool and
-   * input), else the oldest of the same tool, else the oldest of all. Null when the session has
-   * none open. The result is marked `pairedBy: 'order'`.
+   * input), else the oldest of the same tool. Null when the session has none of that tool open
+   * (an end is never paired with another tool's begin). The result is marked `pairedBy: 'order'`.
    */
   takeByOrder(agent: string, session: string | null, pair: string, tool: string): PendingCapture | null {
     const rows = this.db
       .prepare('SELECT * FROM captures WHERE agent = ? AND session IS ? ORDER BY started_at, rowid')
       .all(agent, session) as Row[];
-    const row = rows.find((r) => r.pair === pair) ?? rows.find((r) => r.tool === tool) ?? rows[0];
+    const row = rows.find((r) => r.pair === pair) ?? rows.find((r) => r.tool === tool);
     if (!row) return null;
     this.db.prepare('DELETE FROM captures WHERE id = ?').run(row.id);
     return { ...toPending(row), pairedBy: 'order' };
@@ -93,11 +93,11 @@ export class Captures {
   }
 
   /**
-   * Removes and returns the file-tool captures of `turn` still open: tool calls whose end never
-   * came (Codex fires no PostToolUse for a patch that failed part-way). Oldest first.
+   * Removes and returns the captures of `kind` of `turn` still open, oldest first: tool calls
+   * whose end never came by the time the turn ended (a failed patch, a cancelled command).
    */
-  takeOpenFiles(turn: string): PendingCapture[] {
-    const rows = this.db.prepare("DELETE FROM captures WHERE turn = ? AND kind = 'files' RETURNING *").all(turn) as Row[];
+  takeOpen(turn: string, kind: PendingCapture['kind']): PendingCapture[] {
+    const rows = this.db.prepare('DELETE FROM captures WHERE turn = ? AND kind = ? RETURNING *').all(turn, kind) as Row[];
     return rows.map(toPending).sort((a, b) => a.start - b.start);
   }
 
@@ -109,9 +109,13 @@ export class Captures {
     return { open: r.open, stale: r.stale ?? 0 };
   }
 
-  /** How many captures of `kind` began after `since` (ms since the epoch) and have not ended. */
-  inFlight(kind: PendingCapture['kind'], since: number): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM captures WHERE kind = ? AND started_at >= ?').get(kind, since) as { n: number }).n;
+  /** How many captures of `kind` (other than `except`) began after `since` (ms since the epoch) and have not ended. */
+  inFlight(kind: PendingCapture['kind'], since: number, except?: string): number {
+    return (
+      this.db.prepare('SELECT count(*) AS n FROM captures WHERE kind = ? AND started_at >= ? AND id IS NOT ?').get(kind, since, except ?? null) as {
+        n: number;
+      }
+    ).n;
   }
 
   /** Hashes of blobs that pending captures still refer to (kept by the sweep). */

@@ -34,6 +34,9 @@ await build({
   sourcemap: 'linked',
   external: ['../sidecar/serve.js'],
   plugins: [requireNative],
+  // jsonc-parser's "main" is a UMD build whose require()s a bundler cannot follow; its ES module
+  // build is the same code.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   // CommonJS dependencies (commander, ignore, write-file-atomic) call require() for Node's
   // modules, and write-file-atomic names its temporary files after __filename.
   banner: {

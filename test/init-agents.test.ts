@@ -71,9 +71,11 @@ for (const c of CASES) {
       const original = `${JSON.stringify(c.theirs, null, 2)}\n`;
       fs.writeFileSync(file, original);
       fs.mkdirSync(sb.abs('sub'));
-      const r = sb.tb(['init', c.agent], { cwd: sb.abs('sub') });
+      // Codex reads the project's .codex from the git top down: init from a subfolder writes there.
+      // (Gemini reads the folder it starts in only: see below.)
+      const r = sb.tb(['init', c.agent], { cwd: c.agent === 'codex' ? sb.abs('sub') : sb.ws });
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toBe(`added takeback hooks to ${file}\n`);
+      expect(r.stdout.split('\n')[0]).toBe(`added takeback hooks to ${file}`);
       const text = fs.readFileSync(file, 'utf8');
       const s = JSON.parse(text);
       const added = ours(s, c.agent);
@@ -119,6 +121,75 @@ for (const c of CASES) {
     });
   });
 }
+
+describe('init: what the agents themselves accept', () => {
+  it('gemini: the file of the folder it runs in (Gemini reads no other), comments kept, $GEMINI_CLI_HOME for --user, a note on trust', () => {
+    const sb = sandbox({ git: true });
+    fs.mkdirSync(sb.abs('pkg/app'), { recursive: true });
+    const r = sb.tb(['init', 'gemini'], { cwd: sb.abs('pkg/app') });
+    expect(r.stdout).toBe(`added takeback hooks to ${sb.abs('pkg/app/.gemini/settings.json')}\n${r.stdout.split('\n')[1]}\n`);
+    expect(r.stdout).toMatch(/trusted/);
+    expect(fs.existsSync(sb.abs('.gemini'))).toBe(false);
+
+    // JSON with comments and a trailing comma, as Gemini reads it: kept, only "hooks" written.
+    const file = sb.abs('.gemini/settings.json');
+    fs.mkdirSync(path.dirname(file));
+    const original = '{\n  // my theme\n  "theme": "Dracula", /* inline */\n  "general": { "vimMode": true, },\n}\n';
+    fs.writeFileSync(file, original);
+    expect(sb.tb(['init', 'gemini']).code).toBe(0);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toContain('// my theme');
+    expect(text).toContain('/* inline */');
+    expect(text).toMatch(/hook gemini/);
+    expect(sb.tb(['init', 'gemini']).stdout).toMatch(/^nothing to change/);
+    expect(sb.tb(['init', 'gemini', '--remove']).code).toBe(0);
+    const back = fs.readFileSync(file, 'utf8');
+    expect(back).toContain('// my theme');
+    expect(back).not.toMatch(/hook gemini/);
+
+    const cliHome = path.join(sb.base, 'gemini-cli-home');
+    expect(sb.tb(['init', 'gemini', '--user'], { env: { ...sb.env, GEMINI_CLI_HOME: cliHome } }).code).toBe(0);
+    expect(fs.readFileSync(path.join(cliHome, '.gemini', 'settings.json'), 'utf8')).toMatch(/hook gemini/);
+  });
+
+  it('codex: comments are refused (Codex reads plain JSON); the trust note is said', () => {
+    const sb = sandbox();
+    const r = sb.tb(['init', 'codex']);
+    expect(r.stdout).toMatch(/trust/);
+    expect(r.stdout).toMatch(/\/hooks/);
+    fs.writeFileSync(sb.abs('.codex/hooks.json'), '{ // no\n}\n');
+    expect(sb.tb(['init', 'codex']).code).toBe(2);
+  });
+
+  it('a hook command the user edited around ours is kept; hooks of a shape the agent cannot read are refused, untouched', () => {
+    const sb = sandbox();
+    expect(sb.tb(['init', 'codex']).code).toBe(0);
+    const file = sb.abs('.codex/hooks.json');
+    const s = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const stop = s.hooks.Stop[0].hooks[0];
+    stop.command = `TAKEBACK_HOME=/srv/tb ${stop.command}`;
+    fs.writeFileSync(file, `${JSON.stringify(s, null, 2)}\n`);
+    const edited = fs.readFileSync(file, 'utf8');
+    expect(sb.tb(['init', 'codex']).stdout).toMatch(/^nothing to change/);
+    expect(fs.readFileSync(file, 'utf8')).toBe(edited);
+    for (const bad of ['{"hooks": []}', '{"hooks": "abc"}', '{"hooks": {"Stop": {}}}', '{"hooks": {"Stop": [null]}}', '{"hooks": {"Stop": [{"hooks": 3}]}}']) {
+      fs.writeFileSync(file, bad);
+      const r = sb.tb(['init', 'codex']);
+      expect([r.code, r.stderr.includes('nothing was changed')], bad).toEqual([2, true]);
+      expect(fs.readFileSync(file, 'utf8')).toBe(bad);
+    }
+  });
+});
+
+describe('list --agent', () => {
+  it('an agent with no changes here: says so, and names the agents that have some', () => {
+    const sb = sandbox();
+    sb.write('a.txt', 'a\n');
+    sb.tb(['run', '--', 'sh', '-c', 'echo b > a.txt']);
+    const r = sb.tb(['list', '--agent', 'Gemini']);
+    expect([r.code, r.stdout]).toEqual([0, 'No changes by Gemini in this workspace (agents with changes here: cli).\n']);
+  });
+});
 
 describe('init gemini', () => {
   it('the hook command exits 0 and says nothing even when takeback is gone (Gemini blocks a tool on exit >= 2 with output)', () => {

@@ -41,7 +41,7 @@ export const claudeCode: AgentSpec<ClaudeHookEvent> = {
     { event: 'Stop' },
   ],
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
-  settingsFile: { project: ['.claude', 'settings.json'], user: (env, home) => [home, '.claude', 'settings.json'] },
+  settingsFile: { project: ['.claude', 'settings.json'], user: (_env, home) => [home, '.claude', 'settings.json'], projectDir: 'workspace' },
   context: (ev, fallbackCwd) => ({ agent: 'claude-code', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
   actions: (ev, ctx) => claudeActions(ev, ctx),
 };

@@ -49,9 +49,14 @@ export const codex: AgentSpec<CodexHookEvent> = {
     { event: 'Stop' },
   ],
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
+  setupNote:
+    'Codex runs hooks only in a trusted project, and only once you have trusted them: run `codex` here, trust the folder, ' +
+    'then review and trust the hooks with /hooks. Until then it skips them without a word.',
   settingsFile: {
     project: ['.codex', 'hooks.json'],
     user: (env, home) => [env.CODEX_HOME || join(home, '.codex'), 'hooks.json'],
+    // Codex reads `.codex/` folders from the project root (git's top) down to where it runs.
+    projectDir: 'workspace',
   },
   context: (ev, fallbackCwd) => ({ agent: 'codex', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
   actions: (ev, ctx) => codexActions(ev, ctx),

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { absolutePath, orderKey, str, type AgentAction, type EventContext } from './actions.js';
 import type { AgentSpec } from './spec.js';
 
@@ -40,7 +39,17 @@ export const gemini: AgentSpec<GeminiHookEvent> = {
   // with 2 or more and says something, and a shell that cannot find takeback (uninstalled since)
   // exits 127 saying so: the command is kept quiet and successful whatever happens.
   hookEntry: (command) => ({ name: 'takeback', type: 'command', command: `${command} 2>/dev/null || true`, timeout: 30_000 }),
-  settingsFile: { project: ['.gemini', 'settings.json'], user: (_env, home) => [join(home, '.gemini'), 'settings.json'] },
+  setupNote:
+    'Gemini CLI runs these hooks only when started in this very folder, and only if the folder is trusted ' +
+    '(it asks the first time; /permissions changes it).',
+  settingsFile: {
+    // Gemini CLI reads `<cwd>/.gemini/settings.json` only (not the git top's), and
+    // `$GEMINI_CLI_HOME/.gemini` instead of `~/.gemini` when that is set; both as JSON with comments.
+    project: ['.gemini', 'settings.json'],
+    user: (env, home) => [env.GEMINI_CLI_HOME || home, '.gemini', 'settings.json'],
+    projectDir: 'cwd',
+    jsonc: true,
+  },
   context: (ev, fallbackCwd) => ({ agent: 'gemini', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
   actions: (ev, ctx) => geminiActions(ev, ctx),
 };

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import * as jsoncParser from 'jsonc-parser';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
 import type { AgentSpec, HookEntry } from './spec.js';
@@ -43,7 +44,9 @@ export function addHooks(spec: AnySpec, s: Settings, command: string): Settings 
     if (ours.length > 0) {
       // Already there: point it at this install if it names another (a takeback since removed
       // from PATH leaves hooks that cannot start).
-      for (const h of ours) h.command = spec.hookEntry(command).command;
+      // A command the user edited around ours (`TAKEBACK_HOME=/x <ours>`) is theirs: kept.
+      const want = spec.hookEntry(command).command!;
+      for (const h of ours) if (!h.command!.includes(command)) h.command = want;
       continue;
     }
     const group: HookGroup = matcher ? { matcher, hooks: [] } : { hooks: [] };
@@ -79,6 +82,30 @@ export function removeHooks(spec: AnySpec, s: Settings): Settings {
   return out;
 }
 
+/** Refuses (`usage`) settings whose `hooks` is not `{EVENT: [{hooks: [...]}]}`: nothing there is touched. */
+function checkHooksShape(file: string, s: Settings): void {
+  const bad = () => new TakebackError('usage', `the "hooks" in ${file} are not {"EVENT": [{"hooks": [...]}]}; fix them first, nothing was changed`);
+  if (s.hooks === undefined) return;
+  if (typeof s.hooks !== 'object' || s.hooks === null || Array.isArray(s.hooks)) throw bad();
+  for (const groups of Object.values(s.hooks)) {
+    if (!Array.isArray(groups)) throw bad();
+    for (const g of groups as unknown[]) {
+      if (typeof g !== 'object' || g === null || Array.isArray(g)) throw bad();
+      const hooks = (g as HookGroup).hooks;
+      if (hooks !== undefined && (!Array.isArray(hooks) || hooks.some((h) => typeof h !== 'object' || h === null))) throw bad();
+    }
+  }
+}
+
+/** `text` (JSON with comments) with its top-level `hooks` member set to `hooks` (removed when undefined); the rest as it was. */
+function rewriteHooksMember(text: string, hooks: Settings['hooks']): string {
+  const indent = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  ';
+  const edits = jsoncParser.modify(text, ['hooks'], hooks, {
+    formattingOptions: { insertSpaces: !indent.includes('\t'), tabSize: indent.includes('\t') ? 1 : indent.length, eol: text.includes('\r\n') ? '\r\n' : '\n' },
+  });
+  return jsoncParser.applyEdits(text, edits);
+}
+
 /**
  * `value` as JSON laid out like `text` (the file as it was): its indentation (two spaces for a
  * new file) and whether it ends with a newline, so that `--remove` gives back the very bytes
@@ -99,21 +126,31 @@ function formatLike(text: string, value: unknown): string {
 export function initAgentHooks(spec: AnySpec, opts: { file: string; command: string; remove?: boolean }): { file: string; changed: boolean } {
   let current: Settings = {};
   let text = '';
+  /** The file has comments or trailing commas, which the agent accepts (Gemini CLI: JSONC). */
+  let jsonc = false;
   if (existsSync(opts.file)) {
     text = readFileSync(opts.file, 'utf8');
     if (text.trim() !== '') {
       try {
         current = JSON.parse(text) as Settings;
       } catch (e) {
-        throw new TakebackError('usage', `${opts.file} is not valid JSON (${(e as Error).message}); fix it first, nothing was changed`);
+        const errors: jsoncParser.ParseError[] = [];
+        const parsed: unknown = spec.settingsFile.jsonc ? jsoncParser.parse(text, errors, { allowTrailingComma: true }) : undefined;
+        if (!spec.settingsFile.jsonc || errors.length > 0) {
+          throw new TakebackError('usage', `${opts.file} is not valid JSON (${(e as Error).message}); fix it first, nothing was changed`);
+        }
+        current = parsed as Settings;
+        jsonc = true;
       }
       if (typeof current !== 'object' || current === null || Array.isArray(current)) {
         throw new TakebackError('usage', `${opts.file} does not hold a JSON object; nothing was changed`);
       }
+      checkHooksShape(opts.file, current);
     }
   }
   const next = opts.remove ? removeHooks(spec, current) : addHooks(spec, current, opts.command);
-  const out = formatLike(text, next);
+  // With comments, only the `hooks` member is rewritten, and the rest of the text stays as it is.
+  const out = jsonc ? rewriteHooksMember(text, next.hooks) : formatLike(text, next);
   if (out === text || (opts.remove && !existsSync(opts.file)) || JSON.stringify(next) === JSON.stringify(current)) {
     return { file: opts.file, changed: false };
   }

@@ -24,7 +24,19 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
    * The settings file that holds hooks: the project's, relative to the workspace root, and the
    * user's, from the environment and the home folder.
    */
-  settingsFile: { project: string[]; user: (env: NodeJS.ProcessEnv, home: string) => string[] };
+  settingsFile: {
+    project: string[];
+    user: (env: NodeJS.ProcessEnv, home: string) => string[];
+    /**
+     * Where the project file is: under the workspace root (the git top), or under the folder
+     * `init` runs in (`cwd`: Gemini CLI reads only `<cwd>/.gemini/settings.json`).
+     */
+    projectDir: 'workspace' | 'cwd';
+    /** The agent reads the file as JSON with comments (Gemini CLI): `init` keeps them. */
+    jsonc?: boolean;
+  };
+  /** What the user must still do before the agent runs the hooks (said after `init`), if anything. */
+  setupNote?: string;
   /** Who and where: the agent, its session, its working folder (`fallbackCwd` when the event has none). */
   context(ev: E, fallbackCwd: string): EventContext;
   /** What the event means. Pure: reads the event only (a patch's paths come from its text). */

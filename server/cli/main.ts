@@ -12,7 +12,7 @@ import { openEngine, type Engine } from '../core/engine.js';
 import { TakebackError, checkId, type ErrorCode } from '../core/errors.js';
 import type { Selector } from '../core/plan/select.js';
 import { collectGarbage } from '../core/store/gc.js';
-import { findWorkspaceRoot, toWorkspacePath } from '../core/workspace.js';
+import { findWorkspaceRoot, realFolder, toWorkspacePath } from '../core/workspace.js';
 import { captureBegin, captureEnd, turnBegin, turnEnd } from '../service/capture.js';
 import { listChanges, showChange } from '../service/changes.js';
 import { doctor } from '../service/doctor.js';
@@ -108,9 +108,17 @@ function program(setCode: (n: number) => void): Command {
     .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, cli')
     .option('--json', 'print JSON (see README)')
     .action((o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
-      const r = listChanges(open(cmd), { turn: o.turn, all: o.all, agent: o.agent });
+      const e = open(cmd);
+      const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
       if (o.json) json(r);
-      else print(renderList(r, color));
+      else {
+        // Nothing by that agent: name the agents that did change something here.
+        const agents =
+          o.agent !== undefined && r.sets.length === 0
+            ? [...new Set(listChanges(e, { all: true }).sets.flatMap((x) => (x.agent ? [x.agent] : [])))].sort()
+            : undefined;
+        print(renderList(r, color, { agent: o.agent, agents }));
+      }
       done(0);
     });
 
@@ -321,10 +329,12 @@ function program(setCode: (n: number) => void): Command {
       const spec = AGENTS[agent];
       if (!spec) throw new TakebackError('usage', `unknown agent or editor ${agent} (known: ${Object.keys(AGENTS).join(', ')}, helix, jetbrains)`);
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
-      const root = findWorkspaceRoot(workspace ?? process.cwd());
+      const dir = workspace ?? process.cwd();
+      const root = spec.settingsFile.projectDir === 'cwd' ? realFolder(dir) : findWorkspaceRoot(dir);
       const file = settingsPath(spec, root, Boolean(o.user));
       const r = initAgentHooks(spec, { file, command: o.command ?? hookCommand(agent), remove: o.remove });
       print(`${r.changed ? (o.remove ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
+      if (!o.remove && spec.setupNote) print(`${spec.setupNote}\n`);
       done(0);
     });
 

@@ -52,12 +52,15 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
 }
 
 /** `takeback list`: sets grouped by turn, newest first. */
-export function renderList(r: W.ListResult, color: boolean): string {
+export function renderList(r: W.ListResult, color: boolean, filter: { agent?: string; agents?: string[] } = {}): string {
   const p = painter(color);
   const out: string[] = [];
   if (!r.capture.commands) out.push(p('yellow', `! commands are not captured here: ${r.capture.reason}`), '');
   if (r.sets.length === 0) {
-    out.push('No changes recorded in this workspace yet.');
+    if (filter.agent !== undefined) {
+      const known = filter.agents && filter.agents.length > 0 ? ` (agents with changes here: ${filter.agents.join(', ')})` : '';
+      out.push(`No changes by ${filter.agent} in this workspace${known}.`);
+    } else out.push('No changes recorded in this workspace yet.');
     return `${out.join('\n')}\n`;
   }
   const turns = new Map(r.turns.map((t) => [t.id, t]));

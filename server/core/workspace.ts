@@ -9,15 +9,19 @@ import { TakebackError } from './errors.js';
  * `usage` when `dir` does not exist.
  */
 export function findWorkspaceRoot(dir: string): string {
-  let start: string;
-  try {
-    start = realpathSync(resolve(dir));
-  } catch {
-    throw new TakebackError('usage', `no such folder: ${dir}`, { path: dir });
-  }
+  const start = realFolder(dir);
   for (let d = start; ; d = dirname(d)) {
     if (existsSync(join(d, '.git'))) return d;
     if (dirname(d) === d) return start;
+  }
+}
+
+/** `dir` as a real path (links resolved). Throws `usage` when it does not exist. */
+export function realFolder(dir: string): string {
+  try {
+    return realpathSync(resolve(dir));
+  } catch {
+    throw new TakebackError('usage', `no such folder: ${dir}`, { path: dir });
   }
 }
 

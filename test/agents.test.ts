@@ -262,6 +262,10 @@ describe('every agent in one journal', () => {
     expect(sb.json(['list', '--agent', 'gemini']).turns.map((t: any) => t.id)).toEqual(['t2']);
     expect(sb.json(['list', '--agent', 'codex']).sets).toEqual([]);
     expect(sb.tb(['list', '--agent', 'claude-code']).stdout).not.toMatch(/g\.txt/);
+    // The text list names each turn's agent and (shortened) session.
+    const human = sb.tb(['list']).stdout;
+    expect(human).toMatch(/Turn t1 · "claude turn" · claude-code \(session claude-1\)/);
+    expect(human).toMatch(/Turn t2 · "gemini turn" · gemini \(session gemini-s\)/);
 
     // Undo Claude's turn: its own file goes back; the shared file, changed by Gemini since, is a conflict.
     const r = sb.json(['undo', '--turn', 't1'], { code: 1 });

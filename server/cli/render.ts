@@ -72,7 +72,9 @@ export function renderList(r: W.ListResult, color: boolean, filter: { agent?: st
       const t = s.turn ? turns.get(s.turn) : undefined;
       if (t) {
         const label = t.label ? ` · "${t.label}"` : '';
-        const agent = t.agent ? ` · ${t.agent}` : '';
+        // The session, shortened: two sessions of one agent in one folder are told apart.
+        const session = t.session ? p('dim', ` (session ${t.session.length > 8 ? t.session.slice(0, 8) : t.session})`) : '';
+        const agent = t.agent ? ` · ${t.agent}${session}` : '';
         const open = t.end === null ? p('yellow', ' · in progress') : '';
         out.push(p('bold', `Turn ${t.id}`) + `${label}${agent} · ${time(t.start)}${open}`);
       } else {

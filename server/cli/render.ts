@@ -215,7 +215,7 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `hook log:   ${d.log}`,
     `capture:    file tools ${p('green', 'on')}, commands ${d.capture.commands ? p('green', 'on') : p('yellow', `off (${d.capture.reason})`)}`,
     `snapshot:   ${d.snapshot ? `${d.snapshot.files} files, ${mb(d.snapshot.bytes)}` : 'none yet (taken at the first command or turn)'}`,
-    `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${d.turns.total} turns (${d.turns.open} open)`,
+    `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${plural(d.turns.total, 'turn')} (${d.turns.open} open)`,
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
     ...storageLines(d.storage, mb),
     `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}`,

@@ -12,40 +12,24 @@
 # the measured size and time).
 set -euo pipefail
 
-VERSION="${CODEX_VERSION:-0.171.0}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PREFIX="$ROOT/.cache/codex"
-BIN="$PREFIX/node_modules/.bin/codex"
+# shellcheck source=lib/install-npm-cli.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-npm-cli.sh"
+npm_cli_setup codex "${CODEX_VERSION:-0.171.0}"
 
 current_version() {
   # `codex --version` prints "codex-cli 0.171.0". Even that creates $CODEX_HOME/tmp, so it runs
   # with a throwaway CODEX_HOME, never the user's ~/.codex.
-  [ -x "$BIN" ] || return 0
-  local h
-  h="$(mktemp -d "${TMPDIR:-/tmp}/takeback-codex-version.XXXXXX")"
-  CODEX_HOME="$h" HOME="$h" "$BIN" --version 2>/dev/null | awk '{print $NF}' || true
-  rm -rf "$h"
+  npm_cli_version_output CODEX_HOME | awk '{print $NF}'
 }
 
-if [ "$(current_version)" = "$VERSION" ]; then
-  echo "codex $VERSION already installed in $PREFIX"
-  exit 0
-fi
+npm_cli_exit_if_installed
 
-mkdir -p "$PREFIX"
-# A package.json of its own keeps npm from treating the project as the install root.
-[ -f "$PREFIX/package.json" ] || echo '{"name":"takeback-codex-cache","private":true}' >"$PREFIX/package.json"
-
-echo "installing @openai/codex@$VERSION into $PREFIX"
 # The native binary comes in an optional dependency (an npm alias of a platform-tagged version
 # of the same package), so optional dependencies must not be omitted (a user's omit=optional
 # would leave bin/codex.js with nothing to run).
-npm install --prefix "$PREFIX" --no-save --no-audit --no-fund --loglevel=error \
-  --include=optional --engine-strict=false \
-  "@openai/codex@$VERSION"
+npm_cli_install @openai/codex --include=optional --engine-strict=false
 
-got="$(current_version)"
-if [ "$got" != "$VERSION" ]; then
+if [ "$(current_version)" != "$VERSION" ]; then
   # Most likely the platform package is missing (optional deps skipped, or an unknown platform).
   # Install it explicitly by its platform-tagged version.
   case "$(uname -s)-$(uname -m)" in
@@ -57,15 +41,9 @@ if [ "$got" != "$VERSION" ]; then
   esac
   if [ -n "$plat" ]; then
     echo "installing the native binary package @openai/codex-$plat ($VERSION-$plat)"
-    npm install --prefix "$PREFIX" --no-save --no-audit --no-fund --loglevel=error \
-      --engine-strict=false --force \
+    npm_cli_npm --engine-strict=false --force \
       "@openai/codex@$VERSION" "@openai/codex-$plat@npm:@openai/codex@$VERSION-$plat"
   fi
-  got="$(current_version)"
 fi
 
-if [ "$got" != "$VERSION" ]; then
-  echo "install-codex: expected codex $VERSION, got '${got:-nothing}'" >&2
-  exit 1
-fi
-echo "codex $got installed: $BIN ($(du -sh "$PREFIX" 2>/dev/null | awk '{print $1}'))"
+npm_cli_check "$(du -sh "$PREFIX" 2>/dev/null | awk '{print $1}')"

@@ -10,23 +10,21 @@
 // Needs the CLI: scripts/install-claude.sh (or CLAUDE=/path/to/claude). Skips with a message
 // if none is found, and FAILS instead when TAKEBACK_REQUIRE_CLAUDE=1 (CI).
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, claudeVersion, describeRun, findClaude, runClaude } from './support/claude.js';
+import { gateAgent } from './support/agent-gate.js';
+import { CLAUDE_BIN, REPO_ROOT, describeRun, runClaude } from './support/claude.js';
 import type { ClaudeResult } from './support/claude.js';
 import { startModelStub } from './support/model-stub.js';
 import type { ModelStub, Step } from './support/model-stub.js';
+import { changedPaths, describeEntry, edited, fileEntry, fileOf, readTree, sedLines, stateMatches, takePaths, treeDiff, withChanges } from './support/trees.js';
+import type { Tree } from './support/trees.js';
+import { e2eHelpers, expectHookGroups, git, mkTemp, reportTimings, rmAll, scratchWorkspace, takebackInit } from './support/workspace.js';
 
-const CLAUDE = findClaude();
-const VERSION = claudeVersion(CLAUDE);
-const REQUIRE = process.env.TAKEBACK_REQUIRE_CLAUDE === '1';
-const SKIP_REASON = 'SKIPPED: no claude binary found (run scripts/install-claude.sh, or set CLAUDE=/path/to/claude)';
-if (!CLAUDE && !REQUIRE) console.warn(`[claude-e2e] ${SKIP_REASON}`);
+const { bin: CLAUDE, version: VERSION, skipReason: SKIP_REASON } = gateAgent(CLAUDE_BIN, 'takeback end to end with the real Claude Code', '[claude-e2e]');
 
-const BIN = path.join(REPO_ROOT, 'bin', 'takeback.js');
 const PRETTIER = path.join(REPO_ROOT, 'node_modules', '.bin', 'prettier');
 const SOURCE = path.join(REPO_ROOT, 'node_modules', 'commander');
 
@@ -43,128 +41,7 @@ const RM = 'rm package-support.json';
 const FORMAT = `${PRETTIER} --write src/extras/greet.js lib/error.js`;
 const EDIT2 = { file: 'lib/help.js', old: "helper.styleTitle('Usage:')", new: "helper.styleTitle('Use it as:')" };
 
-// ---- trees: every path's bytes, mode, type, link text ----------------------------------------
-
-type Entry =
-  | { type: 'file'; mode: number; bytes: Buffer; sha256: string }
-  | { type: 'symlink'; mode: number; target: string }
-  | { type: 'dir'; mode: number };
-type Tree = Map<string, Entry>;
-
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const fileEntry = (bytes: Buffer, mode: number): Entry => ({ type: 'file', mode, bytes, sha256: sha(bytes) });
-
-/** The workspace as it is on disk, `.git` left out (takeback never touches it). */
-function readTree(root: string): Tree {
-  const out: Tree = new Map();
-  const walk = (rel: string) => {
-    for (const name of fs.readdirSync(path.join(root, rel)).sort()) {
-      const r = rel ? `${rel}/${name}` : name;
-      if (r === '.git') continue;
-      const abs = path.join(root, r);
-      const st = fs.lstatSync(abs);
-      const mode = st.mode & 0o7777;
-      if (st.isSymbolicLink()) out.set(r, { type: 'symlink', mode, target: fs.readlinkSync(abs) });
-      else if (st.isDirectory()) {
-        out.set(r, { type: 'dir', mode });
-        walk(r);
-      } else if (st.isFile()) out.set(r, fileEntry(fs.readFileSync(abs), mode));
-      else throw new Error(`unexpected file type at ${abs}`);
-    }
-  };
-  walk('');
-  return out;
-}
-
-function describeEntry(e: Entry | undefined): string {
-  if (!e) return 'absent';
-  const mode = e.mode.toString(8).padStart(4, '0');
-  if (e.type === 'file') return `file ${mode} ${e.bytes.length} bytes sha256 ${e.sha256.slice(0, 12)}`;
-  if (e.type === 'symlink') return `symlink -> ${e.target}`;
-  return `dir ${mode}`;
-}
-
-function sameEntry(a: Entry | undefined, b: Entry | undefined): boolean {
-  if (!a || !b) return a === b;
-  if (a.type !== b.type || a.mode !== b.mode) return false;
-  if (a.type === 'file' && b.type === 'file') return a.sha256 === b.sha256 && a.bytes.equals(b.bytes);
-  if (a.type === 'symlink' && b.type === 'symlink') return a.target === b.target;
-  return true;
-}
-
-/** The paths where two trees differ. */
-function changedPaths(a: Tree, b: Tree): string[] {
-  return [...new Set([...a.keys(), ...b.keys()])].filter((p) => !sameEntry(a.get(p), b.get(p))).sort();
-}
-
-/** One line per difference: empty when `actual` is `expected` byte for byte. */
-function treeDiff(actual: Tree, expected: Tree): string[] {
-  return changedPaths(expected, actual).map((p) => `${p}: expected ${describeEntry(expected.get(p))}, found ${describeEntry(actual.get(p))}`);
-}
-
-/** A copy of `t` with `changes` applied (undefined removes the path). */
-function withChanges(t: Tree, changes: Record<string, Entry | undefined>): Tree {
-  const out = new Map(t);
-  for (const [p, e] of Object.entries(changes)) {
-    if (e) out.set(p, e);
-    else out.delete(p);
-  }
-  return out;
-}
-
-/** `t` with the paths `paths` as they are in `from`. */
-function takePaths(t: Tree, from: Tree, paths: string[]): Tree {
-  return withChanges(t, Object.fromEntries(paths.map((p) => [p, from.get(p)])));
-}
-
-function fileOf(t: Tree, p: string): Extract<Entry, { type: 'file' }> {
-  const e = t.get(p);
-  if (e?.type !== 'file') throw new Error(`${p} is not a file in the tree (${describeEntry(e)})`);
-  return e;
-}
-
-/** Does a journal FileState (show --json) describe this tree entry? */
-function stateMatches(s: any, e: Entry | undefined): boolean {
-  if (!s.exists) return e === undefined;
-  if (!e || s.type !== e.type || s.mode !== e.mode) return false;
-  if (e.type === 'file') return s.sha256 === e.sha256 && s.size === e.bytes.length;
-  if (e.type === 'symlink') return s.target === e.target;
-  return true;
-}
-
-// ---- processes -----------------------------------------------------------------------------
-
-async function mkTemp(prefix: string): Promise<string> {
-  // realpath: on macOS os.tmpdir() is behind a symlink, and Claude reports real paths.
-  return fs.realpathSync(await fs.promises.mkdtemp(path.join(os.tmpdir(), prefix)));
-}
-
-function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync(
-    'git',
-    ['-c', 'user.name=takeback e2e', '-c', 'user.email=e2e@takeback.invalid', '-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args],
-    { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } },
-  );
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
-
-interface Cli {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
 // ---- the test --------------------------------------------------------------------------------
-
-if (!CLAUDE && REQUIRE) {
-  describe('takeback end to end with the real Claude Code', () => {
-    it('needs the claude binary (TAKEBACK_REQUIRE_CLAUDE=1)', () => {
-      throw new Error(`TAKEBACK_REQUIRE_CLAUDE=1 but no claude binary was found: run scripts/install-claude.sh, or set CLAUDE=/path/to/claude`);
-    });
-  });
-}
 
 describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code ${VERSION}` : `takeback end to end with the real Claude Code — ${SKIP_REASON}`, () => {
   let work: string; // the workspace: a git repository holding commander's package folder
@@ -185,49 +62,21 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
   /** Set ids by tool_use id, once listed. */
   const setOf = new Map<string, string>();
 
-  const env = () => ({ ...process.env, TAKEBACK_HOME: tbHome, NO_COLOR: '1' });
-
-  function tb(args: string[], expectCode = 0): Cli {
-    const started = Date.now();
-    const r = spawnSync(process.execPath, [BIN, ...args], { cwd: work, env: env(), encoding: 'utf8' });
-    timings.push({ what: args.join(' '), ms: Date.now() - started });
-    let json: any;
-    if (args.includes('--json')) {
-      try {
-        json = JSON.parse(r.stdout);
-      } catch {
-        /* left undefined; the assertion below shows stdout */
-      }
-    }
-    expect(r.status, `takeback ${args.join(' ')}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(expectCode);
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr, json };
-  }
-
-  const expectTree = (expected: Tree, what: string) => expect(treeDiff(readTree(work), expected), what).toEqual([]);
+  const { tb, states, expectTree, expectAllSets, expectGitClean } = e2eHelpers(() => work, () => tbHome, timings);
   const setId = (toolUseId: string) => {
     const id = setOf.get(toolUseId);
     if (!id) throw new Error(`no change set for ${toolUseId}`);
     return id;
   };
-  const states = () => new Map<string, string>(tb(['list', '--json']).json.sets.map((s: any) => [s.id, s.state]));
 
   beforeAll(async () => {
-    work = await mkTemp('takeback-e2e-work-');
+    // Real source nobody here wrote: commander's published package folder, and a link to its readme.
+    work = await scratchWorkspace('takeback-e2e-work-', SOURCE, { name: 'README.md', target: 'Readme.md' }, 'commander, as published');
     home = await mkTemp('takeback-e2e-home-');
     tbHome = await mkTemp('takeback-e2e-journal-');
 
-    // Real source nobody here wrote: commander's published package folder, and a link to its readme.
-    fs.cpSync(SOURCE, work, { recursive: true });
-    fs.symlinkSync('Readme.md', path.join(work, 'README.md'));
-    git(work, 'init', '-q');
-    git(work, 'add', '-A');
-    git(work, 'commit', '-q', '-m', 'commander, as published');
-
     // takeback's own installer writes the hooks (project settings), then that is committed too.
-    const init = spawnSync(process.execPath, [BIN, 'init', 'claude-code'], { cwd: work, env: env(), encoding: 'utf8' });
-    if (init.status !== 0) throw new Error(`takeback init claude-code failed: ${init.stderr}`);
-    git(work, 'add', '-A');
-    git(work, 'commit', '-q', '-m', 'takeback hooks');
+    takebackInit(work, tbHome, ['claude-code']);
     T0 = readTree(work);
 
     const p = (rel: string) => path.join(work, rel);
@@ -273,10 +122,6 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
     // The tree after each changing tool call, computed here from what each tool does — not from
     // takeback. New entries' modes (the umask's) are read from the trees after the turn; the
     // formatter's output is prettier's own, asked for separately on stdin.
-    const replaceIn = (t: Tree, file: string, f: (s: string) => string) => {
-      const e = fileOf(t, file);
-      return fileEntry(Buffer.from(f(e.bytes.toString('utf8')), 'utf8'), e.mode);
-    };
     const prettier = (t: Tree, file: string) => {
       const r = spawnSync(PRETTIER, ['--stdin-filepath', path.join(work, file)], { cwd: work, input: fileOf(t, file).bytes });
       if (r.status !== 0) throw new Error(`prettier on ${file} failed: ${r.stderr}`);
@@ -288,32 +133,19 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
       'src/extras': T1.get('src/extras'),
       'src/extras/greet.js': fileEntry(Buffer.from(GREET), fileOf(T1, 'src/extras/greet.js').mode),
     });
-    E[2] = withChanges(E[1], { [EDIT1.file]: replaceIn(E[1], EDIT1.file, (s) => s.replace(EDIT1.old, EDIT1.new)) });
-    E[3] = withChanges(E[2], {
-      'lib/suggestSimilar.js': replaceIn(E[2], 'lib/suggestSimilar.js', (s) =>
-        s
-          .split('\n')
-          .map((l) => l.replace('Did you mean', 'Perhaps you meant'))
-          .join('\n'),
-      ),
-    });
+    E[2] = withChanges(E[1], { [EDIT1.file]: edited(E[1], EDIT1.file, (s) => s.replace(EDIT1.old, EDIT1.new)) });
+    E[3] = withChanges(E[2], { 'lib/suggestSimilar.js': edited(E[2], 'lib/suggestSimilar.js', sedLines('Did you mean', 'Perhaps you meant')) });
     E[4] = withChanges(E[3], { 'esm.mjs': undefined, 'lib/esm.mjs': E[3].get('esm.mjs') });
     E[5] = withChanges(E[4], { 'package-support.json': undefined });
     E[6] = withChanges(E[5], { 'src/extras/greet.js': prettier(E[5], 'src/extras/greet.js'), [EDIT1.file]: prettier(E[5], EDIT1.file) });
-    E[7] = withChanges(E[6], { [EDIT2.file]: replaceIn(E[6], EDIT2.file, (s) => s.replace(EDIT2.old, EDIT2.new)) });
+    E[7] = withChanges(E[6], { [EDIT2.file]: edited(E[6], EDIT2.file, (s) => s.replace(EDIT2.old, EDIT2.new)) });
   }, 300_000);
 
   afterAll(async () => {
     await stub?.close();
-    if (timings.length) {
-      const ms = timings.map((t) => t.ms);
-      const slowest = timings.reduce((a, b) => (b.ms > a.ms ? b : a));
-      console.info(
-        `[claude-e2e] ${ms.length} takeback commands: ${ms.reduce((a, b) => a + b, 0)} ms in all, slowest ${slowest.ms} ms (takeback ${slowest.what})`,
-      );
-    }
+    reportTimings('[claude-e2e]', timings);
     if (process.env.KEEP_E2E) console.info(`[claude-e2e] kept ${work} (TAKEBACK_HOME=${tbHome})`);
-    else for (const d of [work, home, tbHome]) if (d) fs.rmSync(d, { recursive: true, force: true });
+    else rmAll(work, home, tbHome);
   });
 
   it('init wrote hooks to .claude/settings.json whose command runs takeback', () => {
@@ -327,18 +159,10 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
       ['PostToolUseFailure', tools],
       ['Stop', undefined],
     ];
-    expect(Object.keys(settings.hooks).sort()).toEqual(expected.map(([e]) => e).sort());
-    const commands = new Set<string>();
-    for (const [event, matcher] of expected) {
-      const groups = settings.hooks[event];
-      expect(groups, event).toHaveLength(1);
-      expect(groups[0].matcher, event).toBe(matcher);
-      expect(groups[0].hooks, event).toHaveLength(1);
-      expect(groups[0].hooks[0].type).toBe('command');
-      commands.add(groups[0].hooks[0].command);
-    }
-    expect(commands.size).toBe(1);
-    const command = [...commands][0]!;
+    const command = expectHookGroups(settings.hooks, expected, (hooks, event) => {
+      expect(hooks, event).toHaveLength(1);
+      expect(hooks[0].type).toBe('command');
+    });
     expect(command).toMatch(/hook claude-code$/);
     // The command as a shell runs it: takeback reads the event, logs it under TAKEBACK_HOME
     // (a probe home here, not the session's journal), prints nothing and exits 0.
@@ -491,8 +315,8 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
     expectTree(T1, 'after undo --after-turn 1');
     tb(['undo', '--turn', '1']);
     expectTree(T0, 'after undoing both turns');
-    expect(git(work, 'status', '--porcelain'), 'git sees the committed tree').toBe('');
-    expect([...states().values()].every((s) => s === 'undone')).toBe(true);
+    expectGitClean();
+    expectAllSets('undone');
     tb(['redo', '--turn', '1']);
     expectTree(T1, 'after redo --turn 1');
     tb(['redo', '--after-turn', '1']);
@@ -523,6 +347,6 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
     expectTree(E[6]!, 'again: undo --last');
     tb(['redo', '--last']);
     expectTree(T2, 'again: redo --last');
-    expect([...states().values()].every((s) => s === 'applied')).toBe(true);
+    expectAllSets('applied');
   });
 });

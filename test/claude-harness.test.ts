@@ -7,40 +7,25 @@
 // it (re)writes test/fixtures/claude-events/.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PINNED_CLAUDE_VERSION, REPO_ROOT, claudeVersion, describeRun, findClaude, runClaude } from './support/claude.js';
+import { gateAgent } from './support/agent-gate.js';
+import { CLAUDE_BIN, PINNED_CLAUDE_VERSION, describeRun, runClaude } from './support/claude.js';
 import type { ClaudeResult } from './support/claude.js';
+import { checkFixtureShapes, pickEvents } from './support/event-fixtures.js';
 import { makeHookLog } from './support/hook-log.js';
 import type { HookLog } from './support/hook-log.js';
 import { startModelStub } from './support/model-stub.js';
 import type { ModelStub, Step } from './support/model-stub.js';
+import { rmAll, runFolders, seedHarnessFiles } from './support/workspace.js';
 
-const CLAUDE = findClaude();
-const VERSION = claudeVersion(CLAUDE);
-const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'claude-events');
-const SKIP_REASON = 'SKIPPED: no claude binary found (run scripts/install-claude.sh, or set CLAUDE=/path/to/claude)';
 // With TAKEBACK_REQUIRE_CLAUDE=1 (CI) a missing binary fails the run instead of skipping it.
-const REQUIRE = process.env.TAKEBACK_REQUIRE_CLAUDE === '1';
-if (!CLAUDE && !REQUIRE) console.warn(`[claude-harness] ${SKIP_REASON}`);
-if (!CLAUDE && REQUIRE) {
-  describe('real Claude Code', () => {
-    it('needs the claude binary (TAKEBACK_REQUIRE_CLAUDE=1)', () => {
-      throw new Error('TAKEBACK_REQUIRE_CLAUDE=1 but no claude binary was found: run scripts/install-claude.sh, or set CLAUDE=/path/to/claude');
-    });
-  });
-}
+const { bin: CLAUDE, version: VERSION, skipReason: SKIP_REASON } = gateAgent(CLAUDE_BIN, 'real Claude Code', '[claude-harness]');
 
 const PROMPT_1 = 'Turn one: add the new module, fix the notes, tidy the files.';
 const PROMPT_2 = 'Turn two: a few more changes.';
 const FINAL_1 = 'Turn one is done.';
 const FINAL_2 = 'Turn two is done.';
-
-async function mkTemp(prefix: string): Promise<string> {
-  // realpath: on macOS os.tmpdir() is behind a symlink, and Claude reports real paths.
-  return fs.realpathSync(await fs.promises.mkdtemp(path.join(os.tmpdir(), prefix)));
-}
 
 const read = (file: string) => fs.readFileSync(file, 'utf8');
 
@@ -69,13 +54,8 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `real Claude Code ${VERSION} (${CLAUDE})` : `r
     let events: any[];
 
     beforeAll(async () => {
-      work = await mkTemp('takeback-claude-work-');
-      home = await mkTemp('takeback-claude-home-');
-      aside = await mkTemp('takeback-claude-aside-');
-      fs.writeFileSync(path.join(work, 'notes.md'), '# Notes\n\nThe quick brown fox.\n');
-      fs.writeFileSync(path.join(work, 'f.txt'), 'a cat sat\n');
-      fs.writeFileSync(path.join(work, 'x'), 'x contents\n');
-      fs.writeFileSync(path.join(work, 'z'), 'z contents\n');
+      ({ work, home, aside } = await runFolders('claude'));
+      seedHarnessFiles(work);
       hooks = makeHookLog(aside);
 
       const script: Step[] = [
@@ -109,7 +89,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `real Claude Code ${VERSION} (${CLAUDE})` : `r
 
     afterAll(async () => {
       await stub?.close();
-      for (const d of [work, home, aside]) if (d) fs.rmSync(d, { recursive: true, force: true });
+      rmAll(work, home, aside);
     });
 
     it('both turns ran to the end, and the whole script was used', () => {
@@ -250,25 +230,24 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `real Claude Code ${VERSION} (${CLAUDE})` : `r
     });
 
     it('matches the recorded fixtures\' shapes (field names), for the pinned version', () => {
-      if (process.env.UPDATE_CLAUDE_FIXTURES) writeFixtures(events, { work, home, sessionId: run1.sessionId! });
-      if (VERSION !== PINNED_CLAUDE_VERSION) {
-        console.warn(`[claude-harness] claude ${VERSION} is not the pinned ${PINNED_CLAUDE_VERSION}: fixture shapes not compared`);
-        return;
-      }
-      for (const [name, e] of Object.entries(pickFixtures(events))) {
-        const file = path.join(FIXTURES, `${name}.json`);
-        expect(fs.existsSync(file), `${file} is missing (UPDATE_CLAUDE_FIXTURES=1 writes it)`).toBe(true);
-        const recorded = JSON.parse(read(file));
-        expect(shape(e), name).toEqual(shape(recorded));
-      }
+      checkFixtureShapes({
+        agent: 'claude',
+        version: VERSION,
+        pinned: PINNED_CLAUDE_VERSION,
+        events,
+        pick: pickFixtures,
+        placeholders: () => [
+          [home, '${HOME}'],
+          [work, '${WORKSPACE}'],
+          [work.replace(/[^A-Za-z0-9]/g, '-'), '${WORKSPACE_SLUG}'],
+        ],
+      });
     });
   });
 
   describe('a session resumed by id (--session-id, then --resume)', () => {
     it('keeps the session id and fires SessionStart with source "resume"', async () => {
-      const work = await mkTemp('takeback-claude-work-');
-      const home = await mkTemp('takeback-claude-home-');
-      const aside = await mkTemp('takeback-claude-aside-');
+      const { work, home, aside } = await runFolders('claude');
       const stub = await startModelStub([
         [{ type: 'tool_use', name: 'Bash', input: { command: 'echo one > one.txt', description: 'first' } }],
         [{ type: 'text', text: 'first done' }],
@@ -297,7 +276,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `real Claude Code ${VERSION} (${CLAUDE})` : `r
         expect(JSON.stringify(secondTurnFirst.body.messages)).toContain('echo one > one.txt');
       } finally {
         await stub.close();
-        for (const d of [work, home, aside]) fs.rmSync(d, { recursive: true, force: true });
+        rmAll(work, home, aside);
       }
     });
   });
@@ -305,13 +284,9 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `real Claude Code ${VERSION} (${CLAUDE})` : `r
 
 // ---- fixtures ---------------------------------------------------------------------------
 
-/** One payload of each event kind and tool, by fixture name. */
+/** One payload of each event kind and tool, by fixture name (the SessionStarts: see pickEvents). */
 function pickFixtures(events: any[]): Record<string, any> {
-  const find = (pred: (e: any) => boolean, nth = 0) => events.filter(pred)[nth];
-  const ev = (name: string, tool?: string) => (e: any) => e.hook_event_name === name && (tool === undefined || e.tool_name === tool);
-  const out: Record<string, any> = {
-    'session-start': find((e) => e.hook_event_name === 'SessionStart' && e.source === 'startup'),
-    'session-start-resume': find((e) => e.hook_event_name === 'SessionStart' && e.source === 'resume'),
+  return pickEvents(events, (find, ev) => ({
     'user-prompt-submit': find(ev('UserPromptSubmit')),
     'pre-tool-use-write': find(ev('PreToolUse', 'Write')),
     'post-tool-use-write-create': find(ev('PostToolUse', 'Write')),
@@ -323,36 +298,5 @@ function pickFixtures(events: any[]): Record<string, any> {
     'pre-tool-use-bash-failing': find(ev('PreToolUse', 'Bash'), 1),
     'post-tool-use-failure-bash': find(ev('PostToolUseFailure', 'Bash')),
     stop: find(ev('Stop')),
-  };
-  for (const [k, v] of Object.entries(out)) if (!v) throw new Error(`no event for fixture ${k}`);
-  return out;
-}
-
-/** Field names, recursively into objects (not arrays' items), for comparing shapes. */
-function shape(v: any): any {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, shape(v[k])]),
-  );
-}
-
-function writeFixtures(events: any[], ctx: { work: string; home: string; sessionId: string }): void {
-  const slug = ctx.work.replace(/[^A-Za-z0-9]/g, '-');
-  const normalize = (e: any) =>
-    JSON.parse(
-      JSON.stringify(e)
-        .split(ctx.home)
-        .join('${HOME}')
-        .split(ctx.work)
-        .join('${WORKSPACE}')
-        .split(slug)
-        .join('${WORKSPACE_SLUG}'),
-    );
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  for (const [name, e] of Object.entries(pickFixtures(events)))
-    fs.writeFileSync(path.join(FIXTURES, `${name}.json`), JSON.stringify(normalize(e), null, 2) + '\n');
-  fs.writeFileSync(path.join(FIXTURES, 'session.jsonl'), events.map((e) => JSON.stringify(normalize(e))).join('\n') + '\n');
-  console.info(`[claude-harness] wrote fixtures to ${FIXTURES}`);
+  }));
 }

@@ -21,173 +21,28 @@
 // scripts/install-claude.sh (or CLAUDE=/path/to/claude). Skips with a message when one is
 // missing, and FAILS instead when TAKEBACK_REQUIRE_AGENTS=1 (codex; or TAKEBACK_REQUIRE_CODEX=1)
 // or TAKEBACK_REQUIRE_CLAUDE=1 (claude).
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeRun, findClaude, runClaude } from './support/claude.js';
+import { gateAgent } from './support/agent-gate.js';
+import { CLAUDE_BIN, describeRun, runClaude } from './support/claude.js';
 import type { ClaudeResult } from './support/claude.js';
-import {
-  REPO_ROOT,
-  applyPatchCall,
-  codexVersion,
-  describeCodexRun,
-  findCodex,
-  makeCodexHookLog,
-  patchText,
-  projectTrustToml,
-  runCodex,
-  shellCall,
-  startCodexStub,
-  textItem,
-} from './support/codex.js';
+import { CODEX_BIN, REPO_ROOT, applyPatchCall, codexToolOutputs, describeCodexRun, makeCodexHookLog, patchText, projectTrustToml, runCodex, shellCall, startCodexStub, textItem } from './support/codex.js';
 import type { CodexHookLog, CodexResult, CodexStub } from './support/codex.js';
 import { startModelStub } from './support/model-stub.js';
 import type { ModelStub } from './support/model-stub.js';
+import { changedPaths, describeEntry, edited, entryOf, fileEntry, readTree, replaceOnce, sedLines, stateMatches, treeDiff, withChanges } from './support/trees.js';
+import type { Tree } from './support/trees.js';
+import { e2eHelpers, expectAppliedSets, expectHookGroups, git, mkTemp, reportTimings, rmAll, scratchWorkspace, takebackInit } from './support/workspace.js';
 
-/** `claude --version` with a throwaway HOME (never the user's ~/.claude). */
-function claudeVersionIsolated(bin: string | undefined): string | undefined {
-  if (!bin) return undefined;
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-claude-version-'));
-  try {
-    const r = spawnSync(bin, ['--version'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: home, DISABLE_AUTOUPDATER: '1' },
-    });
-    if (r.status !== 0) return undefined;
-    return r.stdout.trim().split(/\s+/)[0];
-  } finally {
-    fs.rmSync(home, { recursive: true, force: true });
-  }
-}
+const { bin: CODEX, version: CODEX_VERSION, skipReason: CODEX_SKIP } = gateAgent(CODEX_BIN, 'takeback end to end with the real Codex CLI', '[codex-e2e]');
+const { bin: CLAUDE, version: CLAUDE_VERSION, skipReason: CLAUDE_SKIP } = gateAgent(
+  CLAUDE_BIN,
+  'Claude Code, then Codex, in one folder',
+  CODEX ? '[codex-e2e] Claude Code then Codex in one folder:' : undefined,
+);
 
-const CODEX = findCodex();
-const CODEX_VERSION = codexVersion(CODEX);
-const CLAUDE = findClaude();
-const CLAUDE_VERSION = claudeVersionIsolated(CLAUDE);
-const REQUIRE_CODEX = process.env.TAKEBACK_REQUIRE_AGENTS === '1' || process.env.TAKEBACK_REQUIRE_CODEX === '1';
-const REQUIRE_CLAUDE = process.env.TAKEBACK_REQUIRE_CLAUDE === '1';
-const CODEX_SKIP = 'SKIPPED: no codex binary found (run scripts/install-codex.sh, or set CODEX=/path/to/codex)';
-const CLAUDE_SKIP = 'SKIPPED: no claude binary found (run scripts/install-claude.sh, or set CLAUDE=/path/to/claude)';
-if (!CODEX && !REQUIRE_CODEX) console.warn(`[codex-e2e] ${CODEX_SKIP}`);
-if (CODEX && !CLAUDE && !REQUIRE_CLAUDE) console.warn(`[codex-e2e] Claude Code then Codex in one folder: ${CLAUDE_SKIP}`);
-
-const BIN = path.join(REPO_ROOT, 'bin', 'takeback.js');
 const SOURCE = path.join(REPO_ROOT, 'node_modules', 'commander');
-
-// ---- trees: every path's bytes, mode, type, link text ----------------------------------------
-
-type Entry =
-  | { type: 'file'; mode: number; bytes: Buffer; sha256: string }
-  | { type: 'symlink'; mode: number; target: string }
-  | { type: 'dir'; mode: number };
-type Tree = Map<string, Entry>;
-
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const fileEntry = (bytes: Buffer, mode: number): Entry => ({ type: 'file', mode, bytes, sha256: sha(bytes) });
-
-/** The workspace as it is on disk, `.git` left out (takeback never touches it). */
-function readTree(root: string): Tree {
-  const out: Tree = new Map();
-  const walk = (rel: string) => {
-    for (const name of fs.readdirSync(path.join(root, rel)).sort()) {
-      const r = rel ? `${rel}/${name}` : name;
-      if (r === '.git') continue;
-      const abs = path.join(root, r);
-      const st = fs.lstatSync(abs);
-      const mode = st.mode & 0o7777;
-      if (st.isSymbolicLink()) out.set(r, { type: 'symlink', mode, target: fs.readlinkSync(abs) });
-      else if (st.isDirectory()) {
-        out.set(r, { type: 'dir', mode });
-        walk(r);
-      } else if (st.isFile()) out.set(r, fileEntry(fs.readFileSync(abs), mode));
-      else throw new Error(`unexpected file type at ${abs}`);
-    }
-  };
-  walk('');
-  return out;
-}
-
-function describeEntry(e: Entry | undefined): string {
-  if (!e) return 'absent';
-  const mode = e.mode.toString(8).padStart(4, '0');
-  if (e.type === 'file') return `file ${mode} ${e.bytes.length} bytes sha256 ${e.sha256.slice(0, 12)}`;
-  if (e.type === 'symlink') return `symlink -> ${e.target}`;
-  return `dir ${mode}`;
-}
-
-function sameEntry(a: Entry | undefined, b: Entry | undefined): boolean {
-  if (!a || !b) return a === b;
-  if (a.type !== b.type || a.mode !== b.mode) return false;
-  if (a.type === 'file' && b.type === 'file') return a.sha256 === b.sha256 && a.bytes.equals(b.bytes);
-  if (a.type === 'symlink' && b.type === 'symlink') return a.target === b.target;
-  return true;
-}
-
-/** The paths where two trees differ. */
-function changedPaths(a: Tree, b: Tree): string[] {
-  return [...new Set([...a.keys(), ...b.keys()])].filter((p) => !sameEntry(a.get(p), b.get(p))).sort();
-}
-
-/** One line per difference: empty when `actual` is `expected` byte for byte. */
-function treeDiff(actual: Tree, expected: Tree): string[] {
-  return changedPaths(expected, actual).map((p) => `${p}: expected ${describeEntry(expected.get(p))}, found ${describeEntry(actual.get(p))}`);
-}
-
-/** A copy of `t` with `changes` applied (undefined removes the path). */
-function withChanges(t: Tree, changes: Record<string, Entry | undefined>): Tree {
-  const out = new Map(t);
-  for (const [p, e] of Object.entries(changes)) {
-    if (e) out.set(p, e);
-    else out.delete(p);
-  }
-  return out;
-}
-
-function fileOf(t: Tree, p: string): Extract<Entry, { type: 'file' }> {
-  const e = t.get(p);
-  if (e?.type !== 'file') throw new Error(`${p} is not a file in the tree (${describeEntry(e)})`);
-  return e;
-}
-
-/** The entry at `p` in `t`, which must be there (a new file's or folder's mode is the umask's: read from after). */
-function entryOf(t: Tree, p: string): Entry {
-  const e = t.get(p);
-  if (!e) throw new Error(`${p} is absent from the tree`);
-  return e;
-}
-
-/** `file` in `t` with its text put through `f`, mode kept (or `mode`). */
-function edited(t: Tree, file: string, f: (s: string) => string, mode?: number): Entry {
-  const e = fileOf(t, file);
-  return fileEntry(Buffer.from(f(e.bytes.toString('utf8')), 'utf8'), mode ?? e.mode);
-}
-
-/** What `sed -i 's/FROM/TO/'` does: the first match on each line. */
-const sedLines = (from: string, to: string) => (s: string) =>
-  s
-    .split('\n')
-    .map((l) => l.replace(from, to))
-    .join('\n');
-
-/** Exactly one replacement, which must be possible. */
-const replaceOnce = (from: string, to: string) => (s: string) => {
-  if (s.split(from).length !== 2) throw new Error(`expected exactly one ${JSON.stringify(from)}`);
-  return s.replace(from, to);
-};
-
-/** Does a journal FileState (show --json) describe this tree entry? */
-function stateMatches(s: any, e: Entry | undefined): boolean {
-  if (!s.exists) return e === undefined;
-  if (!e || s.type !== e.type || s.mode !== e.mode) return false;
-  if (e.type === 'file') return s.sha256 === e.sha256 && s.size === e.bytes.length;
-  if (e.type === 'symlink') return s.target === e.target;
-  return true;
-}
 
 /** The one line of commander's `file` that contains `needle` (checked: exactly one). */
 function sourceLine(file: string, needle: string): string {
@@ -196,79 +51,8 @@ function sourceLine(file: string, needle: string): string {
   return lines[0]!;
 }
 
-// ---- processes -----------------------------------------------------------------------------
-
-async function mkTemp(prefix: string): Promise<string> {
-  // realpath: on macOS os.tmpdir() is behind a symlink, and the agents report real paths.
-  return fs.realpathSync(await fs.promises.mkdtemp(path.join(os.tmpdir(), prefix)));
-}
-
-/** A global git config that does not exist: git reads nothing of the user's. */
-const NO_GIT_CONFIG = path.join(os.tmpdir(), `takeback-codex-e2e-no-gitconfig-${process.pid}`);
-
-function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync(
-    'git',
-    ['-c', 'user.name=takeback e2e', '-c', 'user.email=e2e@takeback.invalid', '-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args],
-    { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: NO_GIT_CONFIG } },
-  );
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
-
 /** A scratch workspace: commander's published package folder (and a link to its readme), committed. */
-async function scratchWorkspace(prefix: string): Promise<string> {
-  const work = await mkTemp(prefix);
-  fs.cpSync(SOURCE, work, { recursive: true });
-  fs.symlinkSync('Readme.md', path.join(work, 'README.md'));
-  git(work, 'init', '-q');
-  git(work, 'add', '-A');
-  git(work, 'commit', '-q', '-m', 'commander, as published');
-  return work;
-}
-
-interface Cli {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-/** Runs the takeback command line in `ws()` with TAKEBACK_HOME `home()`, timing each run. */
-function takeback(ws: () => string, home: () => string, timings: { what: string; ms: number }[]) {
-  return (args: string[], expectCode = 0): Cli => {
-    const started = Date.now();
-    const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ws(), env: { ...process.env, TAKEBACK_HOME: home(), NO_COLOR: '1' }, encoding: 'utf8' });
-    timings.push({ what: args.join(' '), ms: Date.now() - started });
-    let json: any;
-    if (args.includes('--json')) {
-      try {
-        json = JSON.parse(r.stdout);
-      } catch {
-        /* left undefined; the assertion below shows stdout */
-      }
-    }
-    expect(r.status, `takeback ${args.join(' ')}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(expectCode);
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr, json };
-  };
-}
-
-function reportTimings(tag: string, timings: { what: string; ms: number }[]): void {
-  if (!timings.length) return;
-  const total = timings.reduce((a, t) => a + t.ms, 0);
-  const slowest = timings.reduce((a, b) => (b.ms > a.ms ? b : a));
-  console.info(`[codex-e2e] ${tag}: ${timings.length} takeback commands, ${total} ms in all, slowest ${slowest.ms} ms (takeback ${slowest.what})`);
-}
-
-/** The outputs of tool calls sent back to the model, by call id (first seen). */
-function codexToolOutputs(stub: CodexStub): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const r of stub.stepRequests)
-    for (const i of r.body?.input ?? [])
-      if ((i.type === 'function_call_output' || i.type === 'custom_tool_call_output') && !out.has(i.call_id))
-        out.set(i.call_id, typeof i.output === 'string' ? i.output : JSON.stringify(i.output));
-  return out;
-}
+const commanderWorkspace = (prefix: string) => scratchWorkspace(prefix, SOURCE, { name: 'README.md', target: 'Readme.md' }, 'commander, as published');
 
 /** takeback's hook log under `tbHome`: checks that no event failed and returns it. */
 function hookLog(tbHome: string): string {
@@ -330,21 +114,6 @@ const PATCH_FAILING = patchText([{ update: 'lib/command.js', hunks: [{ lines: ['
 
 // ---- the tests ------------------------------------------------------------------------------
 
-if (!CODEX && REQUIRE_CODEX) {
-  describe('takeback end to end with the real Codex CLI', () => {
-    it('needs the codex binary (TAKEBACK_REQUIRE_AGENTS=1)', () => {
-      throw new Error('TAKEBACK_REQUIRE_AGENTS=1 but no codex binary was found: run scripts/install-codex.sh, or set CODEX=/path/to/codex');
-    });
-  });
-}
-if (!CLAUDE && REQUIRE_CLAUDE) {
-  describe('Claude Code, then Codex, in one folder', () => {
-    it('needs the claude binary (TAKEBACK_REQUIRE_CLAUDE=1)', () => {
-      throw new Error('TAKEBACK_REQUIRE_CLAUDE=1 but no claude binary was found: run scripts/install-claude.sh, or set CLAUDE=/path/to/claude');
-    });
-  });
-}
-
 describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${CODEX_VERSION}` : `takeback end to end with the real Codex CLI — ${CODEX_SKIP}`, () => {
   let work: string; // the workspace: a git repository holding commander's package folder
   let codexHome: string; // Codex's private CODEX_HOME (= HOME)
@@ -369,30 +138,21 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
   /** The call id of turn 2's patch that did not apply. */
   let failedPatch: string;
 
-  const tb = takeback(
-    () => work,
-    () => tbHome,
-    timings,
-  );
-  const expectTree = (expected: Tree, what: string) => expect(treeDiff(readTree(work), expected), what).toEqual([]);
+  const { tb, states, expectTree, expectAllSets, expectGitClean, expectPreview } = e2eHelpers(() => work, () => tbHome, timings);
   const setId = (callId: string) => {
     const id = setOf.get(callId);
     if (!id) throw new Error(`no change set for ${callId}`);
     return id;
   };
-  const states = () => new Map<string, string>(tb(['list', '--json']).json.sets.map((s: any) => [s.id, s.state]));
 
   beforeAll(async () => {
-    work = await scratchWorkspace('takeback-codex-e2e-work-');
+    work = await commanderWorkspace('takeback-codex-e2e-work-');
     codexHome = await mkTemp('takeback-codex-e2e-home-');
     tbHome = await mkTemp('takeback-codex-e2e-journal-');
     aside = await mkTemp('takeback-codex-e2e-aside-');
 
     // takeback's own installer writes the project's hooks, then that is committed too.
-    const init = spawnSync(process.execPath, [BIN, 'init', 'codex'], { cwd: work, env: { ...process.env, TAKEBACK_HOME: tbHome }, encoding: 'utf8' });
-    if (init.status !== 0) throw new Error(`takeback init codex failed: ${init.stderr}`);
-    git(work, 'add', '-A');
-    git(work, 'commit', '-q', '-m', 'takeback hooks');
+    takebackInit(work, tbHome, ['codex']);
     T0 = readTree(work);
 
     // A hook of the test's own in $CODEX_HOME/hooks.json logs each turn's turn_id.
@@ -464,9 +224,9 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
 
   afterAll(async () => {
     await stub?.close();
-    reportTimings('codex session', timings);
+    reportTimings('[codex-e2e] codex session:', timings);
     if (process.env.KEEP_E2E) console.info(`[codex-e2e] kept ${work} (TAKEBACK_HOME=${tbHome}, CODEX_HOME=${codexHome})`);
-    else for (const d of [work, codexHome, tbHome, aside]) if (d) fs.rmSync(d, { recursive: true, force: true });
+    else rmAll(work, codexHome, tbHome, aside);
   });
 
   it('init wrote the project .codex/hooks.json whose command runs takeback; the project is trusted', () => {
@@ -479,17 +239,10 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
       ['Stop', undefined],
     ];
     expect(Object.keys(file)).toEqual(['hooks']);
-    expect(Object.keys(file.hooks).sort()).toEqual(expected.map(([e]) => e).sort());
-    const commands = new Set<string>();
-    for (const [event, matcher] of expected) {
-      const groups = file.hooks[event];
-      expect(groups, event).toHaveLength(1);
-      expect(groups[0].matcher, event).toBe(matcher);
-      expect(groups[0].hooks, event).toEqual([{ type: 'command', command: expect.any(String), timeout: 30 }]);
-      commands.add(groups[0].hooks[0].command);
-    }
-    expect(commands.size).toBe(1);
-    expect([...commands][0]).toMatch(/takeback\.js hook codex$/);
+    const command = expectHookGroups(file.hooks, expected, (hooks, event) => {
+      expect(hooks, event).toEqual([{ type: 'command', command: expect.any(String), timeout: 30 }]);
+    });
+    expect(command).toMatch(/takeback\.js hook codex$/);
     // Codex's own state stayed out of the workspace: only the hooks file is in .codex.
     expect(fs.readdirSync(path.join(work, '.codex'))).toEqual(['hooks.json']);
     const config = fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8');
@@ -553,16 +306,14 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
     ]);
     for (const t of list.turns) expect(t.end, `turn ${t.id} ended`).not.toBeNull();
     const sets = [...list.sets].sort((a: any, b: any) => Number(a.id) - Number(b.id));
-    expect(
-      sets.map((s: any) => ({ turn: s.turn, agent: s.agent, session: s.session, source: s.source, state: s.state })),
-      JSON.stringify(list.sets, null, 1),
-    ).toEqual(
+    expectAppliedSets(
+      list,
+      sets,
+      'codex',
+      run1.sessionId,
       calls.map((c) => ({
         turn: c.turn,
-        agent: 'codex',
-        session: run1.sessionId,
         source: c.command ? { kind: 'command', command: c.command, tool: 'Bash', toolCallId: c.id } : { kind: 'tool', tool: 'apply_patch', toolCallId: c.id },
-        state: 'applied',
       })),
     );
     expect(list.sets.map((s: any) => Number(s.id))).toEqual(sets.map((s: any) => Number(s.id)).reverse());
@@ -633,8 +384,8 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
       expectTree(E[k - 1]!, `after undoing call ${k} (${c.command ?? 'apply_patch'})`);
     }
     expectTree(T0, 'every call undone');
-    expect(git(work, 'status', '--porcelain'), 'git sees the committed tree').toBe('');
-    expect([...states().values()].every((s) => s === 'undone')).toBe(true);
+    expectGitClean();
+    expectAllSets('undone');
     for (let k = 1; k <= 7; k++) {
       const c = calls[k - 1]!;
       const r = tb(['redo', setId(c.id), '--json']).json;
@@ -642,26 +393,23 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
       expectTree(E[k]!, `after redoing call ${k} (${c.command ?? 'apply_patch'})`);
     }
     expectTree(T2, 'every call redone');
-    expect([...states().values()].every((s) => s === 'applied')).toBe(true);
+    expectAllSets('applied');
   });
 
   it('undoes turn 2, then turn 1 (the committed tree); redoes both', () => {
-    const preview = tb(['preview', '--turn', 't2', '--json']).json;
-    expect(preview.conflicts).toBe(0);
-    expect(preview.files.map((f: any) => f.path).sort()).toEqual(changedPaths(T1, T2));
-    expectTree(T2, 'preview writes nothing');
+    expectPreview(['--turn', 't2'], T1, T2);
     expect(tb(['undo', '--turn', 't2', '--json']).json.conflicts).toEqual([]);
     expectTree(T1, 'after undo --turn t2');
     const st = states();
     for (const c of calls) expect(st.get(setId(c.id)), c.id).toBe(c.turn === 't2' ? 'undone' : 'applied');
     expect(tb(['undo', '--turn', 't1', '--json']).json.conflicts).toEqual([]);
     expectTree(T0, 'after undo --turn t1');
-    expect(git(work, 'status', '--porcelain'), 'git sees the committed tree').toBe('');
+    expectGitClean();
     tb(['redo', '--turn', 't1']);
     expectTree(T1, 'after redo --turn t1');
     tb(['redo', '--turn', 't2']);
     expectTree(T2, 'after redo --turn t2');
-    expect([...states().values()].every((s) => s === 'applied')).toBe(true);
+    expectAllSets('applied');
   });
 });
 
@@ -702,24 +450,14 @@ describe.skipIf(!CODEX || !CLAUDE)(
     let codexTurn: any;
     const timings: { what: string; ms: number }[] = [];
 
-    const tb = takeback(
-      () => work,
-      () => tbHome,
-      timings,
-    );
-    const expectTree = (expected: Tree, what: string) => expect(treeDiff(readTree(work), expected), what).toEqual([]);
+    const { tb, expectTree, expectGitClean } = e2eHelpers(() => work, () => tbHome, timings);
 
     beforeAll(async () => {
-      work = await scratchWorkspace('takeback-codex-e2e-both-');
+      work = await commanderWorkspace('takeback-codex-e2e-both-');
       claudeHome = await mkTemp('takeback-codex-e2e-claude-home-');
       codexHome = await mkTemp('takeback-codex-e2e-codex-home-');
       tbHome = await mkTemp('takeback-codex-e2e-both-journal-');
-      for (const agent of ['claude-code', 'codex']) {
-        const init = spawnSync(process.execPath, [BIN, 'init', agent], { cwd: work, env: { ...process.env, TAKEBACK_HOME: tbHome }, encoding: 'utf8' });
-        if (init.status !== 0) throw new Error(`takeback init ${agent} failed: ${init.stderr}`);
-      }
-      git(work, 'add', '-A');
-      git(work, 'commit', '-q', '-m', 'takeback hooks for both agents');
+      takebackInit(work, tbHome, ['claude-code', 'codex'], 'takeback hooks for both agents');
       T0 = readTree(work);
       const hookEnv = { TAKEBACK_HOME: tbHome, TAKEBACK_LOG_LEVEL: 'debug' };
 
@@ -767,9 +505,9 @@ describe.skipIf(!CODEX || !CLAUDE)(
     afterAll(async () => {
       await claudeStub?.close();
       await codexStub?.close();
-      reportTimings('one folder', timings);
+      reportTimings('[codex-e2e] one folder:', timings);
       if (process.env.KEEP_E2E) console.info(`[codex-e2e] kept ${work} (TAKEBACK_HOME=${tbHome})`);
-      else for (const d of [work, claudeHome, codexHome, tbHome]) if (d) fs.rmSync(d, { recursive: true, force: true });
+      else rmAll(work, claudeHome, codexHome, tbHome);
     });
 
     it('both agents ran their turn, each with its own hooks, and no hook failed', () => {
@@ -856,7 +594,7 @@ describe.skipIf(!CODEX || !CLAUDE)(
       expectTree(TA, "after undoing Codex's turn: Claude Code's tree");
       expect(tb(['undo', '--turn', claudeTurn.id, '--json']).json.conflicts).toEqual([]);
       expectTree(T0, "after undoing Claude Code's turn too");
-      expect(git(work, 'status', '--porcelain'), 'git sees the committed tree').toBe('');
+      expectGitClean();
       tb(['redo', '--turn', claudeTurn.id]);
       expectTree(TA, "after redoing Claude Code's turn");
       tb(['redo', '--turn', codexTurn.id]);

@@ -8,18 +8,17 @@
 // and fails instead when TAKEBACK_REQUIRE_AGENTS=1 (or TAKEBACK_REQUIRE_CODEX=1). With
 // UPDATE_CODEX_FIXTURES=1 it (re)writes test/fixtures/codex-events/.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gateAgent } from './support/agent-gate.js';
 import {
   ALL_CODEX_HOOK_EVENTS,
+  CODEX_BIN,
   CODEX_HOOK_EVENTS,
   PINNED_CODEX_VERSION,
-  REPO_ROOT,
   applyPatchCall,
-  codexVersion,
+  codexToolOutputs,
   describeCodexRun,
-  findCodex,
   hookTrustToml,
   listCodexHooks,
   makeCodexHookLog,
@@ -31,20 +30,10 @@ import {
   textItem,
 } from './support/codex.js';
 import type { CodexHookLog, CodexResult, CodexStub } from './support/codex.js';
+import { checkFixtureShapes, pickEvents } from './support/event-fixtures.js';
+import { rmAll, runFolders, seedHarnessFiles } from './support/workspace.js';
 
-const CODEX = findCodex();
-const VERSION = codexVersion(CODEX);
-const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'codex-events');
-const SKIP_REASON = 'SKIPPED: no codex binary found (run scripts/install-codex.sh, or set CODEX=/path/to/codex)';
-const REQUIRE = process.env.TAKEBACK_REQUIRE_AGENTS === '1' || process.env.TAKEBACK_REQUIRE_CODEX === '1';
-if (!CODEX && !REQUIRE) console.warn(`[codex-harness] ${SKIP_REASON}`);
-if (!CODEX && REQUIRE) {
-  describe('real Codex CLI', () => {
-    it('needs the codex binary (TAKEBACK_REQUIRE_AGENTS=1)', () => {
-      throw new Error('TAKEBACK_REQUIRE_AGENTS=1 but no codex binary was found: run scripts/install-codex.sh, or set CODEX=/path/to/codex');
-    });
-  });
-}
+const { bin: CODEX, version: VERSION, skipReason: SKIP_REASON } = gateAgent(CODEX_BIN, 'real Codex CLI', '[codex-harness]');
 
 const PROMPT_1 = 'Turn one: tidy the files and patch the notes.';
 const PROMPT_2 = 'Turn two: a little more.';
@@ -53,27 +42,9 @@ const FINAL_1 = 'Turn one is done.';
 const FINAL_2 = 'Turn two is done.';
 const FINAL_3 = 'Turn three is done.';
 
-async function mkTemp(prefix: string): Promise<string> {
-  // realpath: on macOS os.tmpdir() is behind a symlink, and Codex reports real paths.
-  return fs.realpathSync(await fs.promises.mkdtemp(path.join(os.tmpdir(), prefix)));
-}
-
 const read = (file: string) => fs.readFileSync(file, 'utf8');
-const rmAll = (...dirs: (string | undefined)[]) => {
-  for (const d of dirs) if (d) fs.rmSync(d, { recursive: true, force: true });
-};
 const label = (e: any) => [e.hook_event_name, e.tool_name ?? e.source ?? null];
 const strip = ({ _via, ...rest }: any) => rest;
-
-/** The outputs of tool calls sent back to the model, by call id (first seen). */
-function toolOutputs(stub: CodexStub): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const r of stub.stepRequests)
-    for (const i of r.body?.input ?? [])
-      if ((i.type === 'function_call_output' || i.type === 'custom_tool_call_output') && !out.has(i.call_id))
-        out.set(i.call_id, typeof i.output === 'string' ? i.output : JSON.stringify(i.output));
-  return out;
-}
 
 const PATCH_1 = patchText([
   { update: 'notes.md', hunks: [{ lines: [' # Notes', ' ', '-The quick brown fox.', '+The slow red fox.'] }] },
@@ -97,13 +68,8 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
     let project: any[]; // those of <cwd>/.codex/hooks.json (takeback's events + SessionEnd)
 
     beforeAll(async () => {
-      work = await mkTemp('takeback-codex-work-');
-      home = await mkTemp('takeback-codex-home-');
-      aside = await mkTemp('takeback-codex-aside-');
-      fs.writeFileSync(path.join(work, 'notes.md'), '# Notes\n\nThe quick brown fox.\n');
-      fs.writeFileSync(path.join(work, 'f.txt'), 'a cat sat\n');
-      fs.writeFileSync(path.join(work, 'x'), 'x contents\n');
-      fs.writeFileSync(path.join(work, 'z'), 'z contents\n');
+      ({ work, home, aside } = await runFolders('codex'));
+      seedHarnessFiles(work);
       fs.writeFileSync(path.join(work, 'gone.txt'), 'bye\n');
       fs.writeFileSync(path.join(work, 'old.txt'), 'move me\n');
       fs.mkdirSync(path.join(work, 'sub'));
@@ -171,7 +137,7 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
     });
 
     it('the tools ran for real: outputs sent back to the model', () => {
-      const out = toolOutputs(stub);
+      const out = codexToolOutputs(stub);
       expect([...out.keys()]).toEqual(stub.callIds);
       expect(out.get('call_stub_001')).toMatch(/Process exited with code 0/);
       expect(out.get('call_stub_002')).toMatch(/Process exited with code 3/);
@@ -200,6 +166,15 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
 
     it('fired the hooks in order ($CODEX_HOME/hooks.json, every event)', () => {
       const P = ['PreModelRequest', null];
+      /** A resumed turn whose tools all ran: a model request before each tool call and one after the last. */
+      const resumedTurn = (...tools: string[]) => [
+        ['SessionStart', 'resume'],
+        ['UserPromptSubmit', null],
+        P,
+        ...tools.flatMap((tool) => [['PreToolUse', tool], ['PostToolUse', tool], P]),
+        ['Stop', null],
+        ['SessionEnd', null],
+      ];
       expect(events.map(label)).toEqual([
         ['SessionStart', 'startup'],
         ['UserPromptSubmit', null],
@@ -221,26 +196,9 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
         ['Stop', null],
         ['SessionEnd', null],
         // turn 2: exec resume --last
-        ['SessionStart', 'resume'],
-        ['UserPromptSubmit', null],
-        P,
-        ['PreToolUse', 'Bash'],
-        ['PostToolUse', 'Bash'],
-        P,
-        ['PreToolUse', 'apply_patch'],
-        ['PostToolUse', 'apply_patch'],
-        P,
-        ['Stop', null],
-        ['SessionEnd', null],
+        ...resumedTurn('Bash', 'apply_patch'),
         // turn 3: exec resume <id>
-        ['SessionStart', 'resume'],
-        ['UserPromptSubmit', null],
-        P,
-        ['PreToolUse', 'Bash'],
-        ['PostToolUse', 'Bash'],
-        P,
-        ['Stop', null],
-        ['SessionEnd', null],
+        ...resumedTurn('Bash'),
       ]);
     });
 
@@ -332,16 +290,17 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
     });
 
     it("matches the recorded fixtures' shapes (field names), for the pinned version", () => {
-      if (process.env.UPDATE_CODEX_FIXTURES) writeFixtures(events, { work, home });
-      if (VERSION !== PINNED_CODEX_VERSION) {
-        console.warn(`[codex-harness] codex ${VERSION} is not the pinned ${PINNED_CODEX_VERSION}: fixture shapes not compared`);
-        return;
-      }
-      for (const [name, e] of Object.entries(pickFixtures(events))) {
-        const file = path.join(FIXTURES, `${name}.json`);
-        expect(fs.existsSync(file), `${file} is missing (UPDATE_CODEX_FIXTURES=1 writes it)`).toBe(true);
-        expect(shape(e), name).toEqual(shape(JSON.parse(read(file))));
-      }
+      checkFixtureShapes({
+        agent: 'codex',
+        version: VERSION,
+        pinned: PINNED_CODEX_VERSION,
+        events,
+        pick: pickFixtures,
+        placeholders: () => [
+          [home, '${CODEX_HOME}'],
+          [work, '${WORKSPACE}'],
+        ],
+      });
     });
   });
 
@@ -352,9 +311,7 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
     let stub: CodexStub;
 
     beforeAll(async () => {
-      work = await mkTemp('takeback-codex-work-');
-      home = await mkTemp('takeback-codex-home-');
-      aside = await mkTemp('takeback-codex-aside-');
+      ({ work, home, aside } = await runFolders('codex'));
       // Every run asks for one command and then finishes (past the script: the final text).
       stub = await startCodexStub({ steps: [] });
     });
@@ -486,7 +443,7 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
         ['PreToolUse', 'apply_patch'],
         ['Stop', null],
       ]);
-      const out = toolOutputs(stub);
+      const out = codexToolOutputs(stub);
       expect(out.get(stub.callIds[stub.callIds.length - 1]!)).toMatch(/^Command blocked by PreToolUse hook: blocked-by-hook/);
     });
   });
@@ -494,13 +451,9 @@ describe.skipIf(!CODEX)(CODEX ? `real Codex CLI ${VERSION} (${CODEX})` : `real C
 
 // ---- fixtures ---------------------------------------------------------------------------
 
-/** One payload of each event kind and tool, by fixture name. */
+/** One payload of each event kind and tool, by fixture name (the SessionStarts: see pickEvents). */
 function pickFixtures(events: any[]): Record<string, any> {
-  const find = (pred: (e: any) => boolean, nth = 0) => events.filter(pred)[nth];
-  const ev = (name: string, tool?: string) => (e: any) => e.hook_event_name === name && (tool === undefined || e.tool_name === tool);
-  const out: Record<string, any> = {
-    'session-start': find((e) => e.hook_event_name === 'SessionStart' && e.source === 'startup'),
-    'session-start-resume': find((e) => e.hook_event_name === 'SessionStart' && e.source === 'resume'),
+  return pickEvents(events, (find, ev) => ({
     'user-prompt-submit': find(ev('UserPromptSubmit')),
     'pre-model-request': find(ev('PreModelRequest')),
     'pre-tool-use-bash': find(ev('PreToolUse', 'Bash')),
@@ -512,26 +465,5 @@ function pickFixtures(events: any[]): Record<string, any> {
     'pre-tool-use-apply-patch-failing': find(ev('PreToolUse', 'apply_patch'), 1),
     stop: find(ev('Stop')),
     'session-end': find(ev('SessionEnd')),
-  };
-  for (const [k, v] of Object.entries(out)) if (!v) throw new Error(`no event for fixture ${k}`);
-  return out;
-}
-
-/** Field names, recursively into objects (not arrays' items), for comparing shapes. */
-function shape(v: any): any {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, shape(v[k])]),
-  );
-}
-
-function writeFixtures(events: any[], ctx: { work: string; home: string }): void {
-  const normalize = (e: any) => JSON.parse(JSON.stringify(e).split(ctx.home).join('${CODEX_HOME}').split(ctx.work).join('${WORKSPACE}'));
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  for (const [name, e] of Object.entries(pickFixtures(events)))
-    fs.writeFileSync(path.join(FIXTURES, `${name}.json`), JSON.stringify(normalize(e), null, 2) + '\n');
-  fs.writeFileSync(path.join(FIXTURES, 'session.jsonl'), events.map((e) => JSON.stringify(normalize(e))).join('\n') + '\n');
-  console.info(`[codex-harness] wrote fixtures to ${FIXTURES}`);
+  }));
 }

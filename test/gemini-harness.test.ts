@@ -8,16 +8,16 @@
 // found, and fails instead when TAKEBACK_REQUIRE_AGENTS=1. With UPDATE_GEMINI_FIXTURES=1 it
 // (re)writes test/fixtures/gemini-events/.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gateAgent } from './support/agent-gate.js';
+import { checkFixtureShapes, pickEvents } from './support/event-fixtures.js';
 import {
   DEFAULT_GEMINI_MODEL,
+  GEMINI_BIN,
   PINNED_GEMINI_VERSION,
-  REPO_ROOT,
   describeGeminiRun,
-  findGemini,
-  geminiVersion,
+  geminiFunctionResponses,
   makeGeminiHookLog,
   replace,
   runGemini,
@@ -27,21 +27,10 @@ import {
   writeFile,
 } from './support/gemini.js';
 import type { GeminiHookLog, GeminiResult, GeminiStep, GeminiStub } from './support/gemini.js';
+import { rmAll, runFolders, seedHarnessFiles } from './support/workspace.js';
 
-const GEMINI = findGemini();
-const VERSION = geminiVersion(GEMINI);
-const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures', 'gemini-events');
-const SKIP_REASON = 'SKIPPED: no gemini binary found (run scripts/install-gemini.sh, or set GEMINI=/path/to/gemini)';
 // With TAKEBACK_REQUIRE_AGENTS=1 (CI) a missing binary fails the run instead of skipping it.
-const REQUIRE = process.env.TAKEBACK_REQUIRE_AGENTS === '1';
-if (!GEMINI && !REQUIRE) console.warn(`[gemini-harness] ${SKIP_REASON}`);
-if (!GEMINI && REQUIRE) {
-  describe('real Gemini CLI', () => {
-    it('needs the gemini binary (TAKEBACK_REQUIRE_AGENTS=1)', () => {
-      throw new Error('TAKEBACK_REQUIRE_AGENTS=1 but no gemini binary was found: run scripts/install-gemini.sh, or set GEMINI=/path/to/gemini');
-    });
-  });
-}
+const { bin: GEMINI, version: VERSION, skipReason: SKIP_REASON } = gateAgent(GEMINI_BIN, 'real Gemini CLI', '[gemini-harness]');
 
 const PROMPT_1 = 'Turn one: add the new module, fix the notes, tidy the files.';
 const PROMPT_2 = 'Turn two: a few more changes.';
@@ -51,20 +40,7 @@ const FINAL_2 = 'Turn two is done.';
 const PAR_A = 'echo start-a >> order.txt; sleep 1; echo end-a >> order.txt';
 const PAR_B = 'echo start-b >> order.txt; sleep 1; echo end-b >> order.txt';
 
-async function mkTemp(prefix: string): Promise<string> {
-  return fs.realpathSync(await fs.promises.mkdtemp(path.join(os.tmpdir(), prefix)));
-}
-
 const read = (file: string) => fs.readFileSync(file, 'utf8');
-
-/** functionResponse parts sent back to the model, in order, over all step requests (deduplicated). */
-function functionResponses(stub: GeminiStub): any[] {
-  const seen = new Map<string, any>();
-  for (const r of stub.stepRequests)
-    for (const c of r.body?.contents ?? [])
-      for (const p of c.parts ?? []) if (p.functionResponse && !seen.has(p.functionResponse.id)) seen.set(p.functionResponse.id, p.functionResponse);
-  return [...seen.values()];
-}
 
 /** The fields of an event other than the common ones and the hook_event_name. */
 const keys = (e: any) => Object.keys(e).sort();
@@ -82,13 +58,8 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
     let events: any[];
 
     beforeAll(async () => {
-      work = await mkTemp('takeback-gemini-work-');
-      home = await mkTemp('takeback-gemini-home-');
-      aside = await mkTemp('takeback-gemini-aside-');
-      fs.writeFileSync(path.join(work, 'notes.md'), '# Notes\n\nThe quick brown fox.\n');
-      fs.writeFileSync(path.join(work, 'f.txt'), 'a cat sat\n');
-      fs.writeFileSync(path.join(work, 'x'), 'x contents\n');
-      fs.writeFileSync(path.join(work, 'z'), 'z contents\n');
+      ({ work, home, aside } = await runFolders('gemini'));
+      seedHarnessFiles(work);
       // The same logger in both settings files, under different names and logs (hooks with the
       // same name and command are run once), and with both matcher spellings.
       userLog = makeGeminiHookLog(aside, 'user', '^(write_file|replace|run_shell_command)$');
@@ -130,7 +101,7 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
 
     afterAll(async () => {
       await stub?.close();
-      for (const d of [work, home, aside]) if (d) fs.rmSync(d, { recursive: true, force: true });
+      rmAll(work, home, aside);
     });
 
     it('both turns ran to the end, and the whole script was used', () => {
@@ -167,7 +138,7 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
     });
 
     it('the model got the results: a replace without a match and a failing command', () => {
-      const responses = functionResponses(stub);
+      const responses = geminiFunctionResponses(stub);
       expect(responses.map((r) => r.name)).toEqual([
         'write_file', 'write_file', 'replace', 'replace', 'replace', 'run_shell_command', 'run_shell_command',
         'run_shell_command', 'run_shell_command', 'write_file', 'write_file', 'run_shell_command',
@@ -334,24 +305,24 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
     });
 
     it('matches the recorded fixtures\' shapes (field names), for the pinned version', () => {
-      if (process.env.UPDATE_GEMINI_FIXTURES) writeFixtures(events, { work, home });
-      if (VERSION !== PINNED_GEMINI_VERSION) {
-        console.warn(`[gemini-harness] gemini ${VERSION} is not the pinned ${PINNED_GEMINI_VERSION}: fixture shapes not compared`);
-        return;
-      }
-      for (const [name, e] of Object.entries(pickFixtures(events))) {
-        const file = path.join(FIXTURES, `${name}.json`);
-        expect(fs.existsSync(file), `${file} is missing (UPDATE_GEMINI_FIXTURES=1 writes it)`).toBe(true);
-        expect(shape(e), name).toEqual(shape(JSON.parse(read(file))));
-      }
+      checkFixtureShapes({
+        agent: 'gemini',
+        version: VERSION,
+        pinned: PINNED_GEMINI_VERSION,
+        events,
+        pick: pickFixtures,
+        placeholders: () => [
+          [work, '${WORKSPACE}'],
+          [home, '${HOME}'],
+          [`/tmp/${projectSlug(home, work)}/`, '/tmp/${PROJECT_SLUG}/'],
+        ],
+      });
     });
   });
 
   describe('a hook\'s exit code and output', () => {
     it('nothing + exit 0 is silent; text + exit 0 is shown; exit 1 warns; exit 2 with text blocks the tool', async () => {
-      const work = await mkTemp('takeback-gemini-work-');
-      const home = await mkTemp('takeback-gemini-home-');
-      const aside = await mkTemp('takeback-gemini-aside-');
+      const { work, home, aside } = await runFolders('gemini');
       // A BeforeTool hook whose behaviour the command chooses (never do anything but the first in product).
       const judge = path.join(aside, 'judge.cjs');
       fs.writeFileSync(
@@ -381,7 +352,7 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
         expect(ran).toEqual(['plain.txt', 'quiet.txt', 'silent2.txt', 'warn.txt']);
         expect(r.stderr).toContain('Hook system message: plain text from hook');
         expect(r.stderr).toContain('Hook system message: Warning: warning from hook');
-        const responses = functionResponses(stub);
+        const responses = geminiFunctionResponses(stub);
         expect(responses[3].response).toEqual({ error: 'Tool execution blocked: blocked by hook' });
         // Any exit code >= 2 with text blocks: a hook command that is not found (127) blocks every tool.
         expect(responses[5].response).toEqual({ error: 'Tool execution blocked: sh: 1: takeback: not found' });
@@ -393,7 +364,7 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
         ]);
       } finally {
         await stub.close();
-        for (const d of [work, home, aside]) fs.rmSync(d, { recursive: true, force: true });
+        rmAll(work, home, aside);
       }
     });
   });
@@ -401,13 +372,9 @@ describe.skipIf(!GEMINI)(GEMINI ? `real Gemini CLI ${VERSION} (${GEMINI})` : `re
 
 // ---- fixtures ---------------------------------------------------------------------------
 
-/** One payload of each event kind and tool, by fixture name. */
+/** One payload of each event kind and tool, by fixture name (the SessionStarts: see pickEvents). */
 function pickFixtures(events: any[]): Record<string, any> {
-  const find = (pred: (e: any) => boolean, nth = 0) => events.filter(pred)[nth];
-  const ev = (name: string, tool?: string) => (e: any) => e.hook_event_name === name && (tool === undefined || e.tool_name === tool);
-  const out: Record<string, any> = {
-    'session-start': find((e) => e.hook_event_name === 'SessionStart' && e.source === 'startup'),
-    'session-start-resume': find((e) => e.hook_event_name === 'SessionStart' && e.source === 'resume'),
+  return pickEvents(events, (find, ev) => ({
     'before-agent': find(ev('BeforeAgent')),
     'after-agent': find(ev('AfterAgent')),
     'session-end': find(ev('SessionEnd')),
@@ -421,41 +388,10 @@ function pickFixtures(events: any[]): Record<string, any> {
     'before-tool-run-shell-command': find(ev('BeforeTool', 'run_shell_command')),
     'after-tool-run-shell-command': find(ev('AfterTool', 'run_shell_command')),
     'after-tool-run-shell-command-exit-3': find(ev('AfterTool', 'run_shell_command'), 1),
-  };
-  for (const [k, v] of Object.entries(out)) if (!v) throw new Error(`no event for fixture ${k}`);
-  return out;
-}
-
-/** Field names, recursively into objects (not arrays' items), for comparing shapes. */
-function shape(v: any): any {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, shape(v[k])]),
-  );
+  }));
 }
 
 /** The folder name gemini gives the project under ~/.gemini/tmp/ (from ~/.gemini/projects.json). */
 function projectSlug(home: string, work: string): string {
   return JSON.parse(read(path.join(home, '.gemini', 'projects.json'))).projects[work];
-}
-
-function writeFixtures(events: any[], ctx: { work: string; home: string }): void {
-  const slug = projectSlug(ctx.home, ctx.work);
-  const normalize = (e: any) =>
-    JSON.parse(
-      JSON.stringify(e)
-        .split(ctx.work)
-        .join('${WORKSPACE}')
-        .split(ctx.home)
-        .join('${HOME}')
-        .split(`/tmp/${slug}/`)
-        .join('/tmp/${PROJECT_SLUG}/'),
-    );
-  fs.mkdirSync(FIXTURES, { recursive: true });
-  for (const [name, e] of Object.entries(pickFixtures(events)))
-    fs.writeFileSync(path.join(FIXTURES, `${name}.json`), JSON.stringify(normalize(e), null, 2) + '\n');
-  fs.writeFileSync(path.join(FIXTURES, 'session.jsonl'), events.map((e) => JSON.stringify(normalize(e))).join('\n') + '\n');
-  console.info(`[gemini-harness] wrote fixtures to ${FIXTURES}`);
 }

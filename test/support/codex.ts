@@ -11,17 +11,31 @@
 // history; the hooks get a new turn_id. The session id is printed on stderr by `codex exec`
 // ("session id: ...") and, with --json, in the first stdout event ({"type":"thread.started",
 // "thread_id": ...}); CodexResult.sessionId has it either way.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import type http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { agentBin, agentVersion, describeAgentRun, findAgentBin, hermeticEnv, killGroup, runAgentProcess } from './agent-bin.js';
+import type { AgentRun } from './agent-bin.js';
+import { writeHookLogger } from './hook-log.js';
+import { estimateTokens, eventStream, sendJson, startScriptedStub } from './stub-server.js';
+import type { ScriptedStub, StubRecord } from './stub-server.js';
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { REPO_ROOT } from './agent-bin.js';
+/**
+ * How the codex binary is found (the CODEX variable, .cache/codex, PATH) and its version read
+ * ("codex-cli 0.171.0"; even `--version` creates $CODEX_HOME/tmp: it gets a throwaway one, never
+ * the user's ~/.codex); TAKEBACK_REQUIRE_AGENTS=1 or TAKEBACK_REQUIRE_CODEX=1 requires it.
+ */
+export const CODEX_BIN = agentBin({
+  name: 'codex',
+  envVar: 'CODEX',
+  requireVars: ['TAKEBACK_REQUIRE_AGENTS', 'TAKEBACK_REQUIRE_CODEX'],
+  parseVersion: (out) => out.trim().split(/\s+/).pop(),
+  versionEnv: (home) => ({ CODEX_HOME: home }),
+});
 /** Where scripts/install-codex.sh puts the CLI. */
-export const CACHED_CODEX = path.join(REPO_ROOT, '.cache', 'codex', 'node_modules', '.bin', 'codex');
+export const CACHED_CODEX = CODEX_BIN.cached;
 /** The version scripts/install-codex.sh installs and the fixtures were recorded with. */
 export const PINNED_CODEX_VERSION = '0.171.0';
 /**
@@ -30,59 +44,17 @@ export const PINNED_CODEX_VERSION = '0.171.0';
  */
 export const DEFAULT_CODEX_MODEL = 'gpt-5.5';
 
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function whichOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
-}
-
 /**
  * The codex binary to test with: the CODEX environment variable first (a path, or a name
  * looked up on PATH), then .cache/codex/node_modules/.bin/codex, then `codex` on PATH.
  */
 export function findCodex(): string | undefined {
-  const fromEnv = process.env.CODEX;
-  if (fromEnv) {
-    if (fromEnv.includes(path.sep)) {
-      if (isExecutable(fromEnv)) return path.resolve(fromEnv);
-    } else {
-      const onPath = whichOnPath(fromEnv);
-      if (onPath) return onPath;
-    }
-  }
-  if (isExecutable(CACHED_CODEX)) return CACHED_CODEX;
-  return whichOnPath('codex');
+  return findAgentBin(CODEX_BIN);
 }
 
 /** `codex --version`'s number ("codex-cli 0.171.0" → "0.171.0"), or undefined if it does not run. */
 export function codexVersion(bin: string | undefined = findCodex()): string | undefined {
-  if (!bin) return undefined;
-  // Even `--version` creates $CODEX_HOME/tmp: give it a throwaway one, never the user's ~/.codex.
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-codex-version-'));
-  try {
-    const r = spawnSync(bin, ['--version'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home },
-    });
-    if (r.status !== 0) return undefined;
-    return r.stdout.trim().split(/\s+/).pop();
-  } finally {
-    fs.rmSync(home, { recursive: true, force: true });
-  }
+  return agentVersion(CODEX_BIN, bin);
 }
 
 // ---- the model stub: a scripted Responses API -------------------------------------------
@@ -145,32 +117,15 @@ export function patchText(ops: PatchOp[]): string {
   return out.join('\n') + '\n';
 }
 
-export interface CodexStubRequest {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  /** Parsed JSON body, or the raw text if it was not JSON, or undefined if empty. */
-  body: any;
+export interface CodexStubRequest extends StubRecord {
   /** What the stub did with it. */
   kind: 'step' | 'side' | 'models' | 'other';
-  /** For kind "step": the index of the scripted step answered (past the end: the step count then). */
-  step?: number;
 }
 
-export interface CodexStub {
-  /** The provider base URL, with /v1: e.g. "http://127.0.0.1:43121/v1". */
-  url: string;
-  /** Every request received, in order. */
-  requests: CodexStubRequest[];
-  /** The model requests that carried tools (the agent loop's steps), in order. */
-  readonly stepRequests: CodexStubRequest[];
-  /** How many scripted steps have been answered so far. */
-  readonly stepsUsed: number;
+/** The stub: its `url` is the provider base URL, with /v1: e.g. "http://127.0.0.1:43121/v1". */
+export interface CodexStub extends ScriptedStub<CodexStep, CodexStubRequest> {
   /** The call ids handed out, in order. */
   readonly callIds: string[];
-  /** Append steps (e.g. for a second turn). */
-  push(...steps: CodexStep[]): void;
-  close(): Promise<void>;
 }
 
 export interface CodexStubOptions {
@@ -191,16 +146,12 @@ export interface CodexStubOptions {
  * it answers a final assistant message. Requests without tools get a short text and use no step.
  */
 export async function startCodexStub(options: CodexStubOptions): Promise<CodexStub> {
-  const steps: CodexStep[] = [...options.steps];
-  const requests: CodexStubRequest[] = [];
   const callIds: string[] = [];
-  let next = 0;
   let idCounter = 0;
   let respCounter = 0;
   let itemCounter = 0;
   const finalText = options.finalText ?? 'Done.';
   const sideText = options.sideText ?? 'Scripted session';
-  const debug = options.debug ?? !!process.env.CODEX_STUB_DEBUG;
 
   const materialize = (step: CodexStep): any[] =>
     step.map((item) => {
@@ -210,102 +161,51 @@ export async function startCodexStub(options: CodexStubOptions): Promise<CodexSt
       return { id: `fc_stub_${++itemCounter}`, status: 'completed', ...item, call_id: callId };
     });
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: any = undefined;
-      if (raw.length > 0) {
-        try {
-          body = JSON.parse(raw);
-        } catch {
-          body = raw;
-        }
+  return startScriptedStub<CodexStep, CodexStubRequest, { callIds: string[] }>({
+    steps: options.steps,
+    tag: 'codex-stub',
+    debug: options.debug ?? !!process.env.CODEX_STUB_DEBUG,
+    urlPath: '/v1',
+    extra: { callIds },
+    fail: (res, err) => sendJson(res, 500, { error: { type: 'server_error', message: String(err) } }),
+    handle({ req, res, record, raw, body, path: p, answer }) {
+      if (req.method === 'POST' && /\/responses$/.test(p)) {
+        const items = answer<any[]>({
+          step: materialize,
+          final: () => materialize([textItem(finalText)]),
+          side: () => materialize([textItem(sideText)]),
+        });
+        sendResponseStream(res, {
+          id: `resp_stub_${String(++respCounter).padStart(3, '0')}`,
+          model: typeof body?.model === 'string' ? body.model : DEFAULT_CODEX_MODEL,
+          items,
+          inputTokens: estimateTokens(raw),
+        });
+      } else if (req.method === 'GET' && /\/models$/.test(p)) {
+        record.kind = 'models';
+        // An empty listing: Codex keeps its built-in catalogue.
+        sendJson(res, 200, { object: 'list', data: [], models: [] });
+      } else {
+        sendJson(res, 404, { error: { type: 'not_found', message: `stub: no ${req.method} ${p}` } });
       }
-      const url = req.url ?? '/';
-      const p = url.split('?')[0] ?? '/';
-      const record: CodexStubRequest = { method: req.method ?? 'GET', url, headers: req.headers, body, kind: 'other' };
-      requests.push(record);
-      try {
-        if (req.method === 'POST' && /\/responses$/.test(p)) {
-          const hasTools = Array.isArray(body?.tools) && body.tools.length > 0;
-          let items: any[];
-          if (hasTools) {
-            record.kind = 'step';
-            record.step = next;
-            const step = steps[next];
-            if (step) {
-              next++;
-              items = materialize(step);
-            } else {
-              items = materialize([textItem(finalText)]);
-            }
-          } else {
-            record.kind = 'side';
-            items = materialize([textItem(sideText)]);
-          }
-          sendResponseStream(res, {
-            id: `resp_stub_${String(++respCounter).padStart(3, '0')}`,
-            model: typeof body?.model === 'string' ? body.model : DEFAULT_CODEX_MODEL,
-            items,
-            inputTokens: Math.max(1, Math.ceil(raw.length / 4)),
-          });
-        } else if (req.method === 'GET' && /\/models$/.test(p)) {
-          record.kind = 'models';
-          // An empty listing: Codex keeps its built-in catalogue.
-          sendJson(res, 200, { object: 'list', data: [], models: [] });
-        } else {
-          sendJson(res, 404, { error: { type: 'not_found', message: `stub: no ${req.method} ${p}` } });
-        }
-      } catch (err) {
-        sendJson(res, 500, { error: { type: 'server_error', message: String(err) } });
-      }
-      if (debug) {
-        const extra = record.kind === 'step' ? ` step=${record.step}` : '';
-        process.stderr.write(`[codex-stub] ${record.method} ${url} -> ${record.kind}${extra}\n`);
-      }
-    });
+    },
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    get stepRequests() {
-      return requests.filter((r) => r.kind === 'step');
-    },
-    get stepsUsed() {
-      return next;
-    },
-    callIds,
-    push(...more: CodexStep[]) {
-      steps.push(...more);
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
 }
 
-function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-  const text = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+/** The outputs of tool calls the agent sent back to the model, by call id (first seen). */
+export function codexToolOutputs(stub: CodexStub): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of stub.stepRequests)
+    for (const i of r.body?.input ?? [])
+      if ((i.type === 'function_call_output' || i.type === 'custom_tool_call_output') && !out.has(i.call_id))
+        out.set(i.call_id, typeof i.output === 'string' ? i.output : JSON.stringify(i.output));
+  return out;
 }
 
 function sendResponseStream(res: http.ServerResponse, m: { id: string; model: string; items: any[]; inputTokens: number }): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const send = eventStream(res, { connection: 'keep-alive' });
   let seq = 0;
-  const event = (type: string, data: Record<string, unknown>) =>
-    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const event = (type: string, data: Record<string, unknown>) => send(type, { type, sequence_number: seq++, ...data });
   const created_at = Math.floor(Date.now() / 1000);
   const base = { id: m.id, object: 'response', created_at, model: m.model };
   event('response.created', { response: { ...base, status: 'in_progress', output: [] } });
@@ -331,21 +231,6 @@ function sendResponseStream(res: http.ServerResponse, m: { id: string; model: st
 }
 
 // ---- hooks ------------------------------------------------------------------------------
-
-const LOGGER = `'use strict';
-// Appends the hook event on stdin to the file named by argv[2], as one JSON line.
-// Exits 0 and prints nothing, whatever happens: a hook must never block the agent.
-const fs = require('fs');
-let input = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (d) => (input += d));
-process.stdin.on('end', () => {
-  let line;
-  try { line = JSON.parse(input); } catch { line = { unparsed: input }; }
-  if (process.argv[3]) line = { _via: process.argv[3], ...line };
-  try { fs.appendFileSync(process.argv[2], JSON.stringify(line) + '\\n'); } catch {}
-});
-`;
 
 /** The hook events takeback needs (the recording hooks' default). */
 export const CODEX_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'] as const;
@@ -387,14 +272,11 @@ export interface CodexHookLog {
  * every event (tool events with matcher "Bash|apply_patch" unless told otherwise).
  */
 export function makeCodexHookLog(dir: string): CodexHookLog {
-  fs.mkdirSync(dir, { recursive: true });
-  const script = path.join(dir, 'log-hook.cjs');
-  const logFile = path.join(dir, 'hooks.jsonl');
-  fs.writeFileSync(script, LOGGER);
+  const logger = writeHookLogger(dir);
   return {
-    logFile,
+    logFile: logger.logFile,
     hooksJson(via, opts = {}) {
-      const command = [process.execPath, script, logFile, ...(via ? [via] : [])].map((a) => JSON.stringify(a)).join(' ');
+      const command = logger.command(via);
       const hooks: CodexHooksFile['hooks'] = {};
       for (const ev of opts.events ?? CODEX_HOOK_EVENTS) {
         const tool = ev === 'PreToolUse' || ev === 'PostToolUse';
@@ -403,14 +285,7 @@ export function makeCodexHookLog(dir: string): CodexHookLog {
       }
       return { hooks };
     },
-    read() {
-      if (!fs.existsSync(logFile)) return [];
-      return fs
-        .readFileSync(logFile, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l));
-    },
+    read: logger.read,
   };
 }
 
@@ -447,14 +322,7 @@ export interface RunCodexOptions {
   codex?: string;
 }
 
-export interface CodexResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  durationMs: number;
-  argv: string[];
+export interface CodexResult extends AgentRun {
   /** The session (thread) id, from --json's thread.started or stderr's "session id:" line. */
   sessionId?: string;
   /** With json: the JSONL events of stdout. */
@@ -493,27 +361,19 @@ const INHERITED_ENV = /^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TZ|SHELL|USER|LOGNAME|TER
 
 /** The environment for a hermetic, offline run: no OPENAI_*, CODEX_* or proxies leak in. */
 export function codexEnv(opts: { codexHome: string; env?: Record<string, string | undefined> }): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && INHERITED_ENV.test(k)) env[k] = v;
-  const tmp = path.join(opts.codexHome, 'tmp');
-  Object.assign(env, {
-    CODEX_HOME: opts.codexHome,
-    HOME: opts.codexHome,
-    XDG_CONFIG_HOME: path.join(opts.codexHome, '.config'),
-    XDG_CACHE_HOME: path.join(opts.codexHome, '.cache'),
-    XDG_DATA_HOME: path.join(opts.codexHome, '.local', 'share'),
-    XDG_STATE_HOME: path.join(opts.codexHome, '.local', 'state'),
-    TMPDIR: tmp,
-    MOCK_API_KEY: 'sk-test-stub',
-    NO_PROXY: '127.0.0.1,localhost',
-    NO_COLOR: '1',
-    RUST_LOG: 'error',
-  });
-  for (const [k, v] of Object.entries(opts.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
+  return hermeticEnv(
+    opts.codexHome,
+    {
+      CODEX_HOME: opts.codexHome,
+      TMPDIR: path.join(opts.codexHome, 'tmp'),
+      MOCK_API_KEY: 'sk-test-stub',
+      NO_PROXY: '127.0.0.1,localhost',
+      NO_COLOR: '1',
+      RUST_LOG: 'error',
+    },
+    opts.env,
+    INHERITED_ENV,
+  );
 }
 
 /** The argument list for one run (without the binary). */
@@ -547,64 +407,25 @@ export async function runCodex(opts: RunCodexOptions): Promise<CodexResult> {
   if (opts.homeHooks !== undefined)
     fs.writeFileSync(path.join(opts.codexHome, 'hooks.json'), JSON.stringify(opts.homeHooks, null, 2) + '\n');
 
-  const args = codexArgs(opts);
-  const env = codexEnv(opts);
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  const started = Date.now();
-
-  return new Promise<CodexResult>((resolve, reject) => {
-    const child = spawn(bin, args, {
-      cwd: opts.cwd,
-      env,
-      // stdin is /dev/null (opened for reading): `codex exec` appends piped stdin to the prompt.
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so that a timeout also ends the shells and hooks it started.
-      detached: process.platform !== 'win32',
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const kill = () => {
+  const result: CodexResult = await runAgentProcess(bin, codexArgs(opts), { cwd: opts.cwd, env: codexEnv(opts), timeoutMs: opts.timeoutMs ?? 60_000 });
+  if (opts.json) {
+    result.events = [];
+    for (const line of result.stdout.split('\n')) {
+      if (!line.trim()) continue;
       try {
-        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
+        result.events.push(JSON.parse(line));
       } catch {
-        /* already gone */
+        /* not an event */
       }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, timeoutMs);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      const result: CodexResult = { code, signal, stdout, stderr, timedOut, durationMs: Date.now() - started, argv: [bin, ...args] };
-      if (opts.json) {
-        result.events = [];
-        for (const line of stdout.split('\n')) {
-          if (!line.trim()) continue;
-          try {
-            result.events.push(JSON.parse(line));
-          } catch {
-            /* not an event */
-          }
-        }
-        const started = result.events.find((e) => e?.type === 'thread.started');
-        if (typeof started?.thread_id === 'string') result.sessionId = started.thread_id;
-      }
-      if (!result.sessionId) {
-        const m = /session id:\s*([0-9a-f-]{36})/i.exec(stderr);
-        if (m) result.sessionId = m[1];
-      }
-      resolve(result);
-    });
-  });
+    }
+    const started = result.events.find((e) => e?.type === 'thread.started');
+    if (typeof started?.thread_id === 'string') result.sessionId = started.thread_id;
+  }
+  if (!result.sessionId) {
+    const m = /session id:\s*([0-9a-f-]{36})/i.exec(result.stderr);
+    if (m) result.sessionId = m[1];
+  }
+  return result;
 }
 
 // ---- hook trust -------------------------------------------------------------------------
@@ -681,12 +502,7 @@ export async function listCodexHooks(opts: {
       send({ id: 1, method: 'initialize', params: { clientInfo: { name: 'takeback-test', version: '0' } } });
     });
   } finally {
-    try {
-      if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-      else child.kill('SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    killGroup(child);
   }
 }
 
@@ -707,10 +523,5 @@ export function projectTrustToml(dir: string): string {
 
 /** A short description of a run for assertion messages. */
 export function describeCodexRun(r: CodexResult): string {
-  return [
-    `codex exited ${r.code}${r.signal ? ` (${r.signal})` : ''}${r.timedOut ? ' after timing out' : ''} in ${r.durationMs} ms`,
-    `argv: ${JSON.stringify(r.argv)}`,
-    `stdout: ${r.stdout.slice(0, 3000)}`,
-    `stderr: ${r.stderr.slice(0, 3000)}`,
-  ].join('\n');
+  return describeAgentRun('codex', r, 3000);
 }

@@ -11,9 +11,12 @@
 // Answers are cached for the life of the process.
 
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isExecutableFile, onPath } from './path-lookup.js';
+
+export { onPath };
 
 export type NvimVersion = '0.10' | '0.12';
 
@@ -25,26 +28,6 @@ const cache = new Map<string, string | undefined>();
 function memo(key: string, find: () => string | undefined): string | undefined {
   if (!cache.has(key)) cache.set(key, find());
   return cache.get(key);
-}
-
-function isExecutableFile(file: string): boolean {
-  try {
-    if (!statSync(file).isFile()) return false;
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** First executable called `name` on PATH, as an absolute path. */
-export function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.resolve(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return undefined;
 }
 
 /** The first line that `bin --version` prints, or undefined if it does not run. */

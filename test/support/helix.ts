@@ -3,7 +3,7 @@
 // `capture-pane`. Helix itself comes from test/support/editors.ts (findHelix).
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { onPath, privateEditorEnv } from './editors.js';
 

@@ -2,6 +2,8 @@
 // Bundles the command line into one file per entry, after `tsc` (part of `npm run build`):
 //   dist/server/cli/main.bundle.js   every command
 //   dist/server/cli/hook.bundle.js   `takeback hook <agent>` alone (an agent runs it twice a file tool call)
+//   dist/server/cli/forward.bundle.js  what a hook loads first: hands the event to the capture
+//                                    daemon (Node's own modules only), else loads hook.bundle.js
 // One file starts much faster than a hundred modules (bench/RESULTS.md). The bundles sit where
 // the compiled modules do, so paths computed from `import.meta.url` (self.ts) stay right.
 // better-sqlite3 is not bundled (a native addon): it is `require`d, which skips Node's CommonJS
@@ -25,7 +27,7 @@ const requireNative = {
 
 await build({
   absWorkingDir: root,
-  entryPoints: { 'main.bundle': 'server/cli/main.ts', 'hook.bundle': 'server/cli/hook.ts' },
+  entryPoints: { 'main.bundle': 'server/cli/main.ts', 'hook.bundle': 'server/cli/hook.ts', 'forward.bundle': 'server/cli/forward.ts' },
   outdir: 'dist/server/cli',
   bundle: true,
   platform: 'node',

@@ -7,10 +7,13 @@ import { startGcIfDue } from '../core/store/gc.js';
 /*
  * `takeback hook <agent>`, on its own: an agent runs it twice for every file tool call, so it is
  * bundled apart from the rest of the command line (bin/takeback.js loads it without commander,
- * the renderers or the planner) and starts as little as it can.
+ * the renderers or the planner) and starts as little as it can. When a capture daemon runs
+ * (server/daemon/), bin/takeback.js forwards the event to it instead (server/cli/forward.ts), and
+ * the daemon hands it to {@link handleHookText}, as this process would.
  */
 
-function readStdin(): string {
+/** The whole of stdin as UTF-8 text ('' when it cannot be read). */
+export function readStdin(): string {
   try {
     return readFileSync(0, 'utf8');
   } catch {
@@ -19,34 +22,48 @@ function readStdin(): string {
 }
 
 /**
- * `takeback hook <agent>` (`claude-code`, `codex`, `gemini`): reads one event on stdin; never
- * fails, never prints, always returns 0 (an exit code of 2 would block the agent's tool call).
+ * Handles one hook event of `agent` given as the text the agent wrote on stdin, with
+ * `process.env` and the current folder as they are: checks the input, acts on the workspace's
+ * journal, starts the retention sweep at a session's start (running `bin`, the takeback script,
+ * when given). Never throws and never prints: anything wrong is logged to
+ * `$TAKEBACK_HOME/logs/hook.log`. Returns true when the event was handled (or rightly ignored),
+ * false when something failed or the input was unusable (and was logged).
  */
-export function runHook(agent: string): number {
+export function handleHookText(agent: string, text: string, bin: string | undefined = process.argv[1]): boolean {
   const home = takebackHome();
   try {
     if (!AGENTS[agent]) {
       logHook(home, `hook: unknown agent ${agent}`);
-      return 0;
+      return false;
     }
-    const text = readStdin();
     let ev: { hook_event_name: string };
     try {
       ev = JSON.parse(text) as { hook_event_name: string };
     } catch {
       logHook(home, `hook ${agent}: input is not JSON: ${JSON.stringify(text.slice(0, 200))}`);
-      return 0;
+      return false;
     }
     if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') {
       logHook(home, `hook ${agent}: no hook_event_name in input`);
-      return 0;
+      return false;
     }
     const what = handleAgentEvent(agent, ev);
     // At a session's start, the retention rules when due (every 6 hours), in a process of their own.
-    if (ev.hook_event_name === 'SessionStart' && process.argv[1]) startGcIfDue(home, process.argv[1]);
+    if (ev.hook_event_name === 'SessionStart' && bin) startGcIfDue(home, bin);
     if (process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `${agent} ${ev.hook_event_name}: ${what}`);
+    return true;
   } catch (e) {
     logHook(home, `hook ${agent} failed: ${(e as Error).stack ?? String(e)}`);
+    return false;
   }
+}
+
+/**
+ * `takeback hook <agent>` (`claude-code`, `codex`, `gemini`): reads one event on stdin (or takes
+ * `text`, stdin already read by the caller); never fails, never prints, always returns 0 (an exit
+ * code of 2 would block the agent's tool call).
+ */
+export function runHook(agent: string, text?: string): number {
+  handleHookText(agent, text ?? (AGENTS[agent] ? readStdin() : ''));
   return 0;
 }

@@ -298,6 +298,14 @@ function program(setCode: (n: number) => void): Command {
       done(runHook(agent));
     });
 
+  p.command('hook-daemon', { hidden: true })
+    .description('serve hook events from a capture daemon (started by the hooks themselves)')
+    .action(async () => {
+      // Loaded here only: no other command needs it.
+      const { runDaemon } = await import('../daemon/lifecycle.js');
+      done(await runDaemon({ bin: BIN }));
+    });
+
   p.command('init')
     .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
     .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains')

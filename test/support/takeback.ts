@@ -31,9 +31,16 @@ export interface RunOpts {
   timeout?: number;
 }
 
+/**
+ * Hooks run in-process, no capture daemon is started (it would outlive the test), unless a test
+ * asks for one (test/hook-daemon.test.ts), or TAKEBACK_TEST_HOOK_DAEMON=1 runs every test's
+ * hooks through daemons that leave after 2 s without an event.
+ */
+const HOOK_DAEMON: NodeJS.ProcessEnv = process.env.TAKEBACK_TEST_HOOK_DAEMON === '1' ? { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '2000' } : { TAKEBACK_HOOK_DAEMON: '0' };
+
 /** An environment with nothing of the caller's but PATH: no colour forcing, no stray TAKEBACK_*. */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...HOOK_DAEMON, ...extra };
 }
 
 /** Runs `node bin/takeback.js ...args` and waits for it. */

@@ -1,0 +1,171 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { daemonEnabled, forwardedEnv, homeOf, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
+
+/*
+ * The first thing `takeback hook <agent>` loads (bin/takeback.js): it reads the event and hands
+ * it to the capture daemon of this TAKEBACK_HOME and install (server/daemon/), which records it
+ * with an open SQLite and warm code, and answers once it is recorded. When no daemon answers, the
+ * caller runs the full hook in this process, as before. Node's own modules only (no SQLite, no
+ * crypto, no commander): this file is bundled on its own (scripts/bundle.mjs) and must start fast.
+ */
+
+// `require`, not `import`: importing node:fs or node:net as ES modules builds their namespaces,
+// which loads fs/promises and more (milliseconds a hook would pay for nothing).
+const require = createRequire(import.meta.url);
+const { appendFileSync, mkdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
+const { connect } = require('node:net') as typeof import('node:net');
+
+/** How long a hook waits for the daemon to take its event (connect included) before doing it itself (ms). */
+export const CLAIM_TIMEOUT_MS = 3000;
+
+/**
+ * How the hand-over went:
+ * - `done`: the daemon took the event (recorded, or failed and logged it): nothing more to do;
+ * - `no-daemon`: none listens (no socket, or a stale one): handle it here, and a session's start may start one;
+ * - `fallback`: a daemon is there but did not take the event (busy past the wait, refused, broke): handle it here.
+ */
+export type ForwardResult = 'done' | 'no-daemon' | 'fallback';
+
+/** The whole of stdin as UTF-8 text ('' when it cannot be read). */
+export function readStdin(): string {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** One line in `$TAKEBACK_HOME/logs/hook.log`, as server/agents/log.ts writes them (kept apart: that one imports node:fs). */
+function log(home: string, message: string): void {
+  try {
+    const dir = join(home, 'logs');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    appendFileSync(join(dir, 'hook.log'), `${new Date().toISOString()} [${process.pid}] ${message}\n`, { mode: 0o600 });
+  } catch {
+    // Nowhere to log.
+  }
+}
+
+/**
+ * Hands one hook event (`agent`, the stdin `text`) to the daemon listening on `socket`, and waits
+ * until it is recorded. The event is handled exactly once: either the daemon claims it within
+ * `claimMs` (then this resolves `done` when the daemon answers or goes away), or it is left to
+ * the caller (`no-daemon`, `fallback`). Never rejects.
+ */
+export function forwardEvent(
+  socket: string,
+  req: ForwardRequest,
+  opts: { claimMs?: number; home?: string } = {},
+): Promise<ForwardResult> {
+  return new Promise((resolve) => {
+    let committed = false;
+    let settled = false;
+    let buf = '';
+    const sock = connect(socket);
+    const finish = (r: ForwardResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(r);
+    };
+    // No claim in time: close (the daemon then drops the event) and let the caller handle it.
+    const timer = setTimeout(() => finish('fallback'), opts.claimMs ?? CLAIM_TIMEOUT_MS);
+    sock.setEncoding('utf8');
+    sock.on('connect', () => sock.write(`${JSON.stringify(req)}\n`));
+    sock.on('data', (chunk: string) => {
+      buf += chunk;
+      let nl: number;
+      while (!settled && (nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let msg: { claim?: boolean; refuse?: boolean; ok?: boolean };
+        try {
+          msg = JSON.parse(line) as typeof msg;
+        } catch {
+          msg = {};
+        }
+        if (!committed) {
+          if (msg.claim === true) {
+            // From here on the event is the daemon's, however long it takes.
+            committed = true;
+            clearTimeout(timer);
+            sock.write('{"go":true}\n');
+          } else finish('fallback');
+        } else if (typeof msg.ok === 'boolean') finish('done');
+      }
+    });
+    const broken = (e?: NodeJS.ErrnoException) => {
+      if (settled) return;
+      if (committed) {
+        // The daemon took the event and then went away: it may have recorded it, so it is not
+        // done twice (a hook process killed midway loses its event the same way).
+        if (opts.home) log(opts.home, `hook ${req.agent}: the capture daemon went away while handling the event${e ? ` (${e.code ?? e.message})` : ''}`);
+        finish('done');
+      } else finish(e && (e.code === 'ENOENT' || e.code === 'ECONNREFUSED') ? 'no-daemon' : 'fallback');
+    };
+    sock.on('error', broken);
+    sock.on('close', () => broken());
+  });
+}
+
+/** Events at which a hook that found no daemon starts one: a session's start, and each prompt. */
+const STARTERS = new Set(['SessionStart', 'UserPromptSubmit', 'BeforeAgent']);
+
+function startsDaemon(text: string): boolean {
+  try {
+    const ev = JSON.parse(text) as { hook_event_name?: unknown };
+    return typeof ev?.hook_event_name === 'string' && STARTERS.has(ev.hook_event_name);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `takeback hook-daemon` (`bin`: the takeback script) in a process of its own that
+ * outlives this one (detached, no stdio), with `env`. Failing to start changes nothing.
+ */
+export async function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<void> {
+  try {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [bin, 'hook-daemon'], { detached: true, stdio: 'ignore', env, cwd: '/' });
+    child.on('error', () => {});
+    child.unref();
+  } catch {
+    // No daemon: hooks keep running in-process.
+  }
+}
+
+/**
+ * `takeback hook <agent>`: reads the event on stdin and forwards it to the capture daemon; when
+ * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
+ * start or a prompt with no daemon listening, starts one (`bin`: the takeback script). With
+ * `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
+ * never fails and never prints.
+ */
+export async function runForwardedHook(agent: string, inProcess: (text: string) => unknown, bin: string | undefined = process.argv[1]): Promise<number> {
+  const env = process.env;
+  const text = readStdin();
+  let result: ForwardResult = 'fallback';
+  let home: string | null = null;
+  try {
+    if (daemonEnabled(env) && process.platform !== 'win32') {
+      home = homeOf(env);
+      const socket = socketPath(home);
+      if (Buffer.byteLength(socket) <= MAX_SOCKET_PATH) {
+        result = await forwardEvent(socket, { agent, text, cwd: process.cwd(), env: forwardedEnv(env, home) }, { home });
+      } else home = null;
+    }
+  } catch {
+    result = 'fallback';
+  }
+  if (result === 'done') return 0;
+  try {
+    await inProcess(text);
+  } catch {
+    // The hook itself logs what fails; whatever is left must not reach the agent.
+  }
+  if (result === 'no-daemon' && home && bin && startsDaemon(text)) await startDaemon(bin, env);
+  return 0;
+}

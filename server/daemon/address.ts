@@ -1,0 +1,121 @@
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/*
+ * Where the capture daemon listens, and what its wire messages look like: shared by the
+ * forwarding client (server/cli/forward.ts, which must start in a few milliseconds: Node's own
+ * modules only, no SQLite, no crypto) and the daemon. Both compute the same socket path from the
+ * same TAKEBACK_HOME, takeback version and install folder, so a client only ever talks to a
+ * daemon running its own code.
+ *
+ * The exchange, one connection per hook event, each message one line of JSON:
+ *   client → daemon  {@link ForwardRequest}
+ *   daemon → client  {"claim":true}   it is about to handle the event (or {"refuse":true}: run it yourself)
+ *   client → daemon  {"go":true}      the client has not given up: handle it
+ *   daemon → client  {"ok":true}      recorded (or {"ok":false}: it failed, and was logged)
+ * A client that hears no claim in time closes the connection and handles the event itself; the
+ * daemon, hearing no "go", drops the event. So an event is handled once, by one of them.
+ */
+
+/** The environment variable that, set to `0`, turns the daemon off (hooks run in-process, none is started). */
+export const DAEMON_SWITCH = 'TAKEBACK_HOOK_DAEMON';
+/** The environment variable with the daemon's idle time (ms) before it exits; default {@link DEFAULT_IDLE_MS}. */
+export const IDLE_VAR = 'TAKEBACK_HOOK_DAEMON_IDLE_MS';
+/** 30 minutes without an event, and the daemon exits. */
+export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+/** Linux's limit on a unix socket path (bytes, without the final NUL). Longer: no daemon. */
+export const MAX_SOCKET_PATH = 107;
+
+/**
+ * The environment a hook passes on to the daemon, which applies it around the event as the hook
+ * process would have had it: takeback's own settings, and what the `git` the scan runs reads
+ * (`GIT_*`, `PATH`, `HOME`, `XDG_CONFIG_HOME`). Nothing else is sent.
+ */
+export const FORWARDED_ENV = /^(TAKEBACK_|GIT_)|^(PATH|HOME|XDG_CONFIG_HOME|XDG_STATE_HOME)$/;
+
+/** One hook event, as the client sends it. */
+export interface ForwardRequest {
+  /** `claude-code`, `codex`, `gemini` (or anything: the daemon checks it as the hook does). */
+  agent: string;
+  /** The hook's stdin, as read (the daemon parses and checks it exactly as the in-process hook does). */
+  text: string;
+  /** The hook process's current folder (an absolute path). */
+  cwd: string;
+  /** The hook's variables matching {@link FORWARDED_ENV}; `TAKEBACK_HOME` always set (resolved). */
+  env: Record<string, string>;
+}
+
+// `require`, not `import`, for node:fs: importing it as an ES module builds its namespace, which
+// loads fs/promises and the file streams (milliseconds a hook would pay for nothing).
+const require = createRequire(import.meta.url);
+const { readFileSync } = require('node:fs') as typeof import('node:fs');
+
+/** The package's root folder: this file is dist/server/{daemon,cli}/…, bundled or not. */
+export function packageRoot(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+}
+
+let version: string | undefined;
+
+/** takeback's version (package.json's `version`), or `0` when it cannot be read. */
+export function packageVersion(): string {
+  if (version === undefined) {
+    try {
+      version = String((JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: unknown }).version ?? '0');
+    } catch {
+      version = '0';
+    }
+  }
+  return version;
+}
+
+/**
+ * Where the journal lives, resolved as server/core/config.ts `takebackHome` does (kept apart so
+ * that the client loads nothing of the core): `$TAKEBACK_HOME`, else `$XDG_STATE_HOME/takeback`,
+ * else `~/.local/state/takeback`.
+ */
+export function homeOf(env: NodeJS.ProcessEnv): string {
+  if (env.TAKEBACK_HOME) return env.TAKEBACK_HOME;
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'takeback');
+  return join(homedir(), '.local', 'state', 'takeback');
+}
+
+/** 8 hex digits of FNV-1a (32 bits) of `text`: enough to tell installs apart, no crypto to load. */
+function fnv(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/** `$TAKEBACK_HOME/run`: the daemon's folder (0700). */
+export function runDir(home: string): string {
+  return join(home, 'run');
+}
+
+/** `$TAKEBACK_HOME/run/capture-<version>-<hash of the install folder>.sock`. */
+export function socketPath(home: string): string {
+  return join(runDir(home), `capture-${packageVersion()}-${fnv(packageRoot())}.sock`);
+}
+
+/** The variables of `env` the daemon gets (see {@link FORWARDED_ENV}), with `TAKEBACK_HOME` set to `home`. */
+export function forwardedEnv(env: NodeJS.ProcessEnv, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && FORWARDED_ENV.test(k)) out[k] = v;
+  out.TAKEBACK_HOME = home;
+  return out;
+}
+
+/**
+ * True when `TAKEBACK_HOOK_DAEMON=1` (or `true`, `on`, `yes`). Off by default for now: measured
+ * (bench/RESULTS.md), the daemon takes a hook from ≈ node + 35 ms to ≈ node + 10 ms, but it is a
+ * long-lived process an agent's hooks start, and it needs more use before it is the default.
+ */
+export function daemonEnabled(env: NodeJS.ProcessEnv): boolean {
+  const v = (env[DAEMON_SWITCH] ?? '').toLowerCase();
+  return ['1', 'true', 'on', 'yes'].includes(v);
+}

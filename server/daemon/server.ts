@@ -1,0 +1,168 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { ForwardRequest } from './address.js';
+
+/*
+ * The capture daemon's socket server: one connection per hook event (protocol in address.ts).
+ * Events are handled one at a time, in the order they arrived, each to the end (recorded in the
+ * journal) before the next is claimed: the same journal writes, in the same order, as hook
+ * processes taking turns at SQLite's lock. Nothing here knows what an event means: `handle` does.
+ */
+
+/** Past this many bytes a request is refused (the hook handles it itself). */
+const MAX_REQUEST_BYTES = 256 * 1024 * 1024;
+/** A connection that sends no complete request within this time is closed (ms). */
+const READ_TIMEOUT_MS = 10_000;
+/** A claimed event whose client sends no "go" within this time is dropped (ms): the client gave up. */
+const GO_TIMEOUT_MS = 5_000;
+
+/** What the server asks of its owner (lifecycle.ts). */
+export interface CaptureHandlers {
+  /**
+   * Called when `req` is next, before it is claimed: null to go ahead, or why not (the client then
+   * handles the event itself). May set up what `handle` needs (the current folder).
+   */
+  prepare(req: ForwardRequest): string | null;
+  /** Handles a claimed event to the end. True when it was recorded (or rightly ignored), false when it failed (and was logged). Must not throw. */
+  handle(req: ForwardRequest): boolean;
+  /** Called on every new connection and every finished event (the idle clock). */
+  touch(): void;
+}
+
+interface Conn {
+  sock: Socket;
+  req: ForwardRequest | null;
+  state: 'reading' | 'queued' | 'claimed' | 'done';
+  timer: NodeJS.Timeout | null;
+}
+
+/** The server, not listening yet, and how many events are waiting or being handled. */
+export interface CaptureServer {
+  server: Server;
+  /** Events queued or in hand. */
+  pending(): number;
+}
+
+function isRequest(v: unknown): v is ForwardRequest {
+  const r = v as ForwardRequest;
+  return (
+    !!r &&
+    typeof r === 'object' &&
+    typeof r.agent === 'string' &&
+    typeof r.text === 'string' &&
+    typeof r.cwd === 'string' &&
+    !!r.env &&
+    typeof r.env === 'object' &&
+    Object.values(r.env).every((x) => typeof x === 'string')
+  );
+}
+
+function send(sock: Socket, msg: object, end = false): void {
+  if (sock.destroyed || !sock.writable) return;
+  const line = `${JSON.stringify(msg)}\n`;
+  if (end) sock.end(line);
+  else sock.write(line);
+}
+
+/** Makes the daemon's server (call `server.listen(path)` on it). Never throws from a connection. */
+export function createCaptureServer(h: CaptureHandlers): CaptureServer {
+  const queue: Conn[] = [];
+  let current: Conn | null = null;
+
+  const release = (c: Conn) => {
+    if (c.timer) clearTimeout(c.timer);
+    c.timer = null;
+    c.state = 'done';
+    if (current === c) current = null;
+    h.touch();
+    pump();
+  };
+
+  const pump = () => {
+    while (!current && queue.length > 0) {
+      const c = queue.shift()!;
+      if (c.sock.destroyed || c.state !== 'queued') continue;
+      let why: string | null;
+      try {
+        why = h.prepare(c.req!);
+      } catch (e) {
+        why = String(e);
+      }
+      if (why !== null) {
+        c.state = 'done';
+        send(c.sock, { refuse: true, why }, true);
+        continue;
+      }
+      current = c;
+      c.state = 'claimed';
+      send(c.sock, { claim: true });
+      c.timer = setTimeout(() => {
+        c.sock.destroy();
+        release(c);
+      }, GO_TIMEOUT_MS);
+    }
+  };
+
+  const onLine = (c: Conn, line: string) => {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      msg = null;
+    }
+    if (c.state === 'reading') {
+      if (c.timer) clearTimeout(c.timer);
+      c.timer = null;
+      if (!isRequest(msg)) {
+        c.state = 'done';
+        send(c.sock, { refuse: true, why: 'bad request' }, true);
+        return;
+      }
+      c.req = msg;
+      c.state = 'queued';
+      queue.push(c);
+      pump();
+    } else if (c.state === 'claimed' && (msg as { go?: unknown } | null)?.go === true) {
+      if (c.timer) clearTimeout(c.timer);
+      c.timer = null;
+      let ok = false;
+      try {
+        ok = h.handle(c.req!);
+      } catch {
+        ok = false;
+      }
+      send(c.sock, { ok }, true);
+      release(c);
+    }
+  };
+
+  const server = createServer((sock) => {
+    h.touch();
+    const c: Conn = { sock, req: null, state: 'reading', timer: null };
+    c.timer = setTimeout(() => sock.destroy(), READ_TIMEOUT_MS);
+    let buf = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (chunk: string) => {
+      if (c.state === 'done') return;
+      buf += chunk;
+      if (buf.length > MAX_REQUEST_BYTES && c.state === 'reading') {
+        c.state = 'done';
+        send(sock, { refuse: true, why: 'request too large' }, true);
+        return;
+      }
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        onLine(c, line);
+      }
+    });
+    sock.on('error', () => sock.destroy());
+    sock.on('close', () => {
+      // A client that gave up (or died) before "go": its event is dropped, the next one goes.
+      if (c.state === 'claimed') release(c);
+      else if (c.timer) clearTimeout(c.timer);
+      c.state = 'done';
+    });
+  });
+  return { server, pending: () => queue.length + (current ? 1 : 0) };
+}

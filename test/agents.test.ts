@@ -34,7 +34,7 @@ function codex(sb: Sandbox, ev: object) {
   const r = sb.hook(ev, { agent: 'codex' });
   expect([r.code, r.stdout]).toEqual([0, '']);
 }
-function gemini(sb: Sandbox, ev: object) {
+function gemini(sb: Sandbox, ev: object | string) {
   const r = sb.hook(ev, { agent: 'gemini' });
   expect([r.code, r.stdout]).toEqual([0, '']);
 }

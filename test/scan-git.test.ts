@@ -4,6 +4,7 @@
 // count against the limits as before. takeback never writes git's index or object store.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { trackedExcludedDirs } from '../server/core/scan/git-index.js';
 import { filesOf, sandbox, sleep, tree, type Sandbox } from './support/takeback.js';
 
 function commitAll(sb: Sandbox): void {
@@ -69,6 +70,18 @@ describe('git-backed snapshots', () => {
     expect(sb.tb(['run', '--', 'true']).stderr).not.toMatch(/recorded/);
     sb.tb(['run', '--', 'sh', '-c', 'printf z > out/untracked.txt']);
     expect(filesOf(sb.json(['list']).sets[0])).toEqual({ 'out/untracked.txt': 'modified' });
+  });
+
+  it("the folders kept are read off git's index, version 2 and version 4 (paths prefix-compressed) alike", () => {
+    const sb = sandbox({ git: true });
+    for (const f of ['dist/a.js', 'dist/sub/b.js', 'pkg/build/c.txt', 'pkg/builder/d.txt', 'src/x.ts', 'node_modules/m/i.js', 'déjà/out/é.txt']) sb.write(f, `${f}\n`);
+    commitAll(sb);
+    const want = ['dist', 'déjà/out', 'node_modules', 'pkg/build'];
+    const names = ['.git', 'node_modules', 'dist', 'build', 'out'];
+    expect(trackedExcludedDirs(sb.ws, names)).toEqual(want);
+    sb.sh('git update-index --index-version 4');
+    expect(trackedExcludedDirs(sb.ws, names)).toEqual(want);
+    expect(trackedExcludedDirs(sb.ws, ['.git'])).toEqual([]);
   });
 
   it('untracked files still count against the limits; a file touched but unchanged is no change', async () => {

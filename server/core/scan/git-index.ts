@@ -31,16 +31,78 @@ export interface GitIndex {
   gitDir: string;
   entries: Map<string, GitIndexEntry>;
   mtimeMs: number;
-  /**
-   * Folders named like build output or dependencies (the `excludeNames` asked about) that hold
-   * tracked files: `dist`, `pkg/build`. The scan looks into these after all: git keeps their
-   * files, so an agent's change to them must be undoable. Sorted; empty when none were asked about.
-   */
-  trackedExcluded: string[];
 }
 
 /** Version control folders: never scanned, whatever git tracks. */
 const VCS_NAMES = new Set(['.git', '.hg', '.svn', '.jj']);
+
+/**
+ * Folders named like build output or dependencies (`names`: the scan's excluded names, version
+ * control folders aside) that hold files git tracks: `dist`, `pkg/build`. The scan looks into
+ * these after all: git keeps their files, so an agent's change to them must be undoable. Sorted;
+ * empty outside git or for an index this reader does not follow. Reads only the index's paths
+ * (no map, no object ids): about as fast as reading the file, for the warm scan that finds the
+ * index moved (a `git status` of the user's rewrites it).
+ */
+export function trackedExcludedDirs(root: string, names: readonly string[]): string[] {
+  const asked = names.filter((n) => !VCS_NAMES.has(n));
+  const gitDir = gitDirOf(root);
+  if (!gitDir || asked.length === 0) return [];
+  let buf: Buffer;
+  try {
+    buf = readFileSync(join(gitDir, 'index'));
+  } catch {
+    return [];
+  }
+  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return [];
+  const version = buf.readUInt32BE(4);
+  if (version < 2 || version > 4) return [];
+  const count = buf.readUInt32BE(8);
+  const hashLen = objectFormat(gitDir) === 'sha256' ? 32 : 20;
+  // A quick test on each path (latin1: the names are ASCII) before any path is split.
+  const escaped = asked.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const hit = new RegExp(`(?:^|/)(?:${escaped.join('|')})/`);
+  const wanted = new Set(asked);
+  const kept = new Set<string>();
+  let o = 12;
+  let prev: Buffer = Buffer.alloc(0);
+  try {
+    for (let i = 0; i < count; i++) {
+      const start = o;
+      o += 40 + hashLen;
+      const flags = buf.readUInt16BE(o);
+      o += 2;
+      if (flags & 0x4000) o += 2;
+      let path: Buffer;
+      if (version === 4) {
+        let c = buf[o++]!;
+        let strip = c & 127;
+        while (c & 128) {
+          c = buf[o++]!;
+          strip = ((strip + 1) << 7) | (c & 127);
+        }
+        const end = buf.indexOf(0, o);
+        path = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(o, end)]);
+        o = end + 1;
+        prev = path;
+      } else {
+        const end = buf.indexOf(0, o);
+        path = buf.subarray(o, end);
+        o = start + ((end - start + 8) & ~7);
+      }
+      if (!hit.test(path.toString('latin1'))) continue;
+      const text = path.toString('utf8');
+      let from = 0;
+      for (let slash = text.indexOf('/'); slash !== -1; slash = text.indexOf('/', from)) {
+        if (wanted.has(text.slice(from, slash))) kept.add(text.slice(0, slash));
+        from = slash + 1;
+      }
+    }
+  } catch {
+    return [];
+  }
+  return [...kept].sort();
+}
 
 /** The stat of the git index file as a string (`size:mtime:ino`), or '' when there is none: when it moves, the index may have. */
 export function gitIndexStamp(root: string): string {
@@ -104,7 +166,7 @@ export function findGit(): string | null {
  * not skip-worktree or intent-to-add, and not "racy" (modified at or after the index was written,
  * when a stat match proves nothing).
  */
-export function readGitIndex(root: string, excludeNames?: ReadonlySet<string>): GitIndex | null {
+export function readGitIndex(root: string): GitIndex | null {
   const gitDir = gitDirOf(root);
   if (!gitDir || !findGit()) return null;
   let buf: Buffer;
@@ -122,8 +184,6 @@ export function readGitIndex(root: string, excludeNames?: ReadonlySet<string>): 
   const count = buf.readUInt32BE(8);
   const hashLen = objectFormat(gitDir) === 'sha256' ? 32 : 20;
   const entries = new Map<string, GitIndexEntry>();
-  const kept = new Set<string>();
-  const asked = excludeNames && excludeNames.size > 0 ? excludeNames : null;
   let o = 12;
   let prev = '';
   try {
@@ -164,15 +224,6 @@ export function readGitIndex(root: string, excludeNames?: ReadonlySet<string>): 
         o = start + ((end - start + 8) & ~7);
       }
       prev = path;
-      if (asked) {
-        // Every folder on the way whose name is asked about (a tracked `dist/x.js` keeps `dist`).
-        let from = 0;
-        for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', from)) {
-          const name = path.slice(from, slash);
-          if (asked.has(name) && !VCS_NAMES.has(name)) kept.add(path.slice(0, slash));
-          from = slash + 1;
-        }
-      }
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
       const skipOrIntent = extended & 0x6000;
@@ -192,7 +243,7 @@ export function readGitIndex(root: string, excludeNames?: ReadonlySet<string>): 
   } catch {
     return null; // a torn or foreign index: do without it
   }
-  return { gitDir, entries, mtimeMs: indexMtime, trackedExcluded: [...kept].sort() };
+  return { gitDir, entries, mtimeMs: indexMtime };
 }
 
 function objectFormat(gitDir: string): 'sha1' | 'sha256' {

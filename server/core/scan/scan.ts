@@ -6,7 +6,7 @@ import { isSecretPath } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
-import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, statMatchesGit, type GitIndex } from './git-index.js';
+import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, statMatchesGit, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   decodeRow,
   encodeRow,
@@ -183,21 +183,17 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
   const racyMs = prevMeta ? Number(BigInt(prevMeta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;
   // Folders of excluded names that hold tracked files are scanned after all (git keeps their
   // files): known from git's index, read again whenever the index file moved.
-  const excludeSet = new Set(config.excludeNames);
   const gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
-  let git: GitIndex | null = null;
   let trackedExcluded = prevMeta?.status === 'ok' ? (prevMeta.trackedExcluded ?? []) : [];
-  if (gitIndex !== '' && (forceFull || baseline || gitIndex !== prevMeta?.gitIndex)) {
-    git = readGitIndex(root, excludeSet);
-    trackedExcluded = git?.trackedExcluded ?? [];
-  } else if (gitIndex === '') trackedExcluded = [];
+  if (gitIndex === '') trackedExcluded = [];
+  else if (forceFull || baseline || gitIndex !== prevMeta?.gitIndex) trackedExcluded = trackedExcludedDirs(root, config.excludeNames);
   // A change of either the names or the folders kept lists every folder again.
   const excludes = JSON.stringify(config.excludeNames) + (trackedExcluded.length > 0 ? JSON.stringify(trackedExcluded) : '');
   const filter = new ScanFilter(root, config.excludeNames, trackedExcluded);
   const knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
   const full = forceFull || baseline || rows.size === 0 || prevMeta.excludes !== excludes || !knownRules || rulesMoved(root, knownRules);
   // git's index: read up front by a full scan; by a warm one only when it can save reads.
-  if (full && opts.git !== false && !git) git = readGitIndex(root, excludeSet);
+  let git: GitIndex | null = full && opts.git !== false ? readGitIndex(root) : null;
 
   /** Rows rewritten by this scan (folder → its stamp and children). */
   const next = new Map<string, { stamp: DirStamp; entries: PackedEntry[] }>();
@@ -418,7 +414,7 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
     // A file git's index vouches for needs no read: worth reading that index when a tracked file is
     // only racy, or when many files moved (a checkout, a pull).
     if (opts.git !== false && ([...toRead.values()].some((t) => t.racyOnly) || toRead.size >= GIT_LOOKUP_MIN)) {
-      git ??= readGitIndex(root);
+      git = readGitIndex(root);
       if (git) {
         for (const [e, t] of toRead) {
           const g = !t.secret && isRegular(t.st) ? git.entries.get(t.rel) : undefined;

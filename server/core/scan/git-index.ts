@@ -36,6 +36,73 @@ export interface GitIndex {
 /** Version control folders: never scanned, whatever git tracks. */
 const VCS_NAMES = new Set(['.git', '.hg', '.svn', '.jj']);
 
+/** git's index file, read whole: its version (2 to 4), entry count and object id length. */
+interface IndexFile {
+  buf: Buffer;
+  version: number;
+  count: number;
+  hashLen: number;
+}
+
+function readIndexFile(gitDir: string): IndexFile | null {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(join(gitDir, 'index'));
+  } catch {
+    return null;
+  }
+  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
+  const version = buf.readUInt32BE(4);
+  if (version < 2 || version > 4) return null;
+  return { buf, version, count: buf.readUInt32BE(8), hashLen: objectFormat(gitDir) === 'sha256' ? 32 : 20 };
+}
+
+/**
+ * Calls `fn` with each entry of the index: where it starts in `buf` (its stat fields and object
+ * id are there), its path's bytes, its flags and extended flags. Returns the offset just after
+ * the entries (where the extensions begin); throws on a torn index.
+ */
+function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: number, extended: number) => void): number {
+  const { buf, version, count, hashLen } = idx;
+  let o = 12;
+  let prev: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < count; i++) {
+    const start = o;
+    o += 40 + hashLen;
+    const flags = buf.readUInt16BE(o);
+    o += 2;
+    let extended = 0;
+    if (flags & 0x4000) {
+      if (version < 3) throw new Error('extended flags in an index of version 2');
+      extended = buf.readUInt16BE(o);
+      o += 2;
+    }
+    let path: Buffer;
+    if (version === 4) {
+      // The name is the previous name less N bytes, plus a NUL-terminated suffix.
+      let c = buf[o++]!;
+      let strip = c & 127;
+      while (c & 128) {
+        c = buf[o++]!;
+        strip = ((strip + 1) << 7) | (c & 127);
+      }
+      const end = buf.indexOf(0, o);
+      if (end < 0) throw new Error('torn index');
+      path = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(o, end)]);
+      o = end + 1;
+      prev = path;
+    } else {
+      const end = buf.indexOf(0, o);
+      if (end < 0) throw new Error('torn index');
+      path = buf.subarray(o, end);
+      // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+      o = start + ((end - start + 8) & ~7);
+    }
+    fn(start, path, flags, extended);
+  }
+  return o;
+}
+
 /**
  * Folders named like build output or dependencies (`names`: the scan's excluded names, version
  * control folders aside) that hold files git tracks: `dist`, `pkg/build`. The scan looks into
@@ -47,57 +114,23 @@ const VCS_NAMES = new Set(['.git', '.hg', '.svn', '.jj']);
 export function trackedExcludedDirs(root: string, names: readonly string[]): string[] {
   const asked = names.filter((n) => !VCS_NAMES.has(n));
   const gitDir = gitDirOf(root);
-  if (!gitDir || asked.length === 0) return [];
-  let buf: Buffer;
-  try {
-    buf = readFileSync(join(gitDir, 'index'));
-  } catch {
-    return [];
-  }
-  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return [];
-  const version = buf.readUInt32BE(4);
-  if (version < 2 || version > 4) return [];
-  const count = buf.readUInt32BE(8);
-  const hashLen = objectFormat(gitDir) === 'sha256' ? 32 : 20;
+  const idx = gitDir && asked.length > 0 ? readIndexFile(gitDir) : null;
+  if (!idx) return [];
   // A quick test on each path (latin1: the names are ASCII) before any path is split.
   const escaped = asked.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   const hit = new RegExp(`(?:^|/)(?:${escaped.join('|')})/`);
   const wanted = new Set(asked);
   const kept = new Set<string>();
-  let o = 12;
-  let prev: Buffer = Buffer.alloc(0);
   try {
-    for (let i = 0; i < count; i++) {
-      const start = o;
-      o += 40 + hashLen;
-      const flags = buf.readUInt16BE(o);
-      o += 2;
-      if (flags & 0x4000) o += 2;
-      let path: Buffer;
-      if (version === 4) {
-        let c = buf[o++]!;
-        let strip = c & 127;
-        while (c & 128) {
-          c = buf[o++]!;
-          strip = ((strip + 1) << 7) | (c & 127);
-        }
-        const end = buf.indexOf(0, o);
-        path = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(o, end)]);
-        o = end + 1;
-        prev = path;
-      } else {
-        const end = buf.indexOf(0, o);
-        path = buf.subarray(o, end);
-        o = start + ((end - start + 8) & ~7);
-      }
-      if (!hit.test(path.toString('latin1'))) continue;
+    walkIndex(idx, (_start, path) => {
+      if (!hit.test(path.toString('latin1'))) return;
       const text = path.toString('utf8');
       let from = 0;
       for (let slash = text.indexOf('/'); slash !== -1; slash = text.indexOf('/', from)) {
         if (wanted.has(text.slice(from, slash))) kept.add(text.slice(0, slash));
         from = slash + 1;
       }
-    }
+    });
   } catch {
     return [];
   }
@@ -169,70 +202,38 @@ export function findGit(): string | null {
 export function readGitIndex(root: string): GitIndex | null {
   const gitDir = gitDirOf(root);
   if (!gitDir || !findGit()) return null;
-  let buf: Buffer;
   let indexMtime: number;
   try {
-    const file = join(gitDir, 'index');
-    indexMtime = lstatSync(file).mtimeMs;
-    buf = readFileSync(file);
+    indexMtime = lstatSync(join(gitDir, 'index')).mtimeMs;
   } catch {
     return null;
   }
-  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
-  const version = buf.readUInt32BE(4);
-  if (version < 2 || version > 4) return null;
-  const count = buf.readUInt32BE(8);
-  const hashLen = objectFormat(gitDir) === 'sha256' ? 32 : 20;
+  const idx = readIndexFile(gitDir);
+  if (!idx) return null;
+  const { buf, hashLen } = idx;
   const entries = new Map<string, GitIndexEntry>();
-  let o = 12;
-  let prev = '';
+  let o: number;
   try {
-    for (let i = 0; i < count; i++) {
-      const start = o;
-      const ctimeMs = buf.readUInt32BE(o) * 1000 + buf.readUInt32BE(o + 4) / 1e6;
-      const mtimeMs = buf.readUInt32BE(o + 8) * 1000 + buf.readUInt32BE(o + 12) / 1e6;
-      const ino32 = buf.readUInt32BE(o + 20);
-      const mode = buf.readUInt32BE(o + 24);
-      const size32 = buf.readUInt32BE(o + 36);
-      const oid = buf.toString('hex', o + 40, o + 40 + hashLen);
-      o += 40 + hashLen;
-      const flags = buf.readUInt16BE(o);
-      o += 2;
-      let extended = 0;
-      if (flags & 0x4000) {
-        if (version < 3) return null;
-        extended = buf.readUInt16BE(o);
-        o += 2;
-      }
-      let path: string;
-      if (version === 4) {
-        // The name is the previous name less N bytes, plus a NUL-terminated suffix.
-        let c = buf[o++]!;
-        let strip = c & 127;
-        while (c & 128) {
-          c = buf[o++]!;
-          strip = ((strip + 1) << 7) | (c & 127);
-        }
-        const end = buf.indexOf(0, o);
-        const prevBytes = Buffer.from(prev, 'utf8');
-        path = Buffer.concat([prevBytes.subarray(0, prevBytes.length - strip), buf.subarray(o, end)]).toString('utf8');
-        o = end + 1;
-      } else {
-        const end = buf.indexOf(0, o);
-        path = buf.toString('utf8', o, end);
-        // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-        o = start + ((end - start + 8) & ~7);
-      }
-      prev = path;
+    o = walkIndex(idx, (start, pathBytes, flags, extended) => {
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
       const skipOrIntent = extended & 0x6000;
-      if (stage !== 0 || assumeValid || skipOrIntent) continue;
-      if (mode >>> 12 !== 0b1000) continue; // links and submodules are not blobs of a file
-      if (mtimeMs >= indexMtime || size32 === 0) continue; // racy, or smudged by git as racy
-      if (path.includes('\n')) continue; // cannot be named on cat-file's input
-      entries.set(path, { oid, mtimeMs, ctimeMs, ino32, size32 });
-    }
+      if (stage !== 0 || assumeValid || skipOrIntent) return;
+      const mode = buf.readUInt32BE(start + 24);
+      if (mode >>> 12 !== 0b1000) return; // links and submodules are not blobs of a file
+      const mtimeMs = buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6;
+      const size32 = buf.readUInt32BE(start + 36);
+      if (mtimeMs >= indexMtime || size32 === 0) return; // racy, or smudged by git as racy
+      const path = pathBytes.toString('utf8');
+      if (path.includes('\n')) return; // cannot be named on cat-file's input
+      entries.set(path, {
+        oid: buf.toString('hex', start + 40, start + 40 + hashLen),
+        mtimeMs,
+        ctimeMs: buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
+        ino32: buf.readUInt32BE(start + 20),
+        size32,
+      });
+    });
     // Extensions: a split index ("link") or sparse folders ("sdir") leave entries out.
     while (o + 8 <= buf.length - hashLen) {
       const sig = buf.toString('latin1', o, o + 4);

@@ -55,7 +55,8 @@ export function makeWorkspace(): Workspace {
       return fs.existsSync(f) ? fs.readFileSync(f) : null;
     },
     mode: (rel) => fs.statSync(path.join(root, rel)).mode & 0o777,
-    cleanup: () => fs.rmSync(base, { recursive: true, force: true }),
+    // A gc the sidecar started may still be finishing in the home: retry while it does.
+    cleanup: () => fs.rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }),
   };
 }
 

@@ -187,7 +187,7 @@ export function sandbox(opts: { git?: boolean; env?: NodeJS.ProcessEnv } = {}): 
   fs.mkdirSync(userHome);
   try {
     onTestFinished(() => {
-      if (!process.env.TAKEBACK_KEEP_TMP) fs.rmSync(base, { recursive: true, force: true });
+      if (!process.env.TAKEBACK_KEEP_TMP) fs.rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     });
   } catch {
     // Called outside a test (beforeAll): the caller cleans up.

@@ -31,7 +31,7 @@ export function seedHarnessFiles(work: string): void {
 
 /** Removes these folders (and what is in them); undefined ones are passed over. */
 export function rmAll(...dirs: (string | undefined)[]): void {
-  for (const d of dirs) if (d) fs.rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) if (d) fs.rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 /** A global git config that does not exist: git reads nothing of the user's. */

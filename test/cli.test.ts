@@ -199,6 +199,12 @@ describe('the command line', () => {
     expect(all.turns).toHaveLength(22);
     expect(all.sets).toHaveLength(22);
     expect(all.omittedTurns).toBe(0);
+    // One agent's: the same rule, counted among that agent's turns only.
+    expect(sb.tb(['turn', 'begin', '--id', 'G1', '--agent', 'gemini']).code).toBe(0);
+    const cli = sb.json(['list', '--agent', 'cli']);
+    expect([cli.turns.length, cli.turns[0].id, cli.omittedTurns, cli.sets.length]).toEqual([20, 'T22', 2, 20]);
+    const gem = sb.json(['list', '--agent', 'gemini']);
+    expect([gem.turns.map((t: any) => t.id), gem.omittedTurns, gem.sets]).toEqual([['G1'], 0, []]);
   });
 
   it('doctor --json reports the journal', () => {

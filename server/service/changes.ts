@@ -22,25 +22,25 @@ export function captureStatus(engine: Engine): W.CaptureStatus {
  */
 export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean; agent?: string } = {}): W.ListResult {
   const { journal } = engine;
-  let turns = journal.turns.all();
-  if (opts.agent !== undefined) turns = turns.filter((t) => t.agent === opts.agent);
+  let turns;
   let omittedTurns = 0;
   let sets;
+  const total = opts.turn === undefined && !opts.all ? journal.turns.count(opts.agent) : 0;
   if (opts.turn !== undefined) {
     const t = journal.turns.get(opts.turn);
     sets = journal.sets.list({ turn: t.id });
     turns = [t];
-  } else if (!opts.all && turns.length > DEFAULT_LIST_TURNS) {
-    // Only the rows shown are read: a journal of thousands of sets lists as fast as a new one.
-    const keep = turns.slice(-DEFAULT_LIST_TURNS);
-    omittedTurns = turns.length - keep.length;
+  } else if (!opts.all && total > DEFAULT_LIST_TURNS) {
+    // Only the rows shown are read: a journal of thousands of turns and sets lists as fast as a new one.
+    turns = journal.turns.newest(DEFAULT_LIST_TURNS, opts.agent);
+    omittedTurns = total - turns.length;
     sets = journal.sets.recent(
-      keep.map((t) => t.id),
-      keep[0]!.start,
+      turns.map((t) => t.id),
+      turns[0]!.start,
       { live: true },
     );
-    turns = keep;
   } else {
+    turns = journal.turns.all(opts.agent);
     sets = journal.sets.list();
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');

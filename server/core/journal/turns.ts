@@ -113,8 +113,24 @@ export class Turns {
     return toTurn(row);
   }
 
-  /** Every turn, oldest first. */
-  all(): Turn[] {
-    return (this.db.prepare('SELECT * FROM turns ORDER BY seq').all() as TurnRow[]).map(toTurn);
+  /** Every turn (of `agent`, when given), oldest first. */
+  all(agent?: string): Turn[] {
+    const rows = agent === undefined ? this.db.prepare('SELECT * FROM turns ORDER BY seq').all() : this.db.prepare('SELECT * FROM turns WHERE agent = ? ORDER BY seq').all(agent);
+    return (rows as TurnRow[]).map(toTurn);
+  }
+
+  /** How many turns there are (of `agent`, when given). */
+  count(agent?: string): number {
+    const r = (agent === undefined ? this.db.prepare('SELECT count(*) AS n FROM turns').get() : this.db.prepare('SELECT count(*) AS n FROM turns WHERE agent = ?').get(agent)) as { n: number };
+    return r.n;
+  }
+
+  /** The newest `limit` turns (of `agent`, when given), oldest first: `list` reads only those. */
+  newest(limit: number, agent?: string): Turn[] {
+    const rows =
+      agent === undefined
+        ? this.db.prepare('SELECT * FROM turns ORDER BY seq DESC LIMIT ?').all(limit)
+        : this.db.prepare('SELECT * FROM turns WHERE agent = ? ORDER BY seq DESC LIMIT ?').all(agent, limit);
+    return (rows as TurnRow[]).map(toTurn).reverse();
   }
 }

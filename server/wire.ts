@@ -13,6 +13,7 @@ import type { ChangeSet, FileChange, FileState, Turn } from './core/types.js';
 export function setLabel(s: ChangeSet): string {
   const src = s.source;
   if (src.kind === 'turn') return 'changed during this turn';
+  if (src.kind === 'replaced') return `what ${src.direction} --force of ${src.sets.map((id) => `#${id}`).join(', ')} replaced`;
   if (src.kind === 'command') {
     const cmd = src.command.replace(/\s+/g, ' ').trim();
     const short = cmd.length > 72 ? `${cmd.slice(0, 71)}…` : cmd;

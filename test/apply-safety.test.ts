@@ -113,3 +113,35 @@ describe('undo and redo never write through a link or outside the workspace', ()
     expect(sb.json(['show', '1']).state).toBe('applied');
   });
 });
+
+describe('undo --force loses nothing', () => {
+  it('what it writes over is kept as a change of its own, already taken back: redo --last twice gives everything back', () => {
+    const sb = sandbox();
+    sb.write('notes.md', 'one\n');
+    sb.write('other.txt', 'o\n');
+    sb.tb(['capture', 'begin', '--id', 'e1', '--tool', 'Edit', 'notes.md', 'other.txt']);
+    sb.write('notes.md', 'one\nagent\n');
+    sb.write('other.txt', 'o2\n');
+    sb.tb(['capture', 'end', '--id', 'e1']);
+    // The user's own edit since, then a forced undo over it.
+    sb.write('notes.md', 'one\nagent\nmy own line\n', 0o600);
+    expect(sb.tb(['undo', '1']).code).toBe(1);
+    const r = sb.json(['undo', '1', '--force']);
+    expect(r).toMatchObject({ written: true, forced: true });
+    expect([sb.read('notes.md').toString(), sb.read('other.txt').toString()]).toEqual(['one\n', 'o\n']);
+    const sets = sb.json(['list']).sets;
+    const kept = sets.find((s: any) => s.source.kind === 'replaced');
+    expect(kept).toMatchObject({ state: 'undone', source: { kind: 'replaced', direction: 'undo', sets: ['1'] }, label: 'what undo --force of #1 replaced' });
+    expect(kept.files.map((f: any) => [f.path, f.status])).toEqual([['notes.md', 'modified']]);
+    // Its bytes are referenced: a sweep with no grace keeps them.
+    sb.json(['gc', '--grace', '0']);
+    expect(sb.hasBlob('one\nagent\nmy own line\n')).toBe(true);
+    // redo --last: the agent's change first, then the user's line, mode and all.
+    expect(sb.json(['redo', '--last']).sets).toEqual(['1']);
+    expect(sb.read('notes.md').toString()).toBe('one\nagent\n');
+    expect(sb.json(['redo', '--last']).sets).toEqual([kept.id]);
+    expect(sb.read('notes.md').toString()).toBe('one\nagent\nmy own line\n');
+    expect(fs.statSync(sb.abs('notes.md')).mode & 0o777).toBe(0o600);
+    expect(sb.read('other.txt').toString()).toBe('o2\n');
+  });
+});

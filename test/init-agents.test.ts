@@ -110,7 +110,11 @@ for (const c of CASES) {
       const sb = sandbox({ env: { CODEX_HOME: '' } });
       const env = { ...sb.env, CODEX_HOME: path.join(sb.base, 'codex-home') };
       const file = c.user(sb);
-      expect(sb.tb(['init', c.agent, '--user'], { env }).code).toBe(0);
+      const made = sb.tb(['init', c.agent, '--user'], { env });
+      expect(made.code).toBe(0);
+      // The note after a user-wide init speaks of trust, not of this folder.
+      expect(made.stdout).toMatch(/trust/);
+      expect(made.stdout).not.toMatch(/this very folder|run `codex` here/);
       expect(Object.keys(ours(JSON.parse(fs.readFileSync(file, 'utf8')), c.agent))).toHaveLength(Object.keys(c.events).length);
       expect(fs.existsSync(path.join(sb.ws, c.project[0]!))).toBe(false);
       const text = fs.readFileSync(file, 'utf8');

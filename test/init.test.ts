@@ -115,6 +115,14 @@ describe('init claude-code', () => {
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({});
   });
 
+  it('--user honours $CLAUDE_CONFIG_DIR, where Claude Code keeps the user settings then', () => {
+    const sb = sandbox();
+    const dir = path.join(sb.base, 'claude-config');
+    expect(sb.tb(['init', 'claude-code', '--user'], { env: { ...sb.env, CLAUDE_CONFIG_DIR: dir } }).code).toBe(0);
+    expect(Object.keys(ours(JSON.parse(fs.readFileSync(path.join(dir, 'settings.json'), 'utf8'))))).toHaveLength(EVENTS.length);
+    expect(fs.existsSync(path.join(sb.userHome, '.claude'))).toBe(false);
+  });
+
   it('a settings file that is not a JSON object is refused (exit 2) and left untouched', () => {
     const sb = sandbox();
     fs.mkdirSync(path.dirname(settingsOf(sb)));

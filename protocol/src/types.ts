@@ -58,6 +58,10 @@ export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
  * What produced a change set: a file tool call, a command (maybe run by a tool call), or the turn
  * itself ("changed during this turn").
  *
+ * `replaced`: what a forced undo or redo (`sets`, the sets it moved) wrote over — the later
+ * changes it replaced, kept as a set of their own that is already taken back (state `undone`), so
+ * that redoing the step and then this set gives them back.
+ *
  * `pairedBy: 'order'` is set when the agent gave no tool call id (Gemini CLI) and the end of the
  * call was matched with its beginning by order within the session (same tool and input first,
  * then the oldest still open); absent when the agent's own id paired them.
@@ -65,7 +69,8 @@ export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
 export type ChangeSource =
   | { kind: 'tool'; tool: string; toolCallId: string; pairedBy?: 'order' }
   | { kind: 'command'; command: string; tool?: string; toolCallId?: string; pairedBy?: 'order' }
-  | { kind: 'turn' };
+  | { kind: 'turn' }
+  | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] };
 
 /**
  * `applied`: in place; `undone`: taken back (can be redone); `partial`: some of its files were

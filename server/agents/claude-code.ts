@@ -41,7 +41,12 @@ export const claudeCode: AgentSpec<ClaudeHookEvent> = {
     { event: 'Stop' },
   ],
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
-  settingsFile: { project: ['.claude', 'settings.json'], user: (_env, home) => [home, '.claude', 'settings.json'], projectDir: 'workspace' },
+  settingsFile: {
+    project: ['.claude', 'settings.json'],
+    // Claude Code keeps the user's settings in `$CLAUDE_CONFIG_DIR` when that is set.
+    user: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR, 'settings.json'] : [home, '.claude', 'settings.json']),
+    projectDir: 'workspace',
+  },
   context: (ev, fallbackCwd) => ({ agent: 'claude-code', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
   actions: (ev, ctx) => claudeActions(ev, ctx),
 };

@@ -49,9 +49,11 @@ export const codex: AgentSpec<CodexHookEvent> = {
     { event: 'Stop' },
   ],
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
-  setupNote:
-    'Codex runs hooks only in a trusted project, and only once you have trusted them: run `codex` here, trust the folder, ' +
-    'then review and trust the hooks with /hooks. Until then it skips them without a word.',
+  setupNote: (user) =>
+    user
+      ? 'Codex runs hooks only once you have trusted them: run `codex`, then review and trust them with /hooks. Until then it skips them without a word.'
+      : 'Codex runs hooks only in a trusted project, and only once you have trusted them: run `codex` here, trust the folder, ' +
+        'then review and trust the hooks with /hooks. Until then it skips them without a word.',
   settingsFile: {
     project: ['.codex', 'hooks.json'],
     user: (env, home) => [env.CODEX_HOME || join(home, '.codex'), 'hooks.json'],

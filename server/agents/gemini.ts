@@ -39,9 +39,11 @@ export const gemini: AgentSpec<GeminiHookEvent> = {
   // with 2 or more and says something, and a shell that cannot find takeback (uninstalled since)
   // exits 127 saying so: the command is kept quiet and successful whatever happens.
   hookEntry: (command) => ({ name: 'takeback', type: 'command', command: `${command} 2>/dev/null || true`, timeout: 30_000 }),
-  setupNote:
-    'Gemini CLI runs these hooks only when started in this very folder, and only if the folder is trusted ' +
-    '(it asks the first time; /permissions changes it).',
+  setupNote: (user) =>
+    user
+      ? 'Gemini CLI runs settings hooks only in trusted folders (it asks the first time it opens one; /permissions changes it).'
+      : 'Gemini CLI runs these hooks only when started in this very folder, and only if the folder is trusted ' +
+        '(it asks the first time; /permissions changes it).',
   settingsFile: {
     // Gemini CLI reads `<cwd>/.gemini/settings.json` only (not the git top's), and
     // `$GEMINI_CLI_HOME/.gemini` instead of `~/.gemini` when that is set; both as JSON with comments.

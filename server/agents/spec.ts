@@ -35,8 +35,8 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
     /** The agent reads the file as JSON with comments (Gemini CLI): `init` keeps them. */
     jsonc?: boolean;
   };
-  /** What the user must still do before the agent runs the hooks (said after `init`), if anything. */
-  setupNote?: string;
+  /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
+  setupNote?: (user: boolean) => string;
   /** Who and where: the agent, its session, its working folder (`fallbackCwd` when the event has none). */
   context(ev: E, fallbackCwd: string): EventContext;
   /** What the event means. Pure: reads the event only (a patch's paths come from its text). */

@@ -342,7 +342,7 @@ function program(setCode: (n: number) => void): Command {
       const file = settingsPath(spec, root, Boolean(o.user));
       const r = initAgentHooks(spec, { file, command: o.command ?? hookCommand(agent), remove: o.remove });
       print(`${r.changed ? (o.remove ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
-      if (!o.remove && spec.setupNote) print(`${spec.setupNote}\n`);
+      if (!o.remove && spec.setupNote) print(`${spec.setupNote(Boolean(o.user))}\n`);
       done(0);
     });
 

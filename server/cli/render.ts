@@ -38,7 +38,7 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
   const state = s.state === 'applied' ? '' : p('yellow', ` [${s.state}]`);
   // The agent is named on the turn's line; a set's own only when it differs (or has no turn).
   const agent = s.agent && s.agent !== turnAgent ? p('dim', ` · ${s.agent}`) : '';
-  const paired = s.source.kind !== 'turn' && s.source.pairedBy === 'order' ? p('dim', ' (paired by order)') : '';
+  const paired = (s.source.kind === 'tool' || s.source.kind === 'command') && s.source.pairedBy === 'order' ? p('dim', ' (paired by order)') : '';
   const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${agent}${paired}${state}`];
   if (s.state === 'expired') return lines;
   const files = s.files.some((f) => f.type !== 'dir') ? s.files.filter((f) => f.type !== 'dir') : s.files;
@@ -101,7 +101,7 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
   const out = [
     `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
     `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline({ ...s, files: s.files }, p)}${
-      s.source.kind !== 'turn' && s.source.pairedBy === 'order' ? ' · paired by order (the agent gives no tool call id)' : ''
+      (s.source.kind === 'tool' || s.source.kind === 'command') && s.source.pairedBy === 'order' ? ' · paired by order (the agent gives no tool call id)' : ''
     }`,
     '',
   ];
@@ -166,7 +166,9 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
     if (r.conflicts.length > 0) {
       out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed since the change.`));
       for (const c of r.conflicts) out.push(`  ${c.path}: ${c.detail}`);
-      out.push(`Run it again with --force to replace the later changes; "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`);
+      out.push(
+        `Run it again with --force to replace the later changes (they are kept, as a change of their own: "takeback redo --last" twice brings everything back); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,
+      );
     } else {
       out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
     }

@@ -5,7 +5,8 @@ import { TakebackError } from '../errors.js';
 import { readState } from '../fsstate.js';
 import type { TxnOp } from '../journal/txns.js';
 import { isSecretPath } from '../secrets.js';
-import { sameState, type CaptureGap, type ChangeSet, type FileState } from '../types.js';
+import { makeChange } from '../capture/changes.js';
+import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { diskReader, gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
@@ -183,17 +184,43 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
   return notes;
 }
 
-/** Step 5: marks the step's files undone (redo: applied again) in their sets. Call inside the lock. */
+/**
+ * Step 5: marks the step's files undone (redo: applied again) in their sets. A forced step keeps
+ * what it wrote over (the `from` of its ops, kept in prepare) as a set of its own, already taken
+ * back: redoing the step and then that set gives the later changes back. Call inside the lock.
+ */
 function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
+  const { journal } = engine;
   const moved = new Map<string, string[]>();
   for (const f of step.plan.files) {
     if (f.gap) continue;
     for (const id of f.sets) moved.set(id, [...(moved.get(id) ?? []), f.path]);
   }
-  engine.journal.sets.markFiles(moved, step.direction === 'undo', {
+  const forced = step.force && step.conflicts.length > 0;
+  if (forced) {
+    const conflicting = new Map(step.conflicts.map((f) => [f.path, f]));
+    const files: FileChange[] = [];
+    for (const { op } of step.ops) {
+      const f = conflicting.get(op.path);
+      if (!f) continue;
+      // The later change: from what the step expected to find, to what it found (kept in prepare).
+      const c = makeChange(journal.blobs, op.path, f.expected, op.from);
+      if (c) files.push(c);
+    }
+    // Recorded just before the step (times 2 and 1 ms earlier), so that `redo --last` takes the
+    // step back first, then these changes.
+    const kept = journal.sets.add({
+      turn: null,
+      source: { kind: 'replaced', direction: step.direction, sets: step.plan.sets.map((s) => s.id) },
+      files,
+      now: now - 2,
+    });
+    if (kept) journal.sets.markFiles(new Map([[kept.id, kept.files.map((x) => x.path)]]), true, { action: 'undone', time: now - 1, forced: true });
+  }
+  journal.sets.markFiles(moved, step.direction === 'undo', {
     action: step.direction === 'undo' ? 'undone' : 'redone',
     time: now,
-    ...(step.force && step.conflicts.length > 0 ? { forced: true } : {}),
+    ...(forced ? { forced: true } : {}),
   });
 }
 

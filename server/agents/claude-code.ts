@@ -1,17 +1,11 @@
 import { absolutePath, str, type AgentAction, type EventContext } from './actions.js';
-import type { AgentSpec } from './spec.js';
+import type { AgentSpec, HookEventBase } from './spec.js';
 
 /**
  * One Claude Code hook event, as it arrives on the hook's stdin (see `shared/notes/agents.md`
  * and test/fixtures/claude-events/). Only the fields takeback reads are listed.
  */
-export interface ClaudeHookEvent {
-  hook_event_name: string;
-  session_id?: string;
-  cwd?: string;
-  prompt?: string;
-  tool_name?: string;
-  tool_input?: Record<string, unknown>;
+export interface ClaudeHookEvent extends HookEventBase {
   tool_use_id?: string;
 }
 

@@ -1,20 +1,14 @@
 import { join } from 'node:path';
 import { absolutePath, str, type AgentAction, type EventContext } from './actions.js';
 import { patchPaths } from './codex-patch.js';
-import type { AgentSpec } from './spec.js';
+import type { AgentSpec, HookEventBase } from './spec.js';
 
 /**
  * One Codex CLI hook event (its hooks.json events; see `shared/notes/agents.md` and
  * test/fixtures/codex-events/). Only the fields takeback reads are listed.
  */
-export interface CodexHookEvent {
-  hook_event_name: string;
-  session_id?: string;
+export interface CodexHookEvent extends HookEventBase {
   turn_id?: string;
-  cwd?: string;
-  prompt?: string;
-  tool_name?: string;
-  tool_input?: Record<string, unknown>;
   tool_use_id?: string;
 }
 

@@ -1,19 +1,12 @@
 import { absolutePath, orderKey, str, type AgentAction, type EventContext } from './actions.js';
-import type { AgentSpec } from './spec.js';
+import type { AgentSpec, HookEventBase } from './spec.js';
 
 /**
  * One Gemini CLI hook event (settings.json `hooks`; see `shared/notes/agents.md` and
  * test/fixtures/gemini-events/). Only the fields takeback reads are listed. Gemini gives no tool
  * call id and no turn id.
  */
-export interface GeminiHookEvent {
-  hook_event_name: string;
-  session_id?: string;
-  cwd?: string;
-  prompt?: string;
-  tool_name?: string;
-  tool_input?: Record<string, unknown>;
-}
+export type GeminiHookEvent = HookEventBase;
 
 /** Gemini CLI's file tools and the input field that names the file. */
 const FILE_TOOLS: Record<string, string> = { write_file: 'file_path', replace: 'file_path' };

@@ -1,5 +1,19 @@
 import type { AgentAction, AgentName, EventContext } from './actions.js';
 
+/**
+ * The fields every supported agent's hook event has in common (Claude Code, Codex CLI and Gemini
+ * CLI all send these names): the event, the session, the working folder, the prompt of a turn's
+ * first event, and a tool event's tool and input. Each agent's own event type adds to it.
+ */
+export interface HookEventBase {
+  hook_event_name: string;
+  session_id?: string;
+  cwd?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: Record<string, unknown>;
+}
+
 /** One hook entry as the agent's settings file holds it (`{"type": "command", "command": …}`). */
 export interface HookEntry {
   type: string;

@@ -125,9 +125,11 @@ export function turnEnd(
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
     const { turns } = engine.journal;
-    const byAgent = opts.agentTurn ? turns.byAgentTurn(opts.session ?? null, opts.agentTurn) : null;
-    const turn =
-      opts.id !== undefined ? turns.get(opts.id) : byAgent && byAgent.end === null ? byAgent : byAgent ? null : turns.open(opts.session);
+    const named = opts.id === undefined && opts.agentTurn ? turns.byAgentTurn(opts.session ?? null, opts.agentTurn) : null;
+    let turn;
+    if (opts.id !== undefined) turn = turns.get(opts.id);
+    else if (named) turn = named.end === null ? named : null; // ended already (a second Stop): not again
+    else turn = turns.open(opts.session);
     if (!turn) throw new TakebackError('not-found', 'no turn is open');
     const { set } = endTurn(engine, turn.id);
     return { turn: turn.id, set: set ? toSetSummary(set) : null };

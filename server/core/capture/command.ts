@@ -21,14 +21,17 @@ export function scanChangesToFiles(engine: Engine, changes: ScanChange[]): FileC
 export const COMMAND_RUNNING_MS = 15 * 60 * 1000;
 
 /**
- * True when a command begun less than {@link COMMAND_RUNNING_MS} ago has not ended (of any
- * agent or session, or only other than `except`). While one runs, nothing but a command's own
- * end may commit a scan: what moved may be that command's doing, and a scan committed by
- * anything else (a turn beginning or ending, another command beginning) would take it from it.
+ * True when a scan must not be committed now: the workspace has a usable snapshot and a command
+ * begun less than {@link COMMAND_RUNNING_MS} ago (of any agent or session; other than `except`)
+ * has not ended. What moved may be that command's doing, and a scan committed by anything else (a
+ * turn beginning or ending, another command beginning) would take it from it: it is left for that
+ * command's end to record. A command begun long ago and never ended (a killed process) does not
+ * count; without a snapshot the scan is the baseline, and always runs.
  */
-export function commandRunning(engine: Engine, opts: { now?: number; except?: string } = {}): boolean {
-  const now = opts.now ?? Date.now();
-  return engine.journal.captures.inFlight('command', now - COMMAND_RUNNING_MS, opts.except) > 0;
+export function scanHeldByCommand(engine: Engine, opts: { now?: number; except?: string } = {}): boolean {
+  const { journal } = engine;
+  if (journal.snapshot.meta()?.status !== 'ok') return false;
+  return journal.captures.inFlight('command', (opts.now ?? Date.now()) - COMMAND_RUNNING_MS, opts.except) > 0;
 }
 
 /** What a command capture saw: whether the workspace could be scanned, and why not. */
@@ -62,12 +65,9 @@ export function beginCommand(
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const now = opts.now ?? Date.now();
   const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
-  // What moved since the last look is the turn's drift (in a turn) or the user's (dropped); but
-  // another command still running (this agent's in parallel, or another agent's) may have made
-  // it: then leave it for that command's end to record (the snapshot stays as it is). A command
-  // begun long ago and never ended (a killed process) does not count.
-  const meta = journal.snapshot.meta();
-  if (meta?.status === 'ok' && commandRunning(engine, { now, except: opts.id })) {
+  // What moved since the last look is the turn's drift (in a turn) or the user's (dropped), unless
+  // another command still running (this agent's in parallel, or another agent's) may have made it.
+  if (scanHeldByCommand(engine, { now, except: opts.id })) {
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }

@@ -1,5 +1,4 @@
 import type { Engine } from '../engine.js';
-import { unpackIndex } from '../scan/packed.js';
 import { scanRows, type ScanOutcome } from '../scan/scan.js';
 import { PARALLEL_MIN_PATHS, StatWorker } from '../scan/stat-check.js';
 
@@ -8,7 +7,6 @@ import { PARALLEL_MIN_PATHS, StatWorker } from '../scan/stat-check.js';
  * that moved). Must run inside a write transaction, so that two processes never interleave a
  * scan's read-compare-write. A workspace over the limits gets its index cleared: the next scan
  * under the limits starts a new baseline rather than reporting the whole tree as created.
- * `outcome.entries` (the whole index) is built only if asked for.
  */
 export function scanAndCommit(engine: Engine, onProgress?: (files: number) => void): ScanOutcome {
   const { journal, root, config } = engine;
@@ -23,20 +21,7 @@ export function scanAndCommit(engine: Engine, onProgress?: (files: number) => vo
     if (rows.size > 0) journal.snapshot.clear();
   } else {
     journal.snapshot.writeRows(r.put, r.del);
-    for (const [d, b] of r.put) rows.set(d, b);
-    for (const d of r.del) rows.delete(d);
   }
   journal.snapshot.setMeta(r.meta);
-  let entries: ScanOutcome['entries'] | undefined;
-  return {
-    status: r.status,
-    ...(r.reason !== undefined ? { reason: r.reason } : {}),
-    changes: r.changes,
-    meta: r.meta,
-    read: r.read,
-    get entries() {
-      entries ??= r.status === 'too-large' ? new Map() : unpackIndex(rows);
-      return entries;
-    },
-  };
+  return { status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), changes: r.changes, meta: r.meta, read: r.read };
 }

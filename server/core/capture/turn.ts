@@ -3,7 +3,7 @@ import { entryState } from '../scan/scan.js';
 import { isSecretPath } from '../secrets.js';
 import type { ChangeSet, FileChange, Turn } from '../types.js';
 import { makeChange } from './changes.js';
-import { commandRunning, endCommand } from './command.js';
+import { endCommand, scanHeldByCommand } from './command.js';
 import { endFiles } from './files.js';
 import { scanAndCommit } from './scan-commit.js';
 
@@ -20,7 +20,7 @@ export function beginTurn(
   const stale = opts.session ? journal.turns.open(opts.session) : null;
   const closed = stale ? endTurn(engine, stale.id).set : null;
   // While a command runs (another agent's), what moved may be its doing: left for its end.
-  if (!(journal.snapshot.meta()?.status === 'ok' && commandRunning(engine))) scanAndCommit(engine);
+  if (!scanHeldByCommand(engine)) scanAndCommit(engine);
   const turn = journal.turns.begin(opts);
   return { turn, closed };
 }
@@ -39,8 +39,7 @@ export function endTurn(engine: Engine, turnId: string, now?: number): { set: Ch
   for (const pending of journal.captures.takeOpen(turnId, 'files')) endFiles(engine, pending);
   for (const pending of journal.captures.takeOpen(turnId, 'command')) endCommand(engine, pending);
   // Another agent's command still running: what moved may be its doing, left for its end.
-  const running = journal.snapshot.meta()?.status === 'ok' && commandRunning(engine, { now });
-  const outcome = running ? null : scanAndCommit(engine);
+  const outcome = scanHeldByCommand(engine, { now }) ? null : scanAndCommit(engine);
   if (outcome && outcome.status === 'ok' && outcome.changes.length > 0) {
     journal.drift.add(
       turnId,

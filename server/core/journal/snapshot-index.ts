@@ -75,8 +75,7 @@ export class SnapshotIndex {
 
   /**
    * Every row: folder (workspace-relative, '' for the root) → its packed children. The map is this
-   * process's cache: a caller that writes rows with {@link writeRows} applies the same change to
-   * it (as `scanAndCommit` does) or leaves it alone; it never changes it otherwise.
+   * process's cache, kept up to date by {@link writeRows}: callers only read it.
    */
   rows(): Map<string, Buffer> {
     const gen = this.generation();

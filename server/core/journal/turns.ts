@@ -83,8 +83,9 @@ export class Turns {
    */
   forSession(session: string | null | undefined): Turn | null {
     if (!session) return this.open();
-    const row = (this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session = ? ORDER BY seq DESC LIMIT 1').get(session) ??
-      this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get()) as TurnRow | undefined;
+    const own = this.open(session);
+    if (own) return own;
+    const row = this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get() as TurnRow | undefined;
     return row ? toTurn(row) : null;
   }
 
@@ -94,11 +95,6 @@ export class Turns {
       .prepare('SELECT * FROM turns WHERE agent_turn = ? AND (session IS ? OR ? IS NULL) ORDER BY seq DESC LIMIT 1')
       .get(agentTurn, session, session) as TurnRow | undefined;
     return row ? toTurn(row) : null;
-  }
-
-  /** The ids of turns still open. */
-  openIds(): string[] {
-    return (this.db.prepare('SELECT id FROM turns WHERE ended_at IS NULL').all() as { id: string }[]).map((r) => r.id);
   }
 
   /**

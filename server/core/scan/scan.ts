@@ -38,7 +38,6 @@ export interface ScanOutcome {
   status: 'ok' | 'baseline' | 'too-large';
   reason?: string;
   changes: ScanChange[];
-  entries: Map<string, IndexEntry>;
   meta: ScanMeta;
   /** Paths read and hashed in this scan (the rest matched their stat). */
   read: number;

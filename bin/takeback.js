@@ -4,9 +4,10 @@
 // bundles the command line into one file (and the agent hook into others, smaller) that starts
 // several times faster. A bundle older than the compiled modules (a bare `tsc` since) is not used.
 //
-// `takeback hook <agent>` first loads the forwarding client (forward.bundle.js: Node's own
-// modules only), which hands the event to the capture daemon when one runs; only when none takes
-// it is the full hook (hook.bundle.js: SQLite, the journal) loaded and run in this process.
+// `takeback hook <agent>` runs the full hook (hook.bundle.js: SQLite, the journal) in this
+// process. With the opt-in capture daemon (TAKEBACK_HOOK_DAEMON set), it first loads the
+// forwarding client (forward.bundle.js: Node's own modules only), which hands the event to the
+// daemon when one runs, and runs the full hook only when none takes it.
 import { createRequire } from 'node:module';
 
 // node:fs by `require`: importing it as an ES module also loads fs/promises and the file streams.
@@ -24,7 +25,11 @@ const mtime = (file) => {
 const entry = (name) => (mtime(`${name}.bundle.js`) >= mtime(`${name}.js`) ? `${name}.bundle.js` : `${name}.js`);
 const load = (name) => import(`../dist/server/cli/${entry(name)}`);
 
-if (hook) {
+// Which values turn the daemon on is the client's to say (daemon/address.ts); unset or 0, the
+// default, the client is not even loaded.
+const daemonAsked = hook && !['', '0'].includes(process.env.TAKEBACK_HOOK_DAEMON ?? '');
+
+if (daemonAsked) {
   const inProcess = async (text) => (await load('hook')).runHook(args[1], text);
   let forward = null;
   try {
@@ -33,6 +38,8 @@ if (hook) {
     // No forwarding client (a partial build): the hook runs in this process, as it always could.
   }
   process.exitCode = forward ? await forward.runForwardedHook(args[1], inProcess) : (await load('hook')).runHook(args[1]);
+} else if (hook) {
+  process.exitCode = (await load('hook')).runHook(args[1]);
 } else {
   process.exitCode = await (await load('main')).main(args);
 }

@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { daemonEnabled, forwardedEnv, homeOf, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
+import { logHook } from '../agents/log.js';
+import { takebackHome } from '../core/home.js';
+import { daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
+import { readStdin } from './stdin.js';
 
 /*
  * The first thing `takeback hook <agent>` loads (bin/takeback.js): it reads the event and hands
@@ -10,10 +12,9 @@ import { daemonEnabled, forwardedEnv, homeOf, MAX_SOCKET_PATH, socketPath, type 
  * crypto, no commander): this file is bundled on its own (scripts/bundle.mjs) and must start fast.
  */
 
-// `require`, not `import`: importing node:fs or node:net as ES modules builds their namespaces,
+// `require`, not `import`: importing node:net as an ES module builds its namespace,
 // which loads fs/promises and more (milliseconds a hook would pay for nothing).
 const require = createRequire(import.meta.url);
-const { appendFileSync, mkdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
 const { connect } = require('node:net') as typeof import('node:net');
 
 /** How long a hook waits for the daemon to take its event (connect included) before doing it itself (ms). */
@@ -26,26 +27,6 @@ export const CLAIM_TIMEOUT_MS = 3000;
  * - `fallback`: a daemon is there but did not take the event (busy past the wait, refused, broke): handle it here.
  */
 export type ForwardResult = 'done' | 'no-daemon' | 'fallback';
-
-/** The whole of stdin as UTF-8 text ('' when it cannot be read). */
-export function readStdin(): string {
-  try {
-    return readFileSync(0, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** One line in `$TAKEBACK_HOME/logs/hook.log`, as server/agents/log.ts writes them (kept apart: that one imports node:fs). */
-function log(home: string, message: string): void {
-  try {
-    const dir = join(home, 'logs');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    appendFileSync(join(dir, 'hook.log'), `${new Date().toISOString()} [${process.pid}] ${message}\n`, { mode: 0o600 });
-  } catch {
-    // Nowhere to log.
-  }
-}
 
 /**
  * Hands one hook event (`agent`, the stdin `text`) to the daemon listening on `socket`, and waits
@@ -101,7 +82,7 @@ export function forwardEvent(
       if (committed) {
         // The daemon took the event and then went away: it may have recorded it, so it is not
         // done twice (a hook process killed midway loses its event the same way).
-        if (opts.home) log(opts.home, `hook ${req.agent}: the capture daemon went away while handling the event${e ? ` (${e.code ?? e.message})` : ''}`);
+        if (opts.home) logHook(opts.home, `hook ${req.agent}: the capture daemon went away while handling the event${e ? ` (${e.code ?? e.message})` : ''}`);
         finish('done');
       } else finish(e && (e.code === 'ENOENT' || e.code === 'ECONNREFUSED') ? 'no-daemon' : 'fallback');
     };
@@ -141,7 +122,7 @@ export async function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<
  * `takeback hook <agent>`: reads the event on stdin and forwards it to the capture daemon; when
  * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
  * start or a prompt with no daemon listening, starts one (`bin`: the takeback script). With
- * `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
+ * `TAKEBACK_HOOK_DAEMON=1` unset, always `inProcess`, and no daemon is started. Resolves to 0: a hook
  * never fails and never prints.
  */
 export async function runForwardedHook(agent: string, inProcess: (text: string) => unknown, bin: string | undefined = process.argv[1]): Promise<number> {
@@ -151,7 +132,7 @@ export async function runForwardedHook(agent: string, inProcess: (text: string) 
   let home: string | null = null;
   try {
     if (daemonEnabled(env) && process.platform !== 'win32') {
-      home = homeOf(env);
+      home = takebackHome(env);
       const socket = socketPath(home);
       if (Buffer.byteLength(socket) <= MAX_SOCKET_PATH) {
         result = await forwardEvent(socket, { agent, text, cwd: process.cwd(), env: forwardedEnv(env, home) }, { home });

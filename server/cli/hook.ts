@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { logHook } from '../agents/log.js';
 import { AGENTS, handleAgentEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
 import { startGcIfDue } from '../core/store/gc.js';
+import { readStdin } from './stdin.js';
 
 /*
  * `takeback hook <agent>`, on its own: an agent runs it twice for every file tool call, so it is
@@ -12,14 +12,6 @@ import { startGcIfDue } from '../core/store/gc.js';
  * the daemon hands it to {@link handleHookText}, as this process would.
  */
 
-/** The whole of stdin as UTF-8 text ('' when it cannot be read). */
-export function readStdin(): string {
-  try {
-    return readFileSync(0, 'utf8');
-  } catch {
-    return '';
-  }
-}
 
 /**
  * Handles one hook event of `agent` given as the text the agent wrote on stdin, with

@@ -113,10 +113,7 @@ function program(setCode: (n: number) => void): Command {
       if (o.json) json(r);
       else {
         // Nothing by that agent: name the agents that did change something here.
-        const agents =
-          o.agent !== undefined && r.sets.length === 0
-            ? [...new Set(listChanges(e, { all: true }).sets.flatMap((x) => (x.agent ? [x.agent] : [])))].sort()
-            : undefined;
+        const agents = o.agent !== undefined && r.sets.length === 0 ? e.journal.sets.agents() : undefined;
         print(renderList(r, color, { agent: o.agent, agents }));
       }
       done(0);

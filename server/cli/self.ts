@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { takebackOnPathIs } from '../path-lookup.js';
+import { packageRoot, packageVersion } from './package-info.js';
 
 /** The package's root folder (where package.json is). */
-export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const PACKAGE_ROOT = packageRoot();
 
 /** takeback's version, from package.json. */
-export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+export const VERSION: string = packageVersion();
 
 /** The `takeback` script of this install. */
 export const BIN = join(PACKAGE_ROOT, 'bin', 'takeback.js');

@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { xdgState } from 'xdg-basedir';
 
 /**
  * Limits and retention. Defaults follow Conch's ADR 0030 (5 MB per file; 10,000 files or
@@ -44,16 +42,7 @@ export const DEFAULT_CONFIG: Config = {
   maxJournalBytes: 1024 * 1024 * 1024,
 };
 
-/**
- * Where the journal lives: `$TAKEBACK_HOME`, else `$XDG_STATE_HOME/takeback`, else
- * `~/.local/state/takeback`. Never inside a workspace, so an agent's `rm -rf` cannot take the
- * undo history with it.
- */
-export function takebackHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.TAKEBACK_HOME) return env.TAKEBACK_HOME;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'takeback');
-  return join(xdgState ?? join(homedir(), '.local', 'state'), 'takeback');
-}
+export { takebackHome } from './home.js';
 
 function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const v = env[name];

@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot, packageVersion } from '../cli/package-info.js';
 
 /*
  * Where the capture daemon listens, and what its wire messages look like: shared by the
@@ -19,7 +17,7 @@ import { fileURLToPath } from 'node:url';
  * daemon, hearing no "go", drops the event. So an event is handled once, by one of them.
  */
 
-/** The environment variable that, set to `0`, turns the daemon off (hooks run in-process, none is started). */
+/** The environment variable that turns the daemon on: `1` (or `true`, `on`, `yes`; anything else or unset: hooks run in-process, none is started). */
 export const DAEMON_SWITCH = 'TAKEBACK_HOOK_DAEMON';
 /** The environment variable with the daemon's idle time (ms) before it exits; default {@link DEFAULT_IDLE_MS}. */
 export const IDLE_VAR = 'TAKEBACK_HOOK_DAEMON_IDLE_MS';
@@ -45,41 +43,6 @@ export interface ForwardRequest {
   cwd: string;
   /** The hook's variables matching {@link FORWARDED_ENV}; `TAKEBACK_HOME` always set (resolved). */
   env: Record<string, string>;
-}
-
-// `require`, not `import`, for node:fs: importing it as an ES module builds its namespace, which
-// loads fs/promises and the file streams (milliseconds a hook would pay for nothing).
-const require = createRequire(import.meta.url);
-const { readFileSync } = require('node:fs') as typeof import('node:fs');
-
-/** The package's root folder: this file is dist/server/{daemon,cli}/…, bundled or not. */
-export function packageRoot(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-}
-
-let version: string | undefined;
-
-/** takeback's version (package.json's `version`), or `0` when it cannot be read. */
-export function packageVersion(): string {
-  if (version === undefined) {
-    try {
-      version = String((JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: unknown }).version ?? '0');
-    } catch {
-      version = '0';
-    }
-  }
-  return version;
-}
-
-/**
- * Where the journal lives, resolved as server/core/config.ts `takebackHome` does (kept apart so
- * that the client loads nothing of the core): `$TAKEBACK_HOME`, else `$XDG_STATE_HOME/takeback`,
- * else `~/.local/state/takeback`.
- */
-export function homeOf(env: NodeJS.ProcessEnv): string {
-  if (env.TAKEBACK_HOME) return env.TAKEBACK_HOME;
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'takeback');
-  return join(homedir(), '.local', 'state', 'takeback');
 }
 
 /** 8 hex digits of FNV-1a (32 bits) of `text`: enough to tell installs apart, no crypto to load. */

@@ -2,8 +2,9 @@ import { chmodSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { connect, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { logHook } from '../agents/log.js';
+import { takebackHome } from '../core/home.js';
 import { handleHookText } from '../cli/hook.js';
-import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, homeOf, runDir, socketPath, type ForwardRequest } from './address.js';
+import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
 import { createCaptureServer } from './server.js';
 
 /*
@@ -113,7 +114,7 @@ const REST_DIR = '/';
  * `takeback hook-daemon` (hidden): serves hook events for the TAKEBACK_HOME of `env` on
  * `$TAKEBACK_HOME/run/capture-<version>-<install hash>.sock` (folder 0700, socket 0600) until
  * idle for `$TAKEBACK_HOOK_DAEMON_IDLE_MS` (default 30 minutes), and resolves to 0 then (and at
- * once when another daemon already serves there, when `TAKEBACK_HOOK_DAEMON=0`, or when the
+ * once when another daemon already serves there, when `TAKEBACK_HOOK_DAEMON` is not `1`, or when the
  * socket cannot be made: a hook then runs in-process). `bin` is the takeback script (for the
  * retention sweep a session's start may launch). Failures are logged to hook.log, never thrown.
  */
@@ -121,7 +122,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   const env = opts.env ?? process.env;
   const bin = opts.bin ?? process.argv[1];
   if (!daemonEnabled(env) || process.platform === 'win32') return 0;
-  const home = homeOf(env);
+  const home = takebackHome(env);
   const path = socketPath(home);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) return 0;
   const idleMs = Number(env[IDLE_VAR]) > 0 ? Number(env[IDLE_VAR]) : DEFAULT_IDLE_MS;
@@ -190,18 +191,22 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
     // The folder is 0700 already.
   }
 
+  /** Removes the socket file if it is still this daemon's (not one a newer daemon bound since). */
+  function removeSocket(): void {
+    if (mine === null || inode(path) !== mine) return;
+    try {
+      unlinkSync(path);
+    } catch {
+      // gone already
+    }
+  }
+
   function shutdown(): void {
     if (stopping) return;
     stopping = true;
     clearInterval(watch);
     // Taken away first, so that new hooks find no socket (and run in-process) at once.
-    if (mine !== null && inode(path) === mine) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // gone already
-      }
-    }
+    removeSocket();
     server.close(() => stop());
     // Events already queued are still served; then the last connection closes and so does the server.
   }
@@ -216,13 +221,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, shutdown);
   process.on('uncaughtException', (e) => {
     logHook(home, `hook daemon failed: ${e.stack ?? String(e)}`);
-    if (mine !== null && inode(path) === mine) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // gone already
-      }
-    }
+    removeSocket();
     process.exit(1);
   });
 

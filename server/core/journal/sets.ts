@@ -54,6 +54,11 @@ export class Sets {
     return { id: String(info.lastInsertRowid), turn: opts.turn, agent, session, source: opts.source, time: now, state: 'applied', files, history };
   }
 
+  /** The agents that recorded sets here (expired ones too), sorted. */
+  agents(): string[] {
+    return this.db.prepare('SELECT DISTINCT agent FROM sets WHERE agent IS NOT NULL ORDER BY agent').pluck().all() as string[];
+  }
+
   /** The set `id`. Throws `invalid-id`, `not-found`, or `expired` (its copies are gone; a tombstone remains). */
   get(id: string): ChangeSet {
     checkId(id, 'change set id');

@@ -5,6 +5,7 @@ import { TakebackError } from '../core/errors.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
 import { ID_PATTERN } from '../core/types.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
+import type { HookEventBase } from './spec.js';
 
 /*
  * What an agent's hook event means to takeback, whatever the agent: every adapter
@@ -154,4 +155,25 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
 /** A string field of an event, or null. */
 export function str(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
+}
+
+/** Who and where for an event of `agent`, from the fields every agent sends (`session_id`, `cwd`). */
+export function contextOf(agent: AgentName, ev: HookEventBase, fallbackCwd: string): EventContext {
+  return { agent, session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd };
+}
+
+/**
+ * A tool call about to run, for an agent whose file tools name their one path in an input field
+ * (`files`: tool → field) and whose shell tool (`shell`) takes `command` (Claude Code, Gemini CLI).
+ */
+export function toolBegin(ev: HookEventBase, ctx: EventContext, pairing: Pairing, tools: { files: Record<string, string>; shell: string }): AgentAction {
+  const tool = ev.tool_name ?? '';
+  const field = tools.files[tool];
+  if (field) {
+    const p = str(ev.tool_input?.[field]);
+    if (!p) return { kind: 'ignore', why: `${tool} without a path: ignored` };
+    return { kind: 'files-begin', pairing, tool, paths: [absolutePath(ctx.cwd, p)] };
+  }
+  if (tool === tools.shell) return { kind: 'command-begin', pairing, tool, command: str(ev.tool_input?.command) ?? '' };
+  return { kind: 'ignore', why: `${tool}: not captured` };
 }

@@ -1,4 +1,4 @@
-import { absolutePath, str, type AgentAction, type EventContext } from './actions.js';
+import { contextOf, str, toolBegin, type AgentAction, type EventContext } from './actions.js';
 import type { AgentSpec, HookEventBase } from './spec.js';
 
 /**
@@ -41,7 +41,7 @@ export const claudeCode: AgentSpec<ClaudeHookEvent> = {
     user: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR, 'settings.json'] : [home, '.claude', 'settings.json']),
     projectDir: 'workspace',
   },
-  context: (ev, fallbackCwd) => ({ agent: 'claude-code', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
+  context: (ev, fallbackCwd) => contextOf('claude-code', ev, fallbackCwd),
   actions: (ev, ctx) => claudeActions(ev, ctx),
 };
 
@@ -53,16 +53,8 @@ function claudeActions(ev: ClaudeHookEvent, ctx: EventContext): AgentAction[] {
       return [{ kind: 'session-start' }];
     case 'UserPromptSubmit':
       return [{ kind: 'turn-begin', prompt: str(ev.prompt) }];
-    case 'PreToolUse': {
-      const field = FILE_TOOLS[tool];
-      if (field) {
-        const p = str(ev.tool_input?.[field]);
-        if (!p) return [{ kind: 'ignore', why: `${tool} without a path: ignored` }];
-        return [{ kind: 'files-begin', pairing, tool, paths: [absolutePath(ctx.cwd, p)] }];
-      }
-      if (tool === 'Bash') return [{ kind: 'command-begin', pairing, tool, command: str(ev.tool_input?.command) ?? '' }];
-      return [{ kind: 'ignore', why: `${tool}: not captured` }];
-    }
+    case 'PreToolUse':
+      return [toolBegin(ev, ctx, pairing, { files: FILE_TOOLS, shell: 'Bash' })];
     case 'PostToolUse':
     case 'PostToolUseFailure':
       return [{ kind: 'tool-end', pairing, tool }];

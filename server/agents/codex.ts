@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { absolutePath, str, type AgentAction, type EventContext } from './actions.js';
+import { absolutePath, contextOf, str, type AgentAction, type EventContext } from './actions.js';
 import { patchPaths } from './codex-patch.js';
 import type { AgentSpec, HookEventBase } from './spec.js';
 
@@ -54,7 +54,7 @@ export const codex: AgentSpec<CodexHookEvent> = {
     // Codex reads `.codex/` folders from the project root (git's top) down to where it runs.
     projectDir: 'workspace',
   },
-  context: (ev, fallbackCwd) => ({ agent: 'codex', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
+  context: (ev, fallbackCwd) => contextOf('codex', ev, fallbackCwd),
   actions: (ev, ctx) => codexActions(ev, ctx),
 };
 

@@ -1,4 +1,4 @@
-import { absolutePath, orderKey, str, type AgentAction, type EventContext } from './actions.js';
+import { contextOf, orderKey, str, toolBegin, type AgentAction, type EventContext } from './actions.js';
 import type { AgentSpec, HookEventBase } from './spec.js';
 
 /**
@@ -45,7 +45,7 @@ export const gemini: AgentSpec<GeminiHookEvent> = {
     projectDir: 'cwd',
     jsonc: true,
   },
-  context: (ev, fallbackCwd) => ({ agent: 'gemini', session: str(ev.session_id), cwd: str(ev.cwd) ?? fallbackCwd }),
+  context: (ev, fallbackCwd) => contextOf('gemini', ev, fallbackCwd),
   actions: (ev, ctx) => geminiActions(ev, ctx),
 };
 
@@ -57,16 +57,8 @@ function geminiActions(ev: GeminiHookEvent, ctx: EventContext): AgentAction[] {
       return [{ kind: 'session-start' }];
     case 'BeforeAgent':
       return [{ kind: 'turn-begin', prompt: str(ev.prompt) }];
-    case 'BeforeTool': {
-      const field = FILE_TOOLS[tool];
-      if (field) {
-        const p = str(ev.tool_input?.[field]);
-        if (!p) return [{ kind: 'ignore', why: `${tool} without a path: ignored` }];
-        return [{ kind: 'files-begin', pairing, tool, paths: [absolutePath(ctx.cwd, p)] }];
-      }
-      if (tool === SHELL_TOOL) return [{ kind: 'command-begin', pairing, tool, command: str(ev.tool_input?.command) ?? '' }];
-      return [{ kind: 'ignore', why: `${tool}: not captured` }];
-    }
+    case 'BeforeTool':
+      return [toolBegin(ev, ctx, pairing, { files: FILE_TOOLS, shell: SHELL_TOOL })];
     case 'AfterTool':
       if (!FILE_TOOLS[tool] && tool !== SHELL_TOOL) return [{ kind: 'ignore', why: `${tool}: not captured` }];
       return [{ kind: 'tool-end', pairing, tool }];

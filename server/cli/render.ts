@@ -34,11 +34,16 @@ export function setHeadline(s: W.ChangeSetSummary, p: Paint = painter(false)): s
   return `${plural(files.length, 'file')} changed ${counts(p, s.added, s.removed)}`;
 }
 
+/** True when the set's tool call was matched with its end by order (the agent gives no id). */
+function pairedByOrder(src: W.ChangeSource): boolean {
+  return (src.kind === 'tool' || src.kind === 'command') && src.pairedBy === 'order';
+}
+
 function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): string[] {
   const state = s.state === 'applied' ? '' : p('yellow', ` [${s.state}]`);
   // The agent is named on the turn's line; a set's own only when it differs (or has no turn).
   const agent = s.agent && s.agent !== turnAgent ? p('dim', ` · ${s.agent}`) : '';
-  const paired = (s.source.kind === 'tool' || s.source.kind === 'command') && s.source.pairedBy === 'order' ? p('dim', ' (paired by order)') : '';
+  const paired = pairedByOrder(s.source) ? p('dim', ' (paired by order)') : '';
   const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${agent}${paired}${state}`];
   if (s.state === 'expired') return lines;
   const files = s.files.some((f) => f.type !== 'dir') ? s.files.filter((f) => f.type !== 'dir') : s.files;
@@ -101,7 +106,7 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
   const out = [
     `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
     `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline({ ...s, files: s.files }, p)}${
-      (s.source.kind === 'tool' || s.source.kind === 'command') && s.source.pairedBy === 'order' ? ' · paired by order (the agent gives no tool call id)' : ''
+      pairedByOrder(s.source) ? ' · paired by order (the agent gives no tool call id)' : ''
     }`,
     '',
   ];

@@ -41,7 +41,7 @@ export interface ScanMeta {
   rules?: Record<string, string>;
   /** The git index file's stat when the scan last read it (see `gitIndexStamp`). */
   gitIndex?: string;
-  /** Folders of excluded names that hold tracked files, scanned after all (`GitIndex.trackedExcluded`). */
+  /** Folders of excluded names that hold tracked files, scanned after all (`trackedExcludedDirs` in scan/git-index.ts). */
   trackedExcluded?: string[];
 }
 

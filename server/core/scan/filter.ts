@@ -28,7 +28,7 @@ export class ScanFilter {
   /**
    * `excludeNames`: folder names always skipped; `trackedExcluded`: folders of those names that
    * hold files git tracks (workspace-relative: `dist`, `pkg/build`), which are scanned after all
-   * (see `GitIndex.trackedExcluded`).
+   * (see `trackedExcludedDirs` in git-index.ts).
    */
   constructor(
     private readonly root: string,

@@ -183,9 +183,8 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
   // Folders of excluded names that hold tracked files are scanned after all (git keeps their
   // files): known from git's index, read again whenever the index file moved.
   const gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
-  let trackedExcluded = prevMeta?.status === 'ok' ? (prevMeta.trackedExcluded ?? []) : [];
-  if (gitIndex === '') trackedExcluded = [];
-  else if (forceFull || baseline || gitIndex !== prevMeta?.gitIndex) trackedExcluded = trackedExcludedDirs(root, config.excludeNames);
+  const indexMoved = forceFull || baseline || gitIndex !== prevMeta?.gitIndex;
+  const trackedExcluded = gitIndex === '' ? [] : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
   // A change of either the names or the folders kept lists every folder again.
   const excludes = JSON.stringify(config.excludeNames) + (trackedExcluded.length > 0 ? JSON.stringify(trackedExcluded) : '');
   const filter = new ScanFilter(root, config.excludeNames, trackedExcluded);

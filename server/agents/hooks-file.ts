@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import * as jsoncParser from 'jsonc-parser';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
+import { HTTP_PORT_VAR } from '../daemon/http-address.js';
 import type { AgentSpec, HookEntry } from './spec.js';
 
 /*
@@ -20,8 +21,12 @@ interface HookGroup {
 type Settings = { hooks?: Record<string, HookGroup[]>; [k: string]: unknown };
 type AnySpec = AgentSpec<{ hook_event_name: string }>;
 
-/** The marker by which takeback recognises the hook entries it added for `agent`. */
+/**
+ * The marker by which takeback recognises the hook entries it added for `agent`: a command that
+ * runs `takeback … hook <agent>`, or an http hook to `…/takeback/hook/<agent>` (`init --http`).
+ */
 function isOurs(h: HookEntry, agent: string): boolean {
+  if (h.type === 'http') return typeof h.url === 'string' && h.url.endsWith(`/takeback/hook/${agent}`);
   return typeof h.command === 'string' && h.command.includes(`hook ${agent}`) && h.command.includes('takeback');
 }
 
@@ -33,9 +38,17 @@ export function settingsPath(spec: AnySpec, workspace: string, user: boolean, en
 /**
  * Adds `spec`'s hooks to settings `s` (returns a new object), leaving every other hook and setting
  * as it was. An event that already has our hook keeps it, with its command set to `command`, so
- * running it twice changes nothing and running it from another install repairs it.
+ * running it twice changes nothing and running it from another install repairs it. With
+ * `entries`, or when `s` holds the hooks of `init --http`, takeback's hooks are replaced whole
+ * (see replaceHooks).
  */
-export function addHooks(spec: AnySpec, s: Settings, command: string): Settings {
+export function addHooks(spec: AnySpec, s: Settings, command: string, entries?: (event: string) => HookEntry[]): Settings {
+  if (entries) return replaceHooks(spec, s, entries);
+  // Hooks of `init --http` there (http hooks and the commands beside them): replaced as a whole.
+  const httpMode = Object.values(s.hooks ?? {}).some((groups) =>
+    groups.some((g) => (g.hooks ?? []).some((h) => isOurs(h, spec.name) && (h.type === 'http' || String(h.command).includes(`${HTTP_PORT_VAR}=`)))),
+  );
+  if (httpMode) return replaceHooks(spec, s, () => [spec.hookEntry(command)]);
   const out: Settings = structuredClone(s);
   const hooks = (out.hooks ??= {});
   for (const { event, matcher } of spec.events) {
@@ -52,6 +65,21 @@ export function addHooks(spec: AnySpec, s: Settings, command: string): Settings 
     const group: HookGroup = matcher ? { matcher, hooks: [] } : { hooks: [] };
     group.hooks!.push(spec.hookEntry(command));
     groups.push(group);
+  }
+  return out;
+}
+
+/**
+ * Settings `s` with takeback's hooks for `spec` replaced by `entries(event)` for each event, in
+ * one group per event (with its matcher) at the end of the event's list. Running it twice with
+ * the same entries changes nothing.
+ */
+function replaceHooks(spec: AnySpec, s: Settings, entries: (event: string) => HookEntry[]): Settings {
+  const out = removeHooks(spec, s);
+  const hooks = (out.hooks ??= {});
+  for (const { event, matcher } of spec.events) {
+    const want = entries(event);
+    if (want.length > 0) (hooks[event] ??= []).push(matcher ? { matcher, hooks: want } : { hooks: want });
   }
   return out;
 }
@@ -121,9 +149,14 @@ function formatLike(text: string, value: unknown): string {
 /**
  * Merges `spec`'s hooks into (or with `remove`, out of) the agent's settings file `file`. Keeps the
  * file's other content; writes atomically; a file that is not valid JSON is refused (`usage`)
- * and left untouched. Returns what happened.
+ * and left untouched. With `entries`, takeback's hooks of each event become exactly those
+ * entries (the http hooks of `init --http`); without, each event gets `spec.hookEntry(command)`.
+ * Returns what happened.
  */
-export function initAgentHooks(spec: AnySpec, opts: { file: string; command: string; remove?: boolean }): { file: string; changed: boolean } {
+export function initAgentHooks(
+  spec: AnySpec,
+  opts: { file: string; command: string; remove?: boolean; entries?: (event: string) => HookEntry[] },
+): { file: string; changed: boolean } {
   let current: Settings = {};
   let text = '';
   /** The file has comments or trailing commas, which the agent accepts (Gemini CLI: JSONC). */
@@ -148,7 +181,7 @@ export function initAgentHooks(spec: AnySpec, opts: { file: string; command: str
       checkHooksShape(opts.file, current);
     }
   }
-  const next = opts.remove ? removeHooks(spec, current) : addHooks(spec, current, opts.command);
+  const next = opts.remove ? removeHooks(spec, current) : addHooks(spec, current, opts.command, opts.entries);
   // With comments, only the `hooks` member is rewritten, and the rest of the text stays as it is.
   const out = jsonc ? rewriteHooksMember(text, next.hooks) : formatLike(text, next);
   if (out === text || (opts.remove && !existsSync(opts.file)) || JSON.stringify(next) === JSON.stringify(current)) {

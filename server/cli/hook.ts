@@ -2,6 +2,7 @@ import { logHook } from '../agents/log.js';
 import { AGENTS, handleAgentEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
 import { startGcIfDue } from '../core/store/gc.js';
+import { startHttpDaemonIfNeeded } from '../daemon/http-start.js';
 import { readStdin } from './stdin.js';
 
 /*
@@ -53,9 +54,13 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
 /**
  * `takeback hook <agent>` (`claude-code`, `codex`, `gemini`): reads one event on stdin (or takes
  * `text`, stdin already read by the caller); never fails, never prints, always returns 0 (an exit
- * code of 2 would block the agent's tool call).
+ * code of 2 would block the agent's tool call). With `TAKEBACK_HOOK_HTTP_PORT` set, then starts
+ * the capture daemon for that port when none is ready (see daemon/http-start.ts).
  */
 export function runHook(agent: string, text?: string): number {
   handleHookText(agent, text ?? (AGENTS[agent] ? readStdin() : ''));
+  // The hooks of `init claude-code --http` run this only when no daemon takes their http
+  // events: once this event is recorded, one is started for the next ones.
+  startHttpDaemonIfNeeded(takebackHome(), process.argv[1]);
   return 0;
 }

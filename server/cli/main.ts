@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { initAgentHooks, settingsPath } from '../agents/hooks-file.js';
+import { initHooks } from '../agents/http-hooks.js';
+import { defaultHttpPort } from '../daemon/http-address.js';
 import { AGENTS } from '../agents/registry.js';
 import { initHelixCommand } from '../editors/helix-init.js';
 import { defaultTemplateDir, removeJetbrainsTemplate, writeJetbrainsTemplate } from '../editors/jetbrains-init.js';
@@ -308,11 +309,13 @@ function program(setCode: (n: number) => void): Command {
     .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains')
     .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json) instead of the project's")
     .option('--remove', 'take out exactly what init added')
+    .option('--http', 'claude-code: http hooks to a capture daemon (a few ms a hook), each with a command hook that takes over when none runs; in .claude/settings.local.json')
+    .option('--port <N>', 'claude-code --http: the loopback port (default: 29470 + uid mod 1000)')
     .option('--config-dir <DIR>', "helix: the folder of Helix's languages.toml (default: $XDG_CONFIG_HOME/helix)")
     .option('--hx <PATH>', 'helix: the Helix to ask for its languages (default: hx on PATH)')
     .option('--dir <DIR>', 'jetbrains: where to write the LSP4IJ template folder')
     .addOption(new Option('--command <TEXT>', 'the hook command to write (helix: the server program)').hideHelp())
-    .action(async (agent: string, o: { user?: boolean; remove?: boolean; command?: string; configDir?: string; hx?: string; dir?: string }, cmd: Command) => {
+    .action(async (agent: string, o: { user?: boolean; remove?: boolean; http?: boolean; port?: string; command?: string; configDir?: string; hx?: string; dir?: string }, cmd: Command) => {
       if (agent === 'helix') {
         print(await initHelixCommand(o, BIN));
         return done(0);
@@ -336,9 +339,23 @@ function program(setCode: (n: number) => void): Command {
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
       const dir = workspace ?? process.cwd();
       const root = spec.settingsFile.projectDir === 'cwd' ? realFolder(dir) : findWorkspaceRoot(dir);
-      const file = settingsPath(spec, root, Boolean(o.user));
-      const r = initAgentHooks(spec, { file, command: o.command ?? hookCommand(agent), remove: o.remove });
-      print(`${r.changed ? (o.remove ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
+      if (o.port !== undefined && !o.http) throw new TakebackError('usage', '--port goes with --http');
+      const port = o.port === undefined ? defaultHttpPort() : /^\d+$/.test(o.port) ? Number(o.port) : NaN;
+      const results = initHooks(spec, {
+        workspace: root,
+        user: Boolean(o.user),
+        command: o.command ?? hookCommand(agent),
+        remove: o.remove,
+        http: o.http,
+        port,
+        home: takebackHome(),
+      });
+      for (const r of results) {
+        // Taking hooks out of the file of the other kind is said only when there were some.
+        if (r.action === 'removed' && !r.changed && !o.remove) continue;
+        print(`${r.changed ? (r.action === 'removed' ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
+      }
+      if (!o.remove && o.http) print(`http hooks to 127.0.0.1:${port}: the first hook starts the capture daemon; until it runs, and whenever it does not, the hooks run in-process\n`);
       if (!o.remove && spec.setupNote) print(`${spec.setupNote(Boolean(o.user))}\n`);
       done(0);
     });

@@ -1,18 +1,43 @@
-import { chmodSync, mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import { connect, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { logHook } from '../agents/log.js';
 import { takebackHome } from '../core/home.js';
 import { handleHookText } from '../cli/hook.js';
 import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
+import { httpPortFrom, readyFile } from './http-address.js';
+import { httpToken } from './http-token.js';
+import { createHttpHookServer } from './http.js';
 import { createCaptureServer } from './server.js';
 
 /*
  * `takeback hook-daemon`: the capture daemon's life. Started detached by a hook that found none
- * (server/cli/forward.ts); one per TAKEBACK_HOME and install (its socket is the lock: a second
- * one finds it answering and leaves); exits after a while without events, when its socket is
- * taken away or replaced, when its own code is rebuilt, and on SIGTERM/SIGINT/SIGHUP.
+ * (server/cli/forward.ts, or an in-process hook with TAKEBACK_HOOK_HTTP_PORT set); one per
+ * TAKEBACK_HOME and install (its socket is the lock: a second one finds it answering and
+ * leaves); exits after a while without events, when its socket is taken away or replaced, when
+ * its own code is rebuilt, and on SIGTERM/SIGINT/SIGHUP. With TAKEBACK_HOOK_HTTP_PORT it also
+ * takes Claude Code's http hooks on 127.0.0.1 (http.ts, http-address.ts).
  */
+
+/**
+ * After it takes its ready file away, the daemon still takes http events this long (ms): a hook
+ * whose command half read the file just before still has its http half answered. The event may
+ * then be handled twice (here and by a hook that found no ready file): a second begin of a tool
+ * call keeps the same "before", a second end finds nothing open — nothing is lost or doubled.
+ */
+const HTTP_GRACE_MS = 2000;
+
+/** Listens on 127.0.0.1:`port`; resolves the error, or null once listening. */
+function listenHttp(server: HttpServer, port: number): Promise<NodeJS.ErrnoException | null> {
+  return new Promise((resolve) => {
+    server.once('error', resolve);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', resolve);
+      resolve(null);
+    });
+  });
+}
 
 /** Binds `server` to `path`; resolves the error, or null once listening. */
 function listen(server: Server, path: string): Promise<NodeJS.ErrnoException | null> {
@@ -114,14 +139,19 @@ const REST_DIR = '/';
  * `takeback hook-daemon` (hidden): serves hook events for the TAKEBACK_HOME of `env` on
  * `$TAKEBACK_HOME/run/capture-<version>-<install hash>.sock` (folder 0700, socket 0600) until
  * idle for `$TAKEBACK_HOOK_DAEMON_IDLE_MS` (default 30 minutes), and resolves to 0 then (and at
- * once when another daemon already serves there, when `TAKEBACK_HOOK_DAEMON` is not `1`, or when the
- * socket cannot be made: a hook then runs in-process). `bin` is the takeback script (for the
- * retention sweep a session's start may launch). Failures are logged to hook.log, never thrown.
+ * once when another daemon already serves there, when neither `TAKEBACK_HOOK_DAEMON=1` nor
+ * `TAKEBACK_HOOK_HTTP_PORT` is set, or when the socket cannot be made: a hook then runs
+ * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
+ * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
+ * when that port cannot be had, the failure is logged and (without `TAKEBACK_HOOK_DAEMON=1`) it
+ * leaves. `bin` is the takeback script (for the retention sweep a session's start may launch).
+ * Failures are logged to hook.log, never thrown.
  */
 export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } = {}): Promise<number> {
   const env = opts.env ?? process.env;
   const bin = opts.bin ?? process.argv[1];
-  if (!daemonEnabled(env) || process.platform === 'win32') return 0;
+  const httpPort = httpPortFrom(env);
+  if ((!daemonEnabled(env) && httpPort === null) || process.platform === 'win32') return 0;
   const home = takebackHome(env);
   const path = socketPath(home);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) return 0;
@@ -175,6 +205,9 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   });
   const { server } = capture;
   let watch: NodeJS.Timeout | undefined;
+  let http: HttpServer | null = null;
+  let httpOpen = false;
+  const ready = httpPort === null ? null : readyFile(home, httpPort);
 
   if (!(await bind(server, path))) {
     server.close();
@@ -191,6 +224,81 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
     // The folder is 0700 already.
   }
 
+  if (httpPort !== null && ready !== null) {
+    try {
+      http = createHttpHookServer({
+        port: httpPort,
+        token: httpToken(home),
+        handlers: {
+          handle(agent, text) {
+            let cwd: unknown;
+            try {
+              cwd = (JSON.parse(text) as { cwd?: unknown })?.cwd;
+            } catch {
+              cwd = undefined;
+            }
+            try {
+              if (typeof cwd === 'string') process.chdir(cwd);
+            } catch {
+              // The event's folder is gone: handled all the same (and its failure logged).
+            }
+            try {
+              handleHookText(agent, text, bin);
+            } finally {
+              try {
+                process.chdir(REST_DIR);
+              } catch {
+                // stays where it was
+              }
+            }
+            last = Date.now();
+            if (mtime(self) !== built) shutdown();
+          },
+          touch() {
+            last = Date.now();
+          },
+        },
+      });
+      const e = await listenHttp(http, httpPort);
+      if (e) {
+        logHook(home, `hook daemon: cannot take http hooks on 127.0.0.1:${httpPort} (${e.code ?? e.message}); the hooks run in-process`);
+        http = null;
+      } else {
+        httpOpen = true;
+        http.on('error', (err) => logHook(home, `hook daemon (http): ${err.stack ?? String(err)}`));
+        writeFileSync(ready, `${process.pid}\n`, { mode: 0o600 });
+      }
+    } catch (e) {
+      logHook(home, `hook daemon: http hooks not served: ${(e as Error).stack ?? String(e)}`);
+      http = null;
+    }
+    // Started for the http hooks alone, and unable to serve them: nothing to stay for.
+    if (!http && !daemonEnabled(env)) {
+      removeSocket();
+      server.close();
+      return 0;
+    }
+  }
+
+  /** Removes the ready file if it is still this daemon's. */
+  function removeReady(): void {
+    if (!ready) return;
+    try {
+      if (readFileSync(ready, 'utf8').trim() === String(process.pid)) unlinkSync(ready);
+    } catch {
+      // gone already
+    }
+  }
+
+  /** True while the ready file names this daemon. */
+  function readyIsMine(): boolean {
+    try {
+      return readFileSync(ready!, 'utf8').trim() === String(process.pid);
+    } catch {
+      return false;
+    }
+  }
+
   /** Removes the socket file if it is still this daemon's (not one a newer daemon bound since). */
   function removeSocket(): void {
     if (mine === null || inode(path) !== mine) return;
@@ -205,16 +313,30 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
     if (stopping) return;
     stopping = true;
     clearInterval(watch);
-    // Taken away first, so that new hooks find no socket (and run in-process) at once.
+    // Taken away first, so that new hooks find no socket and no ready file (and run in-process) at once.
     removeSocket();
-    server.close(() => stop());
+    removeReady();
+    let open = httpOpen ? 2 : 1;
+    const closed = () => {
+      if (--open === 0) stop();
+    };
+    server.close(closed);
     // Events already queued are still served; then the last connection closes and so does the server.
+    if (httpOpen && http) {
+      const h = http;
+      setTimeout(() => {
+        h.close(closed);
+        h.closeIdleConnections();
+      }, HTTP_GRACE_MS);
+    }
   }
 
   watch = setInterval(
     () => {
       // The socket removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), idle too long, or rebuilt.
       if (inode(path) !== mine || (capture.pending() === 0 && Date.now() - last >= idleMs) || mtime(self) !== built) shutdown();
+      // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
+      else if (httpOpen && !readyIsMine()) shutdown();
     },
     Math.max(50, Math.min(1000, idleMs / 4)),
   );
@@ -222,6 +344,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   process.on('uncaughtException', (e) => {
     logHook(home, `hook daemon failed: ${e.stack ?? String(e)}`);
     removeSocket();
+    removeReady();
     process.exit(1);
   });
 

@@ -1,0 +1,64 @@
+import { createRequire } from 'node:module';
+import { runDir } from './address.js';
+import { httpPortFrom, readyFile, startingFile } from './http-address.js';
+
+// `require`: the hook loads this on every event, and the ES module namespaces of node:fs and
+// node:child_process load more than these few calls need.
+const require = createRequire(import.meta.url);
+const { closeSync, mkdirSync, openSync, readFileSync, statSync, utimesSync } = require('node:fs') as typeof import('node:fs');
+const { spawn } = require('node:child_process') as typeof import('node:child_process');
+
+/** A hook does not start a daemon when another hook started one less than this long ago (ms): it is still loading. */
+export const START_BACKOFF_MS = 10_000;
+
+/** The modification time of `file` (ms), or -Infinity when it is missing. */
+function mtimeOf(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return -Infinity;
+  }
+}
+
+/** The pid in `$TAKEBACK_HOME/run/http-<port>.pid` when that process is alive, else null. */
+export function readyDaemon(home: string, port: number): number | null {
+  try {
+    const pid = Number(readFileSync(readyFile(home, port), 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Called by an in-process hook after it handled its event: when `env` carries
+ * `TAKEBACK_HOOK_HTTP_PORT` (the hooks `init claude-code --http` writes) and no daemon is ready
+ * on that port, starts `takeback hook-daemon` (`bin`: the takeback script) detached, with `env`,
+ * unless another hook did so in the last {@link START_BACKOFF_MS} and that daemon has not yet
+ * written its ready file (it is still loading). Returns true when it started
+ * one. Never throws: without a daemon the hooks keep running in-process.
+ */
+export function startHttpDaemonIfNeeded(home: string, bin: string | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  const port = httpPortFrom(env);
+  if (port === null || !bin || process.platform === 'win32') return false;
+  try {
+    if (readyDaemon(home, port) !== null) return false;
+    const stamp = startingFile(home, port);
+    const started = mtimeOf(stamp);
+    // A daemon started a moment ago is still loading: unless it got as far as its ready file
+    // (and has died since), another is not started.
+    if (Date.now() - started < START_BACKOFF_MS && mtimeOf(readyFile(home, port)) < started) return false;
+    mkdirSync(runDir(home), { recursive: true, mode: 0o700 });
+    closeSync(openSync(stamp, 'a', 0o600));
+    const now = new Date();
+    utimesSync(stamp, now, now);
+    const child = spawn(process.execPath, [bin, 'hook-daemon'], { detached: true, stdio: 'ignore', env, cwd: '/' });
+    child.on('error', () => {});
+    child.unref();
+    return true;
+  } catch {
+    return false;
+  }
+}

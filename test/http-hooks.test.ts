@@ -1,0 +1,288 @@
+// Claude Code's http hooks (`takeback init claude-code --http`): each event is POSTed to the
+// capture daemon on 127.0.0.1 while a command hook beside it — a line of shell — does nothing if
+// the daemon's ready file names a live process, and runs the full hook in-process (starting the
+// daemon) if not. Real processes and the real binary; the hooks are fired as Claude Code fires
+// them (all of an event's hooks at once, test/support/claude-hook-runner.ts; the real Claude
+// Code does the same in test/claude-http-e2e.test.ts). Which process handled an event is read
+// from the debug log (each line carries the pid that wrote it).
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { fireHooks } from './support/claude-hook-runner.js';
+import { filesOf, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
+
+const SESSION = 'h77p0000-0000-4000-8000-000000000001';
+
+/** A free loopback port (listened on and let go). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Http {
+  sb: Sandbox;
+  port: number;
+  settings: string;
+  ready: string;
+  fire(name: string, extra?: object): ReturnType<typeof fireHooks>;
+  /** `event → pids that handled it`, from the debug log. */
+  handledBy(): { event: string; pid: number }[];
+  /** Log lines other than the debug lines of handled events. */
+  failures(): string[];
+  readyPid(): number | null;
+}
+
+async function httpSandbox(env: NodeJS.ProcessEnv = {}): Promise<Http> {
+  const sb = sandbox({ git: true, env: { TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_HOOK_DAEMON_IDLE_MS: '20000', ...env } });
+  const port = await freePort();
+  const r = sb.tb(['init', 'claude-code', '--http', '--port', String(port)]);
+  expect(r.code, r.stderr).toBe(0);
+  const settings = path.join(sb.ws, '.claude', 'settings.local.json');
+  const ready = path.join(sb.home, 'run', `http-${port}.pid`);
+  const log = () => {
+    try {
+      return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const h: Http = {
+    sb,
+    port,
+    settings,
+    ready,
+    fire: (name, extra = {}) => fireHooks(settings, { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra } as any, sb.ws, sb.env),
+    handledBy: () => [...log().matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) })),
+    failures: () =>
+      log()
+        .split('\n')
+        .filter((l) => l && !/\] claude-code \w+: /.test(l)),
+    readyPid() {
+      try {
+        return Number(fs.readFileSync(ready, 'utf8').trim());
+      } catch {
+        return null;
+      }
+    },
+  };
+  // Every daemon that handled an event of this sandbox goes when the test ends.
+  onTestFinished(() => {
+    for (const { pid } of h.handledBy()) if (alive(pid) && pid !== process.pid) try { process.kill(pid, 'SIGKILL'); } catch {}
+    const p = h.readyPid();
+    if (p && alive(p)) process.kill(p, 'SIGKILL');
+  });
+  return h;
+}
+
+/** The status of a POST sent with exactly these headers (fetch would not send our Host). */
+function rawStatus(port: number, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/takeback/hook/claude-code', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const WRITE = { tool_name: 'Write', tool_use_id: 'toolu_w1', tool_input: { file_path: '', content: 'new\n' } };
+const BASH = { tool_name: 'Bash', tool_use_id: 'toolu_b1', tool_input: { command: "sed -i 's/a/b/' f.txt && mv x y" } };
+
+/** One turn after the session's start: a Write and a Bash call, each between its Pre and Post hooks. */
+async function turn(h: Http): Promise<void> {
+  const { sb } = h;
+  const write = { ...WRITE, tool_input: { ...WRITE.tool_input, file_path: sb.abs('src/new.txt') } };
+  const quiet = (r: Awaited<ReturnType<typeof fireHooks>>, what: string) =>
+    expect(r.commands.map((c) => [c.code, c.stdout, c.stderr]), what).toEqual(r.commands.map(() => [0, '', '']));
+  quiet(await h.fire('UserPromptSubmit', { prompt: 'write and run' }), 'UserPromptSubmit');
+  quiet(await h.fire('PreToolUse', write), 'Pre Write');
+  sb.write('src/new.txt', 'new\n');
+  quiet(await h.fire('PostToolUse', { ...write, tool_response: {} }), 'Post Write');
+  quiet(await h.fire('PreToolUse', BASH), 'Pre Bash');
+  sb.sh(BASH.tool_input.command);
+  quiet(await h.fire('PostToolUse', { ...BASH, tool_response: {} }), 'Post Bash');
+  quiet(await h.fire('Stop'), 'Stop');
+}
+
+/** What `list` says, without ids and times. */
+function recorded(sb: Sandbox): unknown {
+  const list = sb.json(['list']);
+  return {
+    turns: list.turns.map((t: any) => [t.id, t.agent, t.session, t.label, t.end !== null]),
+    sets: setsOf(list).map((s: any) => [s.turn, s.source.kind, s.source.tool ?? null, s.source.toolCallId ?? null, filesOf(s)]),
+  };
+}
+
+const EXPECTED = {
+  turns: [['t1', 'claude-code', SESSION, 'write and run', true]],
+  sets: [
+    ['t1', 'tool', 'Write', 'toolu_w1', { src: 'created', 'src/new.txt': 'created' }],
+    ['t1', 'command', 'Bash', 'toolu_b1', { 'f.txt': 'modified', x: 'deleted', y: 'created' }],
+  ],
+};
+
+describe('init claude-code --http', () => {
+  it('writes an http hook and a command hook beside it for each event (SessionStart: the command alone), in settings.local.json, 0600; plain init and --remove switch back exactly', async () => {
+    const h = await httpSandbox();
+    const { sb, port } = h;
+    const s = JSON.parse(fs.readFileSync(h.settings, 'utf8'));
+    const token = fs.readFileSync(path.join(sb.home, 'run', 'http-token'), 'utf8').trim();
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(fs.statSync(path.join(sb.home, 'run', 'http-token')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(h.settings).mode & 0o777).toBe(0o600);
+    expect(Object.keys(s.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']);
+    expect(s.hooks.SessionStart).toEqual([{ hooks: [{ type: 'command', command: expect.stringMatching(new RegExp(`^TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code$`)), timeout: 30 }] }]);
+    for (const ev of ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']) {
+      const [group] = s.hooks[ev];
+      expect(group.hooks[0]).toEqual({ type: 'http', url: `http://127.0.0.1:${port}/takeback/hook/claude-code`, headers: { Authorization: `Bearer ${token}` }, timeout: 30 });
+      expect(group.hooks[1].type).toBe('command');
+      expect(group.hooks[1].command).toContain(`/run/http-${port}.pid`);
+      expect(group.hooks[1].command).toMatch(new RegExp(`\\|\\| TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code$`));
+    }
+    expect(s.hooks.PreToolUse[0].matcher).toBe('Write|Edit|MultiEdit|NotebookEdit|Bash');
+    // Twice: nothing changes.
+    const before = fs.readFileSync(h.settings, 'utf8');
+    expect(sb.tb(['init', 'claude-code', '--http', '--port', String(port)]).stdout).toContain('nothing to change in');
+    expect(fs.readFileSync(h.settings, 'utf8')).toBe(before);
+    // Plain init: command hooks in settings.json, the http hooks taken out of settings.local.json.
+    const plain = sb.tb(['init', 'claude-code']);
+    expect(plain.stdout).toContain(`added takeback hooks to ${path.join(sb.ws, '.claude', 'settings.json')}`);
+    expect(plain.stdout).toContain(`removed takeback hooks from ${h.settings}`);
+    expect(JSON.parse(fs.readFileSync(h.settings, 'utf8'))).toEqual({});
+    const shared = JSON.parse(fs.readFileSync(path.join(sb.ws, '.claude', 'settings.json'), 'utf8'));
+    expect(JSON.stringify(shared)).not.toContain('http');
+    // Back to http: out of settings.json again; --remove takes them out of both.
+    sb.tb(['init', 'claude-code', '--http', '--port', String(port)]);
+    expect(JSON.parse(fs.readFileSync(path.join(sb.ws, '.claude', 'settings.json'), 'utf8'))).toEqual({});
+    expect(fs.readFileSync(h.settings, 'utf8')).toBe(before);
+    sb.tb(['init', 'claude-code', '--remove']);
+    expect(JSON.parse(fs.readFileSync(h.settings, 'utf8'))).toEqual({});
+    // --user --http: the user's settings; other agents and bad ports are refused.
+    const user = sb.tb(['init', 'claude-code', '--user', '--http', '--port', String(port)]);
+    expect(user.code).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(sb.userHome, '.claude', 'settings.json'), 'utf8')).hooks.Stop[0].hooks[0].type).toBe('http');
+    expect(sb.tb(['init', 'codex', '--http']).code).toBe(2);
+    expect(sb.tb(['init', 'claude-code', '--http', '--port', '70000']).code).toBe(2);
+    expect(sb.tb(['init', 'claude-code', '--port', '3000']).code).toBe(2);
+  });
+});
+
+describe('http hooks', () => {
+  it('with no daemon the command hooks record and start one; then the daemon takes every event, once, and the records are those of in-process hooks', async () => {
+    const h = await httpSandbox();
+    const { sb } = h;
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x\n');
+    // The session's start: a command hook only, in-process; it starts the daemon.
+    const start = await h.fire('SessionStart', { source: 'startup' });
+    expect(start.http).toEqual([]);
+    expect(start.commands).toEqual([{ code: 0, stdout: '', stderr: '' }]);
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    const daemon = h.readyPid()!;
+    expect(fs.statSync(h.ready).mode & 0o777).toBe(0o600);
+    await turn(h);
+    expect(recorded(sb)).toEqual(EXPECTED);
+    const by = h.handledBy();
+    expect(by.map((e) => e.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PreToolUse', 'PostToolUse', 'Stop']);
+    expect(by[0]!.pid).not.toBe(daemon);
+    expect(new Set(by.slice(1).map((e) => e.pid))).toEqual(new Set([daemon]));
+    expect(h.failures()).toEqual([]);
+
+    // SIGTERM: the ready file goes first; events a moment later are still answered (the grace
+    // period) and then, the port closed, handled by the command hooks in-process, once.
+    process.kill(daemon, 'SIGTERM');
+    await until('the ready file to go', () => !fs.existsSync(h.ready));
+    await until('the daemon to exit', () => !alive(daemon));
+    const late = await h.fire('UserPromptSubmit', { prompt: 'after' });
+    expect(late.http[0]!.status).toBeNull(); // refused: nobody listens
+    expect(h.handledBy().filter((e) => e.event === 'UserPromptSubmit')).toHaveLength(2);
+    expect(sb.json(['list']).turns.map((t: any) => t.label)).toEqual(['after', 'write and run']);
+  });
+
+  it('without a daemon every event is recorded in-process, exactly as plain command hooks record it', async () => {
+    // The port is taken by something else: the daemon cannot serve it and leaves; the POSTs go
+    // to that other server (and are refused there); the command hooks record everything.
+    const other = net.createServer((c) => c.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
+    const h = await httpSandbox();
+    await new Promise<void>((resolve) => other.listen(h.port, '127.0.0.1', () => resolve()));
+    onTestFinished(() => void other.close());
+    const { sb } = h;
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x\n');
+    await h.fire('SessionStart', { source: 'startup' });
+    await until('the daemon to give up the port', () => /cannot take http hooks on 127\.0\.0\.1:\d+ \(EADDRINUSE\)/.test(h.failures().join('\n')));
+    await turn(h);
+    expect(recorded(sb)).toEqual(EXPECTED);
+    expect(h.readyPid()).toBeNull();
+    const pids = h.handledBy().map((e) => e.pid);
+    expect(new Set(pids).size).toBe(pids.length); // each event its own hook process
+  });
+
+  it('a killed daemon (its ready file left behind) is survived: the command hooks record in-process and start another', async () => {
+    const h = await httpSandbox();
+    const { sb } = h;
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x\n');
+    await h.fire('SessionStart', { source: 'startup' });
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    const first = h.readyPid()!;
+    process.kill(first, 'SIGKILL');
+    await until('the daemon to die', () => !alive(first));
+    expect(h.readyPid()).toBe(first); // stale
+    await turn(h);
+    expect(recorded(sb)).toEqual(EXPECTED);
+    // The first event after the kill ran in-process and started a new daemon.
+    await until('a new daemon', () => h.readyPid() !== null && h.readyPid() !== first && alive(h.readyPid()!));
+    expect(h.failures()).toEqual([]);
+  });
+
+  it('the daemon refuses requests without the token, naming another host, or not JSON, and records nothing for them', async () => {
+    const h = await httpSandbox();
+    const { sb, port } = h;
+    await h.fire('SessionStart', { source: 'startup' });
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    const token = fs.readFileSync(path.join(sb.home, 'run', 'http-token'), 'utf8').trim();
+    const body = JSON.stringify({ session_id: SESSION, cwd: sb.ws, hook_event_name: 'UserPromptSubmit', prompt: 'forged' });
+    const url = `http://127.0.0.1:${port}/takeback/hook/claude-code`;
+    const send = async (headers: Record<string, string>, opts: { method?: string; url?: string } = {}) =>
+      (await fetch(opts.url ?? url, { method: opts.method ?? 'POST', headers, body: opts.method === 'GET' ? undefined : body })).status;
+    expect(await send({ 'Content-Type': 'application/json' })).toBe(401);
+    expect(await send({ 'Content-Type': 'application/json', Authorization: `Bearer ${'0'.repeat(64)}` })).toBe(401);
+    expect(await send({ 'Content-Type': 'text/plain', Authorization: `Bearer ${token}` })).toBe(415);
+    expect(await rawStatus(port, { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, Host: `evil.example:${port}` }, body)).toBe(403);
+    expect(await rawStatus(port, { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, Host: `localhost:${port}` }, '{')).toBe(200); // taken, not JSON: logged
+    expect(await send({ Authorization: `Bearer ${token}` }, { method: 'GET' })).toBe(405);
+    expect(await send({ 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, { url: `http://127.0.0.1:${port}/other` })).toBe(404);
+    expect(sb.json(['list']).turns).toEqual([]);
+    expect(h.failures().join('\n')).toMatch(/input is not JSON/);
+    // The right request is taken.
+    expect(await send({ 'Content-Type': 'application/json', Authorization: `Bearer ${token}` })).toBe(200);
+    expect(sb.json(['list']).turns.map((t: any) => t.label)).toEqual(['forged']);
+  });
+});

@@ -3,7 +3,7 @@
 //
 //   npm run bench                 # builds dist/, then everything (about 3 minutes; 4 the first time)
 //   npm run bench -- --quick      # the 10,000-file workspace only, fewer edits
-//   node bench/run.mjs --only=snapshot,hook   # some sections (no build)
+//   node bench/run.mjs --only=snapshot,hook   # some sections (no build; bench/out/last.json only)
 //
 // Generated trees are kept in $TAKEBACK_BENCH_CACHE (default: <tmp>/takeback-bench) between runs.
 // Results go to bench/RESULTS.md, between the `bench:begin`/`bench:end` markers (the rest of the
@@ -14,6 +14,7 @@ import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generated, git, realTree, refreshIndex, rng, sourceText } from './gen.mjs';
+import { fireEvent, freePort, startHttpDaemon } from './http-hooks.mjs';
 import { fmt, median, peakRss, sleep, time, treeBytes } from './measure.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -178,6 +179,69 @@ function hookBench(ws, env, iterations) {
     record({ section: 2, measure: '`takeback --version` (start-up alone)', workspace: '—', value: fmt.ms(median(version)), baseline: `node -e 0 ${fmt.ms(m.node)}`, ratio: median(version) / m.node, target: '—' });
   } finally {
     daemon.kill('SIGTERM');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1 and 2 through Claude Code's http hooks (`init claude-code --http`): a file tool call's hook
+// pair, and a Bash call's (a snapshot before, one after 10 files changed), each event fired at
+// the daemon's port and at the command hook beside it at once (bench/http-hooks.mjs). Timed: the
+// wait for both, which is what a running agent waits. Baselines in the same run, interleaved.
+
+async function httpHookBench(ws, env, label, iterations, { fileCall, bashCall }) {
+  const port = await freePort();
+  const d = await startHttpDaemon({ node: NODE, bin: BIN, root: ROOT, env, port });
+  const ctx = { ...d, port, cwd: ws, env };
+  const ev = (name, fields = {}) => ({ session_id: 'bench-http', cwd: ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
+  try {
+    await fireEvent(ctx, ev('UserPromptSubmit', { prompt: 'bench: http hooks' }));
+    const s = { node: [], pre: [], post: [], pair: [], git0: [], git1: [], bPre: [], bPost: [] };
+    const file = join(ws, pickFiles(ws, 1, 11)[0]);
+    const original = readFileSync(file);
+    const pick = pickFiles(ws, 10, 12);
+    const originals = pick.map((p) => readFileSync(join(ws, p)));
+    for (let i = 0; i < iterations; i++) {
+      if (fileCall) {
+        s.node.push(time(NODE, ['-e', '0']));
+        const input = { tool_name: 'Edit', tool_input: { file_path: file, old_string: 'a', new_string: 'b' }, tool_use_id: `toolu_http_${i}` };
+        const pre = await fireEvent(ctx, ev('PreToolUse', input));
+        appendFileSync(file, `// http hook bench ${i}\n`);
+        const post = await fireEvent(ctx, ev('PostToolUse', { ...input, tool_response: { filePath: file } }));
+        s.pre.push(pre);
+        s.post.push(post);
+        s.pair.push(pre + post);
+      }
+      if (bashCall) {
+        const input = { tool_name: 'Bash', tool_input: { command: 'bench: append to 10 files' }, tool_use_id: `toolu_httpb_${i}` };
+        s.git0.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
+        s.bPre.push(await fireEvent(ctx, ev('PreToolUse', input)));
+        pick.forEach((p, k) => appendFileSync(join(ws, p), `// http bench edit ${i} ${k}\n`));
+        s.git1.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
+        s.bPost.push(await fireEvent(ctx, ev('PostToolUse', { ...input, tool_response: {} })));
+        // Put the files back (the user's doing) and let the daemon see it before the next round.
+        pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
+        git(ws, 'update-index', '-q', '--refresh');
+        await fireEvent(ctx, ev('PreToolUse', { ...input, tool_use_id: `toolu_httpr_${i}` }));
+        await fireEvent(ctx, ev('PostToolUse', { ...input, tool_use_id: `toolu_httpr_${i}`, tool_response: {} }));
+        sleep(2100); // past the racy window, as in the snapshot bench
+      }
+    }
+    await fireEvent(ctx, ev('Stop'));
+    writeFileSync(file, original);
+    const sets = tbJson(ws, env, ['list', '--all']).sets;
+    const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v)]));
+    extra[`http-${label}`] = { samples: s, medians: m };
+    if (fileCall) {
+      const recorded = sets.filter((x) => /^toolu_http_\d/.test(x.source.toolCallId ?? '')).length;
+      record({ section: 2, measure: 'file tool call: PreToolUse + PostToolUse as http hooks to the capture daemon (each with its command hook beside it)', workspace: label, value: `${fmt.ms(m.pair)} (${fmt.ms(m.pre)} + ${fmt.ms(m.post)})`, baseline: `node -e 0 ${fmt.ms(m.node)}`, ratio: m.pair / m.node, target: '≤ 2.2, and ≤ 20 ms', met: m.pair / m.node <= 2.2 && m.pair <= 20, note: `${recorded}/${iterations} edits recorded` });
+    }
+    if (bashCall) {
+      const recorded = sets.filter((x) => /^toolu_httpb_\d/.test(x.source.toolCallId ?? '') && x.files.length === 10).length;
+      record({ section: 1, measure: 'snapshot, unchanged, as a Bash call\'s PreToolUse http hook (the daemon scans)', workspace: label, value: fmt.ms(m.bPre), baseline: `git status ${fmt.ms(m.git0)}`, ratio: m.bPre / m.git0, target: '≤ 1.0', met: m.bPre / m.git0 <= 1.0 });
+      record({ section: 1, measure: 'end of a command that changed 10 files, as a Bash call\'s PostToolUse http hook', workspace: label, value: fmt.ms(m.bPost), baseline: `git status ${fmt.ms(m.git1)}`, ratio: m.bPost / m.git1, target: '≤ 1.2', met: m.bPost / m.git1 <= 1.2, note: `${recorded}/${iterations} brackets recorded 10 files` });
+    }
+  } finally {
+    d.child.kill('SIGTERM');
   }
 }
 
@@ -404,13 +468,18 @@ function writeResults(mc, secs) {
   }
   lines.push('<!-- bench:end -->');
   const block = lines.join('\n');
+  mkdirSync(join(ROOT, 'bench', 'out'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'out', 'last.json'), JSON.stringify({ machine: mc, quick: QUICK, rows, extra }, null, 2));
+  // A run of some sections (--only) does not replace the table of a whole run.
+  if (ONLY.length > 0) {
+    log(`wrote bench/out/last.json (--only: ${file} left as it was)`);
+    return;
+  }
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '# takeback benchmarks\n\n<!-- bench:begin -->\n<!-- bench:end -->\n';
   const a = text.indexOf('<!-- bench:begin');
   const b = text.indexOf('<!-- bench:end -->');
   text = a >= 0 && b > a ? `${text.slice(0, a)}${block}${text.slice(b + '<!-- bench:end -->'.length)}` : `${text}\n${block}\n`;
   writeFileSync(file, text);
-  mkdirSync(join(ROOT, 'bench', 'out'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'out', 'last.json'), JSON.stringify({ machine: mc, quick: QUICK, rows, extra }, null, 2));
   log(`wrote ${file}`);
 }
 
@@ -438,6 +507,13 @@ async function mainBench() {
       tb(ws10k, env10k, ['capture', 'end', '--id', 'base']);
     }
     if (want('hook')) hookBench(ws10k, env10k, 11);
+    if (want('hook')) await httpHookBench(ws10k, env10k, 'gen-10k', 11, { fileCall: true });
+    if (want('hook') && ws100k) {
+      const env = home('http-100k');
+      tb(ws100k, env, ['capture', 'begin', '--id', 'base']);
+      tb(ws100k, env, ['capture', 'end', '--id', 'base']);
+      await httpHookBench(ws100k, env, 'gen-100k', 5, { bashCall: true });
+    }
     if (want('turn')) turnBench(ws10k, env10k, QUICK ? 3 : 5);
     if (want('list')) await listBench(QUICK ? 5 : 9);
     if (want('storage')) await storageBench(QUICK ? 100 : 1000);

@@ -177,7 +177,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
     prepare(req: ForwardRequest) {
       if (stopping) return 'stopping';
       if (mtime(self) !== built) {
-        shutdown();
+        shutdown('its code was rebuilt');
         return 'rebuilt';
       }
       if (req.env.TAKEBACK_HOME !== home) return 'another TAKEBACK_HOME';
@@ -215,7 +215,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   }
   server.on('error', (e) => {
     logHook(home, `hook daemon: ${e.stack ?? String(e)}`);
-    shutdown();
+    shutdown('its socket failed');
   });
   const mine = inode(path);
   try {
@@ -252,7 +252,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
               }
             }
             last = Date.now();
-            if (mtime(self) !== built) shutdown();
+            if (mtime(self) !== built) shutdown('its code was rebuilt');
           },
           touch() {
             last = Date.now();
@@ -309,9 +309,11 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
     }
   }
 
-  function shutdown(): void {
+  /** Stops taking events (`why`: logged when the daemon serves http hooks, whose users otherwise see no sign of it). */
+  function shutdown(why: string): void {
     if (stopping) return;
     stopping = true;
+    if (httpOpen) logHook(home, `hook daemon ${process.pid}: leaving (${why}); http hooks run in-process until a hook starts another`);
     clearInterval(watch);
     // Taken away first, so that new hooks find no socket and no ready file (and run in-process) at once.
     removeSocket();
@@ -334,13 +336,15 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   watch = setInterval(
     () => {
       // The socket removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), idle too long, or rebuilt.
-      if (inode(path) !== mine || (capture.pending() === 0 && Date.now() - last >= idleMs) || mtime(self) !== built) shutdown();
+      if (inode(path) !== mine) shutdown('its socket was removed or replaced');
+      else if (capture.pending() === 0 && Date.now() - last >= idleMs) shutdown('idle');
+      else if (mtime(self) !== built) shutdown('its code was rebuilt');
       // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
-      else if (httpOpen && !readyIsMine()) shutdown();
+      else if (httpOpen && !readyIsMine()) shutdown('its ready file was removed or replaced');
     },
     Math.max(50, Math.min(1000, idleMs / 4)),
   );
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, shutdown);
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => shutdown(sig));
   process.on('uncaughtException', (e) => {
     logHook(home, `hook daemon failed: ${e.stack ?? String(e)}`);
     removeSocket();

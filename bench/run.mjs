@@ -246,6 +246,44 @@ async function httpHookBench(ws, env, label, iterations, { fileCall, bashCall })
 }
 
 // ---------------------------------------------------------------------------------------------
+// Per-turn overhead with a 5 GiB sparse file in the workspace (untracked, not ignored), against
+// the same turn without it, interleaved: a turn's hooks (UserPromptSubmit, then a Bash call's
+// PreToolUse and PostToolUse, then Stop), in-process. test/sparse-file.test.ts shows the file is
+// never read; this shows the turn costs what it costs without it.
+
+function sparseBench(ws, iterations) {
+  const env = home('sparse');
+  const big = join(ws, 'bench-sparse-5g.img');
+  const ev = (name, fields = {}) => JSON.stringify({ session_id: 'bench-sparse', cwd: ws, hook_event_name: name, ...fields });
+  const turn = (i) => {
+    const bash = { tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: `toolu_sparse_${i}` };
+    return (
+      tb(ws, env, ['hook', 'claude-code'], { input: ev('UserPromptSubmit', { prompt: `sparse ${i}` }) }) +
+      tb(ws, env, ['hook', 'claude-code'], { input: ev('PreToolUse', bash) }) +
+      tb(ws, env, ['hook', 'claude-code'], { input: ev('PostToolUse', { ...bash, tool_response: {} }) }) +
+      tb(ws, env, ['hook', 'claude-code'], { input: ev('Stop') })
+    );
+  };
+  const s = { without: [], with: [] };
+  try {
+    tb(ws, env, ['hook', 'claude-code'], { input: ev('SessionStart', { source: 'startup' }) });
+    for (let i = 0; i < iterations; i++) {
+      rmSync(big, { force: true });
+      turn(`w${i}`); // the scan that sees it go
+      s.without.push(turn(`a${i}`));
+      execFileSync('truncate', ['-s', '5G', big]);
+      turn(`x${i}`); // the scan that sees it come
+      s.with.push(turn(`b${i}`));
+    }
+  } finally {
+    rmSync(big, { force: true });
+  }
+  const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v)]));
+  extra.sparse = { samples: s, medians: m };
+  record({ section: 1, measure: 'a turn (prompt, a Bash call, stop: four hooks) with a 5 GiB sparse file in the workspace', workspace: 'gen-10k', value: fmt.ms(m.with), baseline: `without it ${fmt.ms(m.without)}`, ratio: m.with / m.without, target: '≈ 1 (does not grow)', met: m.with / m.without <= 1.1 });
+}
+
+// ---------------------------------------------------------------------------------------------
 // 3. Preview and apply (undo, redo) of a turn that changed 500 files, against `cp` of those files.
 
 function turnBench(ws, env, iterations) {
@@ -406,6 +444,64 @@ async function storageBench(edits) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 5. The retention sweep in slices, as `takeback serve` runs it in its idle time (store/gc.ts):
+// the longest slice (what a request arriving mid-sweep can wait) and the whole sweep, against the
+// same sweep in one go (`takeback gc`), each on its own store of `blobs` blobs of 1 KB, two hours
+// old, half of them kept by sets of 10 files.
+
+async function gcSliceBench(blobs) {
+  const { utimesSync } = await import('node:fs');
+  const { performance } = await import('node:perf_hooks');
+  const { BlobStore } = await import(join(ROOT, 'dist/server/core/store/blobs.js'));
+  const { GcSweep, collectGarbage } = await import(join(ROOT, 'dist/server/core/store/gc.js'));
+  const { loadConfig } = await import(join(ROOT, 'dist/server/core/config.js'));
+  const { openEngine } = await import(join(ROOT, 'dist/server/core/engine.js'));
+  const make = (name) => {
+    const env = home(name);
+    const ws = join(SCRATCH, `${name}-ws`);
+    mkdirSync(ws, { recursive: true });
+    const store = new BlobStore(env.TAKEBACK_HOME);
+    const old = Date.now() / 1000 - 7200;
+    const hashes = [];
+    for (let i = 0; i < blobs; i++) {
+      const h = store.put(Buffer.from(`blob ${i} ${name}\n`.padEnd(1024, 'x')));
+      utimesSync(store.pathOf(h), old, old);
+      hashes.push(h);
+    }
+    const engine = openEngine({ workspace: ws, env });
+    engine.journal.write(() => {
+      const turn = engine.journal.turns.begin({ agent: 'claude-code', session: 's', label: 'kept' });
+      for (let k = 0; k < blobs / 2; k += 10) {
+        const files = hashes.slice(k, k + 10).map((h, j) => ({ path: `f${k + j}.txt`, before: { exists: false }, after: { exists: true, type: 'file', sha256: h, size: 1024, mode: 0o644 }, status: 'added', added: 1, removed: 0 }));
+        engine.journal.sets.add({ turn: turn.id, source: { kind: 'tool', tool: 'Write', toolCallId: `toolu_${k}` }, files });
+      }
+      engine.journal.turns.end(turn.id);
+    });
+    engine.journal.close();
+    return env.TAKEBACK_HOME;
+  };
+  log(`gc slices: storing 2 × ${blobs} blobs`);
+  const onceHome = make('gc-once');
+  const slicedHome = make('gc-sliced');
+  let t = performance.now();
+  const once = collectGarbage({ home: onceHome, config: loadConfig(onceHome) });
+  const onceMs = performance.now() - t;
+  const sweep = new GcSweep({ home: slicedHome, config: loadConfig(slicedHome), nonBlocking: true });
+  const slices = [];
+  for (;;) {
+    t = performance.now();
+    const r = sweep.step(5);
+    slices.push(performance.now() - t);
+    if (r === 'done') break;
+  }
+  const longest = Math.max(...slices);
+  const total = slices.reduce((a, b) => a + b, 0);
+  const swept = sweep.report.use.unreferenced.count;
+  extra.gcSlices = { blobs, onceMs, once: once.use, slices: { count: slices.length, longest, total, p99: [...slices].sort((a, b) => a - b)[Math.floor(slices.length * 0.99)] }, swept };
+  record({ section: 5, measure: 'retention sweep in the sidecar, in 5 ms slices: longest slice / all slices together', workspace: `${blobs} blobs`, value: `${fmt.ms(longest)} / ${fmt.ms(total)}`, baseline: `in one go ${fmt.ms(onceMs)}`, ratio: longest / onceMs, target: '— (a request waits one slice at most)', note: `${slices.length} slices; swept ${swept} blobs, kept ${blobs - swept}` });
+}
+
+// ---------------------------------------------------------------------------------------------
 // 6. Peak memory of a process holding the 100,000-file snapshot.
 
 async function memoryBench(ws, env, label, iterations) {
@@ -514,9 +610,11 @@ async function mainBench() {
       tb(ws100k, env, ['capture', 'end', '--id', 'base']);
       await httpHookBench(ws100k, env, 'gen-100k', 5, { bashCall: true });
     }
+    if (want('sparse')) sparseBench(ws10k, QUICK ? 3 : 5);
     if (want('turn')) turnBench(ws10k, env10k, QUICK ? 3 : 5);
     if (want('list')) await listBench(QUICK ? 5 : 9);
     if (want('storage')) await storageBench(QUICK ? 100 : 1000);
+    if (want('gc')) await gcSliceBench(QUICK ? 3000 : 10_000);
     if (want('memory') && !want('snapshot') && ws100k) {
       const env = home('mem-100k');
       tb(ws100k, env, ['capture', 'begin', '--id', 'base']);

@@ -1,5 +1,5 @@
 // A running sidecar starts the retention rules (expiry and the blob sweep) at start and every
-// 6 hours, in a `takeback gc` process of its own: `$TAKEBACK_HOME/gc.json` records the sweep.
+// 6 hours, in idle slices of its own (test/gc-slices.test.ts): `$TAKEBACK_HOME/gc.json` records the sweep.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

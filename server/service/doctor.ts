@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../core/engine.js';
-import { collectGarbage, type GcReport } from '../core/store/gc.js';
+import { collectGarbage, lastSweep, type GcReport, type LastSweep } from '../core/store/gc.js';
 import { captureStatus } from './changes.js';
 
 /** What `takeback doctor` reports. Sizes in bytes. */
@@ -22,9 +22,13 @@ export interface DoctorReport {
   /**
    * What the blob store keeps for all workspaces, and why (`takeback gc --dry-run`): copies the
    * working state needs, copies of live change sets, young unreferenced copies, and what a sweep
-   * (or the retention rules) would take now.
+   * (or the retention rules) would take now; and the last sweep (`$TAKEBACK_HOME/gc.json`: when it
+   * was claimed, when it ran and finished, what it took, in how many slices), null when none ran yet.
    */
-  storage: Pick<GcReport, 'use' | 'expired' | 'sets' | 'limits' | 'workspaces'> & { snapshot: { tracked: number; copied: number } | null };
+  storage: Pick<GcReport, 'use' | 'expired' | 'sets' | 'limits' | 'workspaces'> & {
+    snapshot: { tracked: number; copied: number } | null;
+    lastSweep: LastSweep | null;
+  };
   problems: string[];
 }
 
@@ -72,6 +76,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
       limits: gc.limits,
       workspaces: gc.workspaces,
       snapshot: meta && meta.status === 'ok' ? { tracked: meta.files - (meta.copied ?? meta.files), copied: meta.copied ?? meta.files } : null,
+      lastSweep: lastSweep(engine.home),
     },
     problems,
   };

@@ -1,6 +1,6 @@
 import { format } from 'node:util';
 import { takebackHome } from '../core/config.js';
-import { startGcIfDue } from '../core/store/gc.js';
+import { IdleSweeper } from './idle-sweeper.js';
 import { startServer } from './server.js';
 
 /** How often a running sidecar asks whether the retention rules are due (they run every 6 hours). */
@@ -19,20 +19,22 @@ export function serve(opts: { cwd: string; version: string }): Promise<number> {
   console.info = toStderr;
   console.warn = toStderr;
   console.debug = toStderr;
-  // Expiry and the blob sweep run at start and every 6 hours, each time in a `takeback gc`
-  // process of its own: a sweep never delays a request or a hook.
-  const gc = () => {
-    if (process.argv[1]) startGcIfDue(takebackHome(), process.argv[1]);
-  };
-  gc();
-  setInterval(gc, GC_CHECK_MS).unref();
+  // Expiry and the blob sweep run at start and every 6 hours (the due time is shared with hooks
+  // and other sidecars through gc.json), here, in idle slices that never delay a request.
+  const sweeper = new IdleSweeper(takebackHome(), toStderr);
+  sweeper.startIfDue();
+  setInterval(() => sweeper.startIfDue(), GC_CHECK_MS).unref();
+  // However the process ends (exit after shutdown, stdin closed), a sweep under way gives its claim back.
+  process.on('exit', () => sweeper.stop());
   return new Promise((resolve) => {
     startServer({
       input: process.stdin,
       output: process.stdout,
       cwd: opts.cwd,
       version: opts.version,
+      activity: sweeper,
       onExit: (code) => {
+        sweeper.stop();
         resolve(code);
         // stdin stays open in the client's hands: leave now rather than wait for it.
         setImmediate(() => process.exit(code));

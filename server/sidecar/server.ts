@@ -29,6 +29,14 @@ export interface ServerOptions {
   version: string;
   /** Called on LSP's `exit` with 0 after `shutdown`, else 1 (vscode-languageserver then ends the process). */
   onExit?: (code: number) => void;
+  /** Told when a request's handler starts and when it has settled: background work (serve.ts) runs only in between. */
+  activity?: Activity;
+}
+
+/** Requests in flight, as {@link ServerOptions.activity} hears of them: `begin` when one arrives, `end` when its answer is ready. */
+export interface Activity {
+  begin(): void;
+  end(): void;
 }
 
 /** Creates the server on `opts.input`/`opts.output` and starts listening. */
@@ -40,6 +48,17 @@ export function startServer(opts: ServerOptions): Connection {
   let watch: JournalWatch | null = null;
   let literals = false;
   let shutDown = false;
+
+  // A request handler: errors become JSON-RPC errors (guard), and `activity` hears of it.
+  const activity = opts.activity;
+  const handle = <P, R>(fn: (params: P) => R | Promise<R>): ((params: P) => Promise<R>) => {
+    const guarded = guard(log, fn);
+    if (!activity) return guarded;
+    return (params: P) => {
+      activity.begin();
+      return guarded(params).finally(() => activity.end());
+    };
+  };
 
   const ready = (): Session => {
     if (!session) throw new ResponseError(ErrorCodes.ServerNotInitialized, 'takeback: initialize first');
@@ -75,19 +94,19 @@ export function startServer(opts: ServerOptions): Connection {
   textDocuments.listen(connection);
 
   // The protocol's methods (protocol/src/methods.ts).
-  connection.onRequest(M.ChangesListRequest.method, guard(log, (p: unknown) => changes.list(ready(), p)));
-  connection.onRequest(M.ChangesShowRequest.method, guard(log, (p: unknown) => changes.show(ready(), p)));
-  connection.onRequest(M.UndoPreviewRequest.method, guard(log, (p: unknown) => changes.preview(ready(), p)));
-  connection.onRequest(M.UndoApplyRequest.method, guard(log, (p: unknown) => changes.apply(ready(), p)));
-  connection.onRequest(M.CaptureBeginRequest.method, guard(log, (p: unknown) => changes.beginCapture(ready(), p)));
-  connection.onRequest(M.CaptureEndRequest.method, guard(log, (p: unknown) => changes.endCapture(ready(), p)));
-  connection.onRequest(M.TurnBeginRequest.method, guard(log, (p: unknown) => changes.beginTurn(ready(), p)));
-  connection.onRequest(M.TurnEndRequest.method, guard(log, (p: unknown) => changes.endTurn(ready(), p)));
+  connection.onRequest(M.ChangesListRequest.method, handle((p: unknown) => changes.list(ready(), p)));
+  connection.onRequest(M.ChangesShowRequest.method, handle((p: unknown) => changes.show(ready(), p)));
+  connection.onRequest(M.UndoPreviewRequest.method, handle((p: unknown) => changes.preview(ready(), p)));
+  connection.onRequest(M.UndoApplyRequest.method, handle((p: unknown) => changes.apply(ready(), p)));
+  connection.onRequest(M.CaptureBeginRequest.method, handle((p: unknown) => changes.beginCapture(ready(), p)));
+  connection.onRequest(M.CaptureEndRequest.method, handle((p: unknown) => changes.endCapture(ready(), p)));
+  connection.onRequest(M.TurnBeginRequest.method, handle((p: unknown) => changes.beginTurn(ready(), p)));
+  connection.onRequest(M.TurnEndRequest.method, handle((p: unknown) => changes.endTurn(ready(), p)));
 
   // A UI for clients with no plugin: code lenses, code actions, their commands.
-  connection.onCodeLens(guard(log, (p) => codeLenses(ready(), p)));
-  connection.onCodeAction(guard(log, (p) => codeActions(ready(), p, literals)));
-  connection.onExecuteCommand(guard(log, (p) => executeCommand(ready(), p)));
+  connection.onCodeLens(handle((p) => codeLenses(ready(), p)));
+  connection.onCodeAction(handle((p) => codeActions(ready(), p, literals)));
+  connection.onExecuteCommand(handle((p) => executeCommand(ready(), p)));
 
   connection.listen();
   return connection;

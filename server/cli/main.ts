@@ -1,27 +1,21 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fstatSync, statSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { initHooks } from '../agents/http-hooks.js';
-import { defaultHttpPort } from '../daemon/http-address.js';
-import { AGENTS } from '../agents/registry.js';
-import { initHelixCommand } from '../editors/helix-init.js';
-import { defaultTemplateDir, removeJetbrainsTemplate, writeJetbrainsTemplate } from '../editors/jetbrains-init.js';
-import { loadConfig, takebackHome } from '../core/config.js';
-import { openEngine, type Engine } from '../core/engine.js';
+import type { Engine } from '../core/engine.js';
 import { TakebackError, checkId, type ErrorCode } from '../core/errors.js';
 import type { Selector } from '../core/plan/select.js';
-import { collectGarbage } from '../core/store/gc.js';
 import { findWorkspaceRoot, realFolder, toWorkspacePath } from '../core/workspace.js';
-import { captureBegin, captureEnd, turnBegin, turnEnd } from '../service/capture.js';
-import { listChanges, showChange } from '../service/changes.js';
-import { doctor } from '../service/doctor.js';
-import { applyStep, previewStep } from '../service/undo.js';
 import { renderApply, renderDoctor, renderGc, renderList, renderPreview, renderShow, setHeadline } from './render.js';
-import { runHook } from './hook.js';
 import { useColor } from './style.js';
 import { BIN, hookCommand, PACKAGE_ROOT, selfCommand, VERSION } from './self.js';
+
+// Every command imports what it runs when it runs (`await import(…)` in its action), not at
+// start: `list` or `--version` does not set up the agents, the editors, the planner or the scan.
+// In main.bundle.cjs these stay in the one file and only their initialisation waits
+// (scripts/bundle.mjs); bin/takeback.js caches the compiled code of each command apart.
 
 /**
  * Exit codes (README.md): 0 done; 1 conflicts, nothing written; 2 usage error (bad arguments, a
@@ -40,8 +34,59 @@ export const EXIT: Record<ErrorCode | 'ok' | 'internal', number> = {
   internal: 5,
 };
 
+/** process.stdout, once {@link print} had to fall back on it: everything after goes there too, in order. */
+let stdoutStream: NodeJS.WriteStream | null = null;
+
+/**
+ * Writes `text` to standard output: straight to fd 1 (`fs.writeSync`), without creating
+ * process.stdout, which for a pipe is a net.Socket and costs a short command like `list` a few
+ * milliseconds. What fd 1 does not take at once (a non-blocking pipe: EAGAIN) goes through
+ * process.stdout, which waits for it. A reader that went away (EPIPE: `takeback list | head`)
+ * ends the output quietly.
+ */
 function print(text: string): void {
-  process.stdout.write(text);
+  if (stdoutStream) {
+    stdoutStream.write(text);
+    return;
+  }
+  const bytes = Buffer.from(text);
+  for (let done = 0; done < bytes.length; ) {
+    try {
+      done += writeSync(1, bytes, done);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') return;
+      if (code !== 'EAGAIN') throw e;
+      stdoutStream = process.stdout;
+      stdoutStream.write(bytes.subarray(done));
+      return;
+    }
+  }
+}
+
+/** Whether `st` (a character device) is /dev/null. */
+function isDevNull(st: { rdev: number }): boolean {
+  try {
+    return st.rdev === statSync('/dev/null').rdev;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether to colour standard output, as {@link useColor} decides. Only a character device other
+ * than /dev/null can be a terminal: for a pipe, a file or /dev/null, process.stdout (which
+ * {@link print} avoids) is not created to ask.
+ */
+function colorOut(): boolean {
+  let device: boolean;
+  try {
+    const out = fstatSync(1);
+    device = out.isCharacterDevice() && !isDevNull(out);
+  } catch {
+    device = false; // fd 1 closed: no terminal
+  }
+  return useColor(device ? process.stdout : ({ isTTY: false } as NodeJS.WriteStream));
 }
 
 function json(value: unknown): void {
@@ -77,9 +122,20 @@ function checkIds(cmd: Command): void {
   if (['show', 'preview', 'undo', 'redo'].includes(cmd.name())) for (const id of cmd.args) checkId(id, 'change set id');
 }
 
+/** What {@link main} needs from whoever loads it. */
+export interface MainOptions {
+  /**
+   * Loads the sidecar's module for `serve` (default: `import('../sidecar/serve.js')`). The
+   * sidecar and its LSP libraries are not in main.bundle.cjs, and that bundle, which
+   * bin/takeback.js compiles with node:vm, cannot `import()`: bin/takeback.js passes its own.
+   */
+  loadSidecar?: () => Promise<typeof import('../sidecar/serve.js')>;
+}
+
 /** Builds the command line. Handlers return an exit code. */
-function program(setCode: (n: number) => void): Command {
-  const color = useColor();
+function program(setCode: (n: number) => void, opts: MainOptions): Command {
+  let colorOn: boolean | undefined;
+  const color = (): boolean => (colorOn ??= colorOut());
   const p = new Command('takeback')
     .description('Undo for AI coding agents: list, preview, undo and redo what an agent changed.')
     .version(VERSION, '-V, --version')
@@ -87,12 +143,13 @@ function program(setCode: (n: number) => void): Command {
     .enablePositionalOptions()
     .showHelpAfterError('(run takeback --help for usage)')
     .exitOverride();
-  p.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  p.configureOutput({ writeOut: print, writeErr: (s) => process.stderr.write(s) });
 
   let engine: Engine | null = null;
-  const open = (cmd: Command): Engine => {
+  const open = async (cmd: Command): Promise<Engine> => {
     checkIds(cmd);
     const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
+    const { openEngine } = await import('../core/engine.js');
     engine = openEngine({ workspace });
     return engine;
   };
@@ -108,14 +165,15 @@ function program(setCode: (n: number) => void): Command {
     .option('--all', 'every turn, and expired changes too')
     .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, cli')
     .option('--json', 'print JSON (see README)')
-    .action((o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
-      const e = open(cmd);
+    .action(async (o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { listChanges } = await import('../service/changes.js');
       const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
       if (o.json) json(r);
       else {
         // Nothing by that agent: name the agents that did change something here.
         const agents = o.agent !== undefined && r.sets.length === 0 ? e.journal.sets.agents() : undefined;
-        print(renderList(r, color, { agent: o.agent, agents }));
+        print(renderList(r, color(), { agent: o.agent, agents }));
       }
       done(0);
     });
@@ -124,10 +182,12 @@ function program(setCode: (n: number) => void): Command {
     .description('one change set in full')
     .argument('<id>')
     .option('--json', 'print JSON')
-    .action((id: string, o: { json?: boolean }, cmd: Command) => {
-      const r = showChange(open(cmd), id);
+    .action(async (id: string, o: { json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { showChange } = await import('../service/changes.js');
+      const r = showChange(e, id);
       if (o.json) json(r);
-      else print(renderShow(r, color));
+      else print(renderShow(r, color()));
       done(0);
     });
 
@@ -142,22 +202,24 @@ function program(setCode: (n: number) => void): Command {
 
   selectorOptions(p.command('preview').description('show what an undo (or redo) would do, writing nothing'))
     .option('--redo', 'preview a redo instead')
-    .action((ids: string[], o: SelectorOpts & { json?: boolean; redo?: boolean }, cmd: Command) => {
-      const e = open(cmd);
+    .action(async (ids: string[], o: SelectorOpts & { json?: boolean; redo?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { previewStep } = await import('../service/undo.js');
       const r = previewStep(e, selectorFrom(e, ids, o), o.redo ? 'redo' : 'undo');
       if (o.json) json(r);
-      else print(renderPreview(r, color));
+      else print(renderPreview(r, color()));
       done(0);
     });
 
   for (const direction of ['undo', 'redo'] as const) {
     selectorOptions(p.command(direction).description(direction === 'undo' ? 'take changes back, all or nothing' : 'apply undone changes again'))
       .option('--force', 'replace later changes to the same files')
-      .action((ids: string[], o: SelectorOpts & { json?: boolean; force?: boolean }, cmd: Command) => {
-        const e = open(cmd);
+      .action(async (ids: string[], o: SelectorOpts & { json?: boolean; force?: boolean }, cmd: Command) => {
+        const e = await open(cmd);
+        const { applyStep } = await import('../service/undo.js');
         const r = applyStep(e, selectorFrom(e, ids, o), direction, { force: o.force });
         if (o.json) json(r);
-        else print(renderApply(r, color));
+        else print(renderApply(r, color()));
         done(!r.written && r.conflicts.length > 0 ? EXIT.conflicts : 0);
       });
   }
@@ -168,7 +230,8 @@ function program(setCode: (n: number) => void): Command {
     .argument('<command...>')
     .passThroughOptions()
     .action(async (argv: string[], o: { turn?: string }, cmd: Command) => {
-      const e = open(cmd);
+      const e = await open(cmd);
+      const { captureBegin, captureEnd } = await import('../service/capture.js');
       const id = `run-${randomBytes(6).toString('hex')}`;
       const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn, agent: 'cli' });
       if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason})\n`);
@@ -201,8 +264,10 @@ function program(setCode: (n: number) => void): Command {
     .option('--session <ID>', 'the agent session')
     .option('--json', 'print JSON')
     .argument('[paths...]')
-    .action((paths: string[], o: { id: string; turn?: string; tool?: string; command?: string; agent: string; session?: string; json?: boolean }, cmd: Command) => {
-      const r = captureBegin(open(cmd), {
+    .action(async (paths: string[], o: { id: string; turn?: string; tool?: string; command?: string; agent: string; session?: string; json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { captureBegin } = await import('../service/capture.js');
+      const r = captureBegin(e, {
         id: o.id,
         paths,
         cwd: process.cwd(),
@@ -220,8 +285,10 @@ function program(setCode: (n: number) => void): Command {
     .description('compare and record the change set of a tool call')
     .requiredOption('--id <ID>', 'the tool call id')
     .option('--json', 'print JSON')
-    .action((o: { id: string; json?: boolean }, cmd: Command) => {
-      const r = captureEnd(open(cmd), { id: o.id });
+    .action(async (o: { id: string; json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { captureEnd } = await import('../service/capture.js');
+      const r = captureEnd(e, { id: o.id });
       if (o.json) json(r);
       else if (r.set) print(`recorded change ${r.set.id}: ${setHeadline(r.set)}\n`);
       done(0);
@@ -235,8 +302,10 @@ function program(setCode: (n: number) => void): Command {
     .option('--agent <NAME>', 'the agent', 'cli')
     .option('--session <ID>', 'the agent session')
     .option('--json', 'print JSON')
-    .action((o: { id?: string; label?: string; agent?: string; session?: string; json?: boolean }, cmd: Command) => {
-      const r = turnBegin(open(cmd), { id: o.id, label: o.label, agent: o.agent, session: o.session });
+    .action(async (o: { id?: string; label?: string; agent?: string; session?: string; json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { turnBegin } = await import('../service/capture.js');
+      const r = turnBegin(e, { id: o.id, label: o.label, agent: o.agent, session: o.session });
       if (o.json) json(r);
       else print(`${r.turn.id}\n`);
       done(0);
@@ -246,8 +315,10 @@ function program(setCode: (n: number) => void): Command {
     .option('--id <T>', 'the turn (default: the open turn)')
     .option('--session <ID>', 'the agent session')
     .option('--json', 'print JSON')
-    .action((o: { id?: string; session?: string; json?: boolean }, cmd: Command) => {
-      const r = turnEnd(open(cmd), { id: o.id, session: o.session });
+    .action(async (o: { id?: string; session?: string; json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { turnEnd } = await import('../service/capture.js');
+      const r = turnEnd(e, { id: o.id, session: o.session });
       if (o.json) json(r);
       else if (r.set) print(`turn ${r.turn} ended; recorded change ${r.set.id} (changed during this turn): ${setHeadline(r.set)}\n`);
       done(0);
@@ -256,10 +327,12 @@ function program(setCode: (n: number) => void): Command {
   p.command('doctor')
     .description('check the journal and say what is kept')
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }, cmd: Command) => {
-      const r = doctor(open(cmd), VERSION);
+    .action(async (o: { json?: boolean }, cmd: Command) => {
+      const e = await open(cmd);
+      const { doctor } = await import('../service/doctor.js');
+      const r = doctor(e, VERSION);
       if (o.json) json(r);
-      else print(renderDoctor(r, color));
+      else print(renderDoctor(r, color()));
       done(0);
     });
 
@@ -270,7 +343,7 @@ function program(setCode: (n: number) => void): Command {
     .action(async (_o: { stdio?: boolean }, cmd: Command) => {
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
       // Loaded here only: the hook and the other commands start without the LSP libraries.
-      const { serve } = await import('../sidecar/serve.js');
+      const { serve } = await (opts.loadSidecar ?? (() => import('../sidecar/serve.js')))();
       done(await serve({ cwd: workspace ?? process.cwd(), version: VERSION }));
     });
 
@@ -279,9 +352,11 @@ function program(setCode: (n: number) => void): Command {
     .option('--dry-run', 'say what would go, change nothing')
     .option('--grace <seconds>', 'leave unreferenced copies younger than this (default 3600)')
     .option('--json', 'print JSON')
-    .action((o: { dryRun?: boolean; grace?: string; json?: boolean }) => {
+    .action(async (o: { dryRun?: boolean; grace?: string; json?: boolean }) => {
       const grace = o.grace === undefined ? undefined : Number(o.grace);
       if (grace !== undefined && !(grace >= 0)) throw new TakebackError('usage', `--grace wants seconds, not ${o.grace}`);
+      const { loadConfig, takebackHome } = await import('../core/config.js');
+      const { collectGarbage } = await import('../core/store/gc.js');
       const home = takebackHome();
       const r = collectGarbage({ home, config: loadConfig(home), dryRun: o.dryRun, graceMs: grace === undefined ? undefined : grace * 1000 });
       if (o.json) json(r);
@@ -292,7 +367,8 @@ function program(setCode: (n: number) => void): Command {
   p.command('hook')
     .description('read one agent hook event on stdin (never fails, prints nothing)')
     .addArgument(new Command().createArgument('<agent>', 'claude-code | codex | gemini'))
-    .action((agent: string) => {
+    .action(async (agent: string) => {
+      const { runHook } = await import('./hook.js');
       done(runHook(agent));
     });
 
@@ -317,10 +393,12 @@ function program(setCode: (n: number) => void): Command {
     .addOption(new Option('--command <TEXT>', 'the hook command to write (helix: the server program)').hideHelp())
     .action(async (agent: string, o: { user?: boolean; remove?: boolean; http?: boolean; port?: string; command?: string; configDir?: string; hx?: string; dir?: string }, cmd: Command) => {
       if (agent === 'helix') {
+        const { initHelixCommand } = await import('../editors/helix-init.js');
         print(await initHelixCommand(o, BIN));
         return done(0);
       }
       if (agent === 'jetbrains') {
+        const { defaultTemplateDir, removeJetbrainsTemplate, writeJetbrainsTemplate } = await import('../editors/jetbrains-init.js');
         if (o.remove) {
           const r = removeJetbrainsTemplate(o.dir ?? defaultTemplateDir());
           print(`${r.changed ? 'removed the LSP4IJ template from' : 'no takeback template in'} ${r.dir}\n`);
@@ -334,6 +412,10 @@ function program(setCode: (n: number) => void): Command {
         print(`${r.changed ? 'wrote the LSP4IJ template to' : 'nothing to change in'} ${r.dir}\nIn the IDE: LSP Consoles → + → Template → Import from custom template… → ${r.dir}\n`);
         return done(0);
       }
+      const { AGENTS } = await import('../agents/registry.js');
+      const { initHooks } = await import('../agents/http-hooks.js');
+      const { defaultHttpPort } = await import('../daemon/http-address.js');
+      const { takebackHome } = await import('../core/config.js');
       const spec = AGENTS[agent];
       if (!spec) throw new TakebackError('usage', `unknown agent or editor ${agent} (known: ${Object.keys(AGENTS).join(', ')}, helix, jetbrains)`);
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
@@ -376,14 +458,14 @@ function errorCode(e: unknown): number {
   return EXIT.internal;
 }
 
-/** Runs the command line with `argv` (without node and script). Resolves to the exit code. */
-export async function main(argv: string[]): Promise<number> {
+/** Runs the command line with `argv` (without node and script). Resolves to the exit code (see {@link EXIT}). */
+export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
   let code = 0;
   const wantsJson = argv.includes('--json');
   try {
     await program((n) => {
       code = n;
-    }).parseAsync(argv, { from: 'user' });
+    }, opts).parseAsync(argv, { from: 'user' });
     return code;
   } catch (e) {
     if (e instanceof CommanderError) {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TakebackError } from './errors.js';
+import { sha256Hex } from './sha256.js';
 
 /**
  * The workspace root for `dir`: the enclosing git work tree's top (the nearest folder holding
@@ -40,9 +40,12 @@ export function findWorkspaceRootIn(home: string, dir: string): string {
   }
 }
 
-/** A short stable name for a workspace root: the first 16 hex digits of its SHA-256. */
+/**
+ * A short stable name for a workspace root: the first 16 hex digits of its SHA-256 (of its UTF-8
+ * bytes). Hashed without node:crypto (sha256.ts): `list` and `show` need nothing else of it.
+ */
 export function workspaceKey(root: string): string {
-  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+  return sha256Hex(root).slice(0, 16);
 }
 
 /**

@@ -2,11 +2,10 @@ import { createRequire } from 'node:module';
 import { runDir } from './address.js';
 import { httpPortFrom, readyFile, startingFile } from './http-address.js';
 
-// `require`: the hook loads this on every event, and the ES module namespaces of node:fs and
-// node:child_process load more than these few calls need.
+// `require`: the hook loads this on every event, and the ES module namespace of node:fs loads
+// more than these few calls need.
 const require = createRequire(import.meta.url);
 const { closeSync, mkdirSync, openSync, readFileSync, statSync, utimesSync } = require('node:fs') as typeof import('node:fs');
-const { spawn } = require('node:child_process') as typeof import('node:child_process');
 
 /** A hook does not start a daemon when another hook started one less than this long ago (ms): it is still loading. */
 export const START_BACKOFF_MS = 10_000;
@@ -54,6 +53,8 @@ export function startHttpDaemonIfNeeded(home: string, bin: string | undefined, e
     closeSync(openSync(stamp, 'a', 0o600));
     const now = new Date();
     utimesSync(stamp, now, now);
+    // Loaded only here: most hooks find a daemon ready and never start one.
+    const { spawn } = require('node:child_process') as typeof import('node:child_process');
     const child = spawn(process.execPath, [bin, 'hook-daemon'], { detached: true, stdio: 'ignore', env, cwd: '/' });
     child.on('error', () => {});
     child.unref();

@@ -1,7 +1,12 @@
 import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import type { FileState } from '../types.js';
+
+// Loaded by the first write (an undo or redo): loading write-file-atomic loads worker_threads,
+// which every command and hook that opens a journal would pay for otherwise.
+const lazy = createRequire(import.meta.url);
+const writeFileAtomic = () => lazy('write-file-atomic') as typeof import('write-file-atomic');
 
 /** One file of an undo/redo transaction: the state found (`from`, kept in the blob store) and the state written (`to`). */
 export interface TxnOp {
@@ -28,7 +33,7 @@ export class Txns {
   constructor(private readonly dir: string) {}
 
   put(t: TxnRecord): void {
-    writeFileAtomic.sync(join(this.dir, `txn-${t.id}.json`), JSON.stringify(t), { mode: 0o600, fsync: true });
+    writeFileAtomic().sync(join(this.dir, `txn-${t.id}.json`), JSON.stringify(t), { mode: 0o600, fsync: true });
   }
 
   remove(id: string): void {

@@ -92,12 +92,21 @@ describe('the hook never stands in the way', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('');
   });
 
-  it('with TAKEBACK_LOG_LEVEL=debug every event is logged', () => {
+  it('with TAKEBACK_LOG_LEVEL=debug every event is logged', async () => {
     const sb = sandbox({ env: { TAKEBACK_LOG_LEVEL: 'debug' } });
     sb.hook(fixture(sb, 'session-start.json'));
     sb.hook(fixture(sb, 'user-prompt-submit.json'));
     expect(hookLog(sb)).toMatch(/claude-code SessionStart: session start: snapshot/);
     expect(hookLog(sb)).toMatch(/claude-code UserPromptSubmit: turn t1 begun/);
+    // The sweep the session's start launched in the background ends before the home is removed.
+    const gcJson = path.join(sb.home, 'gc.json');
+    for (let end = Date.now() + 15_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+      try {
+        if (JSON.parse(fs.readFileSync(gcJson, 'utf8')).finished) break;
+      } catch {
+        // not written yet
+      }
+    }
   });
 });
 

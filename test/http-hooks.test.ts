@@ -206,6 +206,8 @@ describe('http hooks', () => {
     await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
     const daemon = h.readyPid()!;
     expect(fs.statSync(h.ready).mode & 0o777).toBe(0o600);
+    expect(sb.json(['doctor']).daemon.http).toEqual([{ port: h.port, pid: daemon, alive: true }]);
+    expect(sb.tb(['doctor']).stdout).toContain(`daemon:     serving http hooks on 127.0.0.1:${h.port} (pid ${daemon})`);
     await turn(h);
     expect(recorded(sb)).toEqual(EXPECTED);
     const by = h.handledBy();
@@ -255,6 +257,7 @@ describe('http hooks', () => {
     process.kill(first, 'SIGKILL');
     await until('the daemon to die', () => !alive(first));
     expect(h.readyPid()).toBe(first); // stale
+    expect(sb.json(['doctor']).problems.join('\n')).toContain(`the capture daemon for http hooks on port ${h.port} (pid ${first}) is gone`);
     await turn(h);
     expect(recorded(sb)).toEqual(EXPECTED);
     // The first event after the kill ran in-process and started a new daemon.

@@ -198,7 +198,25 @@ function storageLines(s: DoctorReport['storage'], mb: (n: number) => string): st
     `            sets expire after ${s.limits.retentionDays} days, and oldest first past ${mb(s.limits.maxJournalBytes)}: ${s.expired.byAge + s.expired.bySize} would expire now; ${s.sets.tombstones} expired`,
   ];
   if (s.snapshot && s.snapshot.tracked > 0) out.push(`            this workspace: ${s.snapshot.tracked} tracked files refer to git's objects, ${s.snapshot.copied} are copied`);
+  const last = s.lastSweep;
+  if (!last) out.push('last sweep: none yet');
+  else {
+    const ago = (ms: number) => {
+      const m = Math.round((Date.now() - ms) / 60_000);
+      return m < 60 ? `${m} min ago` : m < 2880 ? `${Math.round(m / 60)} h ago` : `${Math.round(m / 1440)} days ago`;
+    };
+    const what = last.swept ? `: swept ${last.swept.count} blob(s), ${mb(last.swept.bytes)}` : '';
+    const how = last.slices && last.slices.steps > 1 ? ` in ${last.slices.steps} idle slices (longest ${last.slices.longestMs.toFixed(0)} ms)` : '';
+    out.push(last.finished ? `last sweep: ${ago(last.finished)}${what}${how}` : `last sweep: claimed ${ago(last.at)}, not finished`);
+  }
   return out;
+}
+
+/** The capture daemon, in one line. */
+function daemonLine(d: DoctorReport['daemon']): string {
+  const serving = d.http.filter((h) => h.alive).map((h) => `http hooks on 127.0.0.1:${h.port} (pid ${h.pid})`);
+  if (serving.length > 0) return `daemon:     serving ${serving.join(', ')}`;
+  return `daemon:     ${d.socket ? 'its socket is there (TAKEBACK_HOOK_DAEMON=1)' : 'not running: hooks run in-process'}`;
 }
 
 /** What `takeback gc` did. */
@@ -225,6 +243,7 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${plural(d.turns.total, 'turn')} (${d.turns.open} open)`,
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
     ...storageLines(d.storage, mb),
+    daemonLine(d.daemon),
     `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}`,
   ];
   if (d.problems.length === 0) out.push(p('green', 'no problems found'));

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../core/engine.js';
 import { collectGarbage, lastSweep, type GcReport, type LastSweep } from '../core/store/gc.js';
+import { daemonStatus, type DaemonStatus } from '../daemon/status.js';
 import { captureStatus } from './changes.js';
 
 /** What `takeback doctor` reports. Sizes in bytes. */
@@ -29,6 +30,8 @@ export interface DoctorReport {
     snapshot: { tracked: number; copied: number } | null;
     lastSweep: LastSweep | null;
   };
+  /** The capture daemon (`takeback hook-daemon`): its socket, and the http hook ports it serves. */
+  daemon: DaemonStatus;
   problems: string[];
 }
 
@@ -49,6 +52,10 @@ export function doctor(engine: Engine, version: string): DoctorReport {
   if (txns > 0) problems.push(`${txns} unfinished undo transaction(s) could not be rolled back`);
   const integrity = journal.db.pragma('quick_check', { simple: true });
   if (integrity !== 'ok') problems.push(`journal database check: ${String(integrity)}`);
+  const daemon = daemonStatus(engine.home);
+  for (const h of daemon.http) {
+    if (!h.alive) problems.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
+  }
   const dbFile = join(journal.dir, 'journal.db');
   try {
     if ((statSync(dbFile).mode & 0o077) !== 0) problems.push(`${dbFile} is readable by others (expected 0600)`);
@@ -78,6 +85,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
       snapshot: meta && meta.status === 'ok' ? { tracked: meta.files - (meta.copied ?? meta.files), copied: meta.copied ?? meta.files } : null,
       lastSweep: lastSweep(engine.home),
     },
+    daemon,
     problems,
   };
 }

@@ -28,13 +28,14 @@ export function freePort() {
 export async function startHttpDaemon({ node, bin, root, env, port }) {
   const child = spawn(node, [bin, 'hook-daemon'], { env: { ...env, TAKEBACK_HOOK_HTTP_PORT: String(port) }, stdio: 'ignore' });
   const ready = join(env.TAKEBACK_HOME, 'run', `http-${port}.pid`);
-  for (let waited = 0; !(existsSync(ready) && readFileSync(ready, 'utf8').trim() === String(child.pid)); waited += 50) {
+  for (let waited = 0; !(existsSync(ready) && readFileSync(ready, 'utf8').split(' ')[0] === String(child.pid)); waited += 50) {
     if (waited > 20_000) throw new Error('the capture daemon did not take http hooks');
     sleep(50);
   }
-  const token = readFileSync(join(env.TAKEBACK_HOME, 'run', 'http-token'), 'utf8').trim();
+  const token = readFileSync(join(env.TAKEBACK_HOME, 'http-token'), 'utf8').trim();
   const { fallbackCommand } = await import(join(root, 'dist', 'server', 'agents', 'http-hooks.js'));
-  return { child, token, fallback: fallbackCommand(port, `${node} ${bin} hook claude-code`) };
+  const { tokenFingerprint } = await import(join(root, 'dist', 'server', 'daemon', 'http-token.js'));
+  return { child, token, fallback: fallbackCommand(port, tokenFingerprint(token), `${node} ${bin} hook claude-code`) };
 }
 
 function bash(cmd, stdin, cwd, env) {

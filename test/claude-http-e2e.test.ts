@@ -94,7 +94,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `http hooks with the real Claude Code ${VERSIO
     const end = Date.now() + 20_000;
     const readyPid = () => {
       try {
-        return Number(fs.readFileSync(readyFile(), 'utf8').trim());
+        return Number(fs.readFileSync(readyFile(), 'utf8').split(' ')[0]);
       } catch {
         return 0;
       }

@@ -190,7 +190,7 @@ describe('replaying a real Claude Code session', () => {
     sb.hook(fixture(sb, 'session-start.json'));
     sb.hook(submit);
     sb.write('during.txt', 'made with no tool call\n');
-    sb.hook({ ...submit, prompt: 'Second prompt\nmore lines' });
+    sb.hook({ ...submit, prompt: 'Second prompt\nmore lines', prompt_id: 'a-second-prompt' });
     const list = sb.json(['list']);
     expect(list.turns.map((t: any) => [t.id, t.label, t.end === null])).toEqual([
       ['t2', 'Second prompt', true],

@@ -5,13 +5,14 @@
 // them (all of an event's hooks at once, test/support/claude-hook-runner.ts; the real Claude
 // Code does the same in test/claude-http-e2e.test.ts). Which process handled an event is read
 // from the debug log (each line carries the pid that wrote it).
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fireHooks } from './support/claude-hook-runner.js';
-import { filesOf, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
+import { BIN, filesOf, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
 
 const SESSION = 'h77p0000-0000-4000-8000-000000000001';
 
@@ -84,7 +85,7 @@ async function httpSandbox(env: NodeJS.ProcessEnv = {}): Promise<Http> {
         .filter((l) => l && !/\] claude-code \w+: /.test(l)),
     readyPid() {
       try {
-        return Number(fs.readFileSync(ready, 'utf8').trim());
+        return Number(fs.readFileSync(ready, 'utf8').split(' ')[0]);
       } catch {
         return null;
       }
@@ -152,9 +153,9 @@ describe('init claude-code --http', () => {
     const h = await httpSandbox();
     const { sb, port } = h;
     const s = JSON.parse(fs.readFileSync(h.settings, 'utf8'));
-    const token = fs.readFileSync(path.join(sb.home, 'run', 'http-token'), 'utf8').trim();
+    const token = fs.readFileSync(path.join(sb.home, 'http-token'), 'utf8').trim();
     expect(token).toMatch(/^[0-9a-f]{64}$/);
-    expect(fs.statSync(path.join(sb.home, 'run', 'http-token')).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(sb.home, 'http-token')).mode & 0o777).toBe(0o600);
     expect(fs.statSync(h.settings).mode & 0o777).toBe(0o600);
     expect(Object.keys(s.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']);
     expect(s.hooks.SessionStart).toEqual([{ hooks: [{ type: 'command', command: expect.stringMatching(new RegExp(`^TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code$`)), timeout: 30 }] }]);
@@ -166,6 +167,10 @@ describe('init claude-code --http', () => {
       expect(group.hooks[1].command).toMatch(new RegExp(`\\|\\| TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code$`));
     }
     expect(s.hooks.PreToolUse[0].matcher).toBe('Write|Edit|MultiEdit|NotebookEdit|Bash');
+    // The file with the token is kept out of git (the repository's own info/exclude).
+    expect(sb.sh('git status --porcelain --untracked-files=all')).not.toContain('settings.local.json');
+    expect(fs.readFileSync(path.join(sb.ws, '.git', 'info', 'exclude'), 'utf8')).toContain('/.claude/settings.local.json');
+    expect(sb.json(['doctor']).problems).toEqual([]);
     // Twice: nothing changes.
     const before = fs.readFileSync(h.settings, 'utf8');
     expect(sb.tb(['init', 'claude-code', '--http', '--port', String(port)]).stdout).toContain('nothing to change in');
@@ -186,6 +191,10 @@ describe('init claude-code --http', () => {
     // --user --http: the user's settings; other agents and bad ports are refused.
     const user = sb.tb(['init', 'claude-code', '--user', '--http', '--port', String(port)]);
     expect(user.code).toBe(0);
+    // Hooks in the project's file and the user's: doctor says every event is handled twice.
+    sb.tb(['init', 'claude-code']);
+    expect(sb.json(['doctor']).problems.join('\n')).toMatch(/claude-code hooks are in .*settings\.json and .*settings\.json: every event is handled twice/);
+    sb.tb(['init', 'claude-code', '--remove']);
     expect(JSON.parse(fs.readFileSync(path.join(sb.userHome, '.claude', 'settings.json'), 'utf8')).hooks.Stop[0].hooks[0].type).toBe('http');
     expect(sb.tb(['init', 'codex', '--http']).code).toBe(2);
     expect(sb.tb(['init', 'claude-code', '--http', '--port', '70000']).code).toBe(2);
@@ -265,12 +274,65 @@ describe('http hooks', () => {
     expect(h.failures()).toEqual([]);
   });
 
+  it('hooks whose token the daemon does not take (another home, a token made anew) run in-process: recorded once, and logged, and named by doctor', async () => {
+    const h = await httpSandbox();
+    const { sb } = h;
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x\n');
+    // The home's token is made anew after init (its file deleted): the daemon takes the new one.
+    fs.rmSync(path.join(sb.home, 'http-token'));
+    await h.fire('SessionStart', { source: 'startup' });
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    await turn(h);
+    expect(recorded(sb)).toEqual(EXPECTED);
+    const daemon = h.readyPid()!;
+    expect(h.handledBy().some((e) => e.pid === daemon)).toBe(false); // every event in-process
+    const log = h.failures().join('\n');
+    expect(log).toMatch(/refused an http request \(401 wrong token\)/);
+    expect(log).toMatch(/http hooks in .* carry a token the capture daemon of this TAKEBACK_HOME does not take/);
+    expect(sb.json(['doctor']).problems.join('\n')).toMatch(/the http hooks in .*settings\.local\.json carry a token that .*http-token does not hold/);
+    // init --http again: the hooks take the daemon's token, and the daemon takes the events.
+    sb.tb(['init', 'claude-code', '--http', '--port', String(h.port)]);
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    await h.fire('UserPromptSubmit', { prompt: 'again', prompt_id: 'p-again' });
+    expect(h.handledBy().at(-1)).toEqual({ event: 'UserPromptSubmit', pid: daemon });
+  });
+
+  it('a killed daemon not yet reaped (a zombie: kill -0 still succeeds) is passed over: its port is closed, the command hooks record', async () => {
+    const h = await httpSandbox();
+    const { sb } = h;
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x\n');
+    // The daemon's parent is a shell that execs into a sleep: nobody reaps it when it dies.
+    const parent = spawn('sh', ['-c', `"$0" "$1" hook-daemon & exec sleep 60`, process.execPath, BIN], { env: { ...sb.env, TAKEBACK_HOOK_HTTP_PORT: String(h.port) }, stdio: 'ignore' });
+    onTestFinished(() => void parent.kill('SIGKILL'));
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    const daemon = h.readyPid()!;
+    process.kill(daemon, 'SIGKILL');
+    await until('the daemon to be a zombie', () => /^Z/.test(fs.readFileSync(`/proc/${daemon}/stat`, 'utf8').split(') ')[1] ?? ''));
+    expect(alive(daemon)).toBe(true); // kill -0 cannot tell
+    await h.fire('SessionStart', { source: 'startup' });
+    await turn(h);
+    expect(recorded(sb)).toEqual(EXPECTED);
+  });
+
+  it('the same prompt handled twice (the http hook and the command hook, as a daemon comes or goes) begins one turn', async () => {
+    const h = await httpSandbox();
+    const { sb } = h;
+    const ev = { session_id: SESSION, cwd: sb.ws, hook_event_name: 'UserPromptSubmit', prompt: 'once', prompt_id: 'p-once' };
+    expect(sb.hook(ev).code).toBe(0);
+    expect(sb.hook(ev).code).toBe(0);
+    expect(sb.json(['list']).turns.map((t: any) => t.label)).toEqual(['once']);
+    expect(sb.hook({ ...ev, prompt: 'twice', prompt_id: 'p-twice' }).code).toBe(0);
+    expect(sb.json(['list']).turns.map((t: any) => t.label)).toEqual(['twice', 'once']);
+  });
+
   it('the daemon refuses requests without the token, naming another host, or not JSON, and records nothing for them', async () => {
     const h = await httpSandbox();
     const { sb, port } = h;
     await h.fire('SessionStart', { source: 'startup' });
     await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
-    const token = fs.readFileSync(path.join(sb.home, 'run', 'http-token'), 'utf8').trim();
+    const token = fs.readFileSync(path.join(sb.home, 'http-token'), 'utf8').trim();
     const body = JSON.stringify({ session_id: SESSION, cwd: sb.ws, hook_event_name: 'UserPromptSubmit', prompt: 'forged' });
     const url = `http://127.0.0.1:${port}/takeback/hook/claude-code`;
     const send = async (headers: Record<string, string>, opts: { method?: string; url?: string } = {}) =>

@@ -121,6 +121,12 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           said.push(`session start: snapshot ${ensureBaseline(engine).status}`);
           break;
         case 'turn-begin': {
+          // A turn the agent names, begun already: the same event again (handled twice), not a new turn.
+          const known = a.agentTurn ? engine.journal.turns.byAgentTurn(ctx.session, a.agentTurn) : null;
+          if (known) {
+            said.push(`turn ${known.id} begun already`);
+            break;
+          }
           const { turn } = turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn: a.agentTurn ?? null, label: labelFromPrompt(a.prompt) });
           said.push(`turn ${turn.id} begun`);
           break;

@@ -7,6 +7,8 @@ import type { AgentSpec, HookEventBase } from './spec.js';
  */
 export interface ClaudeHookEvent extends HookEventBase {
   tool_use_id?: string;
+  /** The prompt's id (every event of a turn carries it; seen with 2.1.332). */
+  prompt_id?: string;
 }
 
 /** Claude Code's file tools and the input field that names the file each one changes. */
@@ -52,7 +54,9 @@ function claudeActions(ev: ClaudeHookEvent, ctx: EventContext): AgentAction[] {
     case 'SessionStart':
       return [{ kind: 'session-start' }];
     case 'UserPromptSubmit':
-      return [{ kind: 'turn-begin', prompt: str(ev.prompt) }];
+      // The prompt's id names the turn: the same event handled twice (an http hook and the
+      // command hook beside it, as a daemon starts or leaves) begins one turn, not two.
+      return [{ kind: 'turn-begin', prompt: str(ev.prompt), agentTurn: str(ev.prompt_id) }];
     case 'PreToolUse':
       return [toolBegin(ev, ctx, pairing, { files: FILE_TOOLS, shell: 'Bash' })];
     case 'PostToolUse':

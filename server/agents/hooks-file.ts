@@ -30,6 +30,19 @@ function isOurs(h: HookEntry, agent: string): boolean {
   return typeof h.command === 'string' && h.command.includes(`hook ${agent}`) && h.command.includes('takeback');
 }
 
+/**
+ * takeback's hook entries for `spec` in the settings file `file` (none when it is missing or not
+ * JSON). Never throws.
+ */
+export function ourHooksIn(spec: AnySpec, file: string): HookEntry[] {
+  try {
+    const s = JSON.parse(readFileSync(file, 'utf8')) as Settings;
+    return Object.values(s.hooks ?? {}).flatMap((groups) => (Array.isArray(groups) ? groups : []).flatMap((g) => (g.hooks ?? []).filter((h) => isOurs(h, spec.name))));
+  } catch {
+    return [];
+  }
+}
+
 /** Where `spec`'s settings file is: the project's (under `workspace`), or the user's with `user`. */
 export function settingsPath(spec: AnySpec, workspace: string, user: boolean, env: NodeJS.ProcessEnv = process.env): string {
   return user ? join(...spec.settingsFile.user(env, env.HOME ?? homedir())) : join(workspace, ...spec.settingsFile.project);

@@ -1,9 +1,11 @@
-import { chmodSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import { TakebackError } from '../core/errors.js';
-import { HTTP_PORT_VAR, hookUrl } from '../daemon/http-address.js';
-import { httpToken } from '../daemon/http-token.js';
-import { initAgentHooks, settingsPath } from './hooks-file.js';
+import { HTTP_FP_VAR, HTTP_PORT_VAR, hookUrl } from '../daemon/http-address.js';
+import { tokenFile } from '../daemon/http-address.js';
+import { httpToken, tokenFingerprint } from '../daemon/http-token.js';
+import { initAgentHooks, ourHooksIn, settingsPath } from './hooks-file.js';
 import type { AgentSpec, HookEntry } from './spec.js';
 
 /*
@@ -36,22 +38,64 @@ function readyFileExpr(port: number): string {
 }
 
 /**
- * The command hook beside an http hook: does nothing when the ready file names a live process
- * (the daemon takes the http hook's event), else runs the full hook in-process with the port
- * set (which then starts the daemon). `command`: how to run `takeback hook <agent>`.
+ * The command hook beside an http hook: stands down when the ready file names a live daemon
+ * that takes this token (`fp`: its fingerprint) and — under bash, with no process started — the
+ * port answers (a killed daemon not yet reaped still passes `kill -0`, but its port is closed);
+ * else runs the full hook in-process with the port and fingerprint set (it then starts a daemon,
+ * or logs why the one running cannot take these hooks). `command`: `takeback hook <agent>`.
  */
-export function fallbackCommand(port: number, command: string): string {
-  return `p=; read -r p 2>/dev/null < ${readyFileExpr(port)}; [ -n "$p" ] && kill -0 "$p" 2>/dev/null || ${HTTP_PORT_VAR}=${port} ${command}`;
+export function fallbackCommand(port: number, fp: string, command: string): string {
+  const probe = `{ [ -z "$BASH_VERSION" ] || : 2>/dev/null 3<>/dev/tcp/127.0.0.1/${port}; }`;
+  return `p=; f=; read -r p f 2>/dev/null < ${readyFileExpr(port)}; [ "$f" = ${fp} ] && kill -0 "$p" 2>/dev/null && ${probe} || ${envPrefix(port, fp)} ${command}`;
+}
+
+/** `TAKEBACK_HOOK_HTTP_PORT=<port> TAKEBACK_HOOK_HTTP_FP=<fp>`: what the in-process hook is told. */
+function envPrefix(port: number, fp: string): string {
+  return `${HTTP_PORT_VAR}=${port} ${HTTP_FP_VAR}=${fp}`;
 }
 
 /** The hook entries of one event with http hooks on `port` (`token`: the bearer token; `command`: `takeback hook <agent>`). */
 export function httpHookEntries(spec: AnySpec, event: string, opts: { port: number; token: string; command: string }): HookEntry[] {
-  const inProcess = `${HTTP_PORT_VAR}=${opts.port} ${opts.command}`;
-  if (COMMAND_ONLY.has(event)) return [spec.hookEntry(inProcess)];
+  const fp = tokenFingerprint(opts.token);
+  if (COMMAND_ONLY.has(event)) return [spec.hookEntry(`${envPrefix(opts.port, fp)} ${opts.command}`)];
   return [
     { type: 'http', url: hookUrl(opts.port, spec.name), headers: { Authorization: `Bearer ${opts.token}` }, timeout: 30 },
-    spec.hookEntry(fallbackCommand(opts.port, opts.command)),
+    spec.hookEntry(fallbackCommand(opts.port, fp, opts.command)),
   ];
+}
+
+/**
+ * Makes git ignore `rel` (a path under `workspace`) when `workspace` is a git repository that does
+ * not ignore it yet, by a line in the repository's own `info/exclude` (never committed, unlike a
+ * `.gitignore`). Outside git, or when git cannot be run, does nothing.
+ */
+export function keepOutOfGit(workspace: string, rel: string): void {
+  const git = (...args: string[]) => execFileSync('git', ['-C', workspace, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    git('rev-parse', '--git-dir');
+  } catch {
+    return; // not a repository
+  }
+  try {
+    git('check-ignore', '-q', rel);
+    return; // ignored already
+  } catch {
+    // not ignored: exclude it below
+  }
+  try {
+    let exclude = git('rev-parse', '--git-path', 'info/exclude');
+    if (!isAbsolute(exclude)) exclude = join(workspace, exclude);
+    mkdirSync(dirname(exclude), { recursive: true });
+    let text = '';
+    try {
+      text = readFileSync(exclude, 'utf8');
+    } catch {
+      // none yet
+    }
+    appendFileSync(exclude, `${text === '' || text.endsWith('\n') ? '' : '\n'}# takeback: Claude Code's personal settings hold takeback's http hook token\n/${rel}\n`);
+  } catch {
+    // git could not tell: the file stays as it is (0600)
+  }
 }
 
 /** What `init … --http` (or `init` without it) did to each settings file it looked at. */
@@ -67,7 +111,8 @@ export interface InitResult {
  * (Claude Code only takes http hooks) and takes them out of the other file, so that an agent
  * never runs both kinds. Project scope: command hooks go to `.claude/settings.json`, http hooks
  * to `.claude/settings.local.json`; `--user`: both to the user's settings file. `--remove` takes
- * takeback's hooks out of both. The file that gets http hooks holds the token: it is made 0600.
+ * takeback's hooks out of both. The file that gets http hooks holds the token: it is made 0600,
+ * and in a git repository that does not ignore it, listed in `.git/info/exclude`.
  * `home`: takeback's home (the token lives there). Throws `usage`
  * for an agent other than Claude Code with `http`, or a port outside 1–65535.
  */
@@ -94,12 +139,41 @@ export function initHooks(
     const token = httpToken(opts.home);
     const entries = (event: string) => httpHookEntries(spec, event, { port: port!, token, command: opts.command });
     run(local ?? shared, false, entries);
-    // It holds the token now: for its owner's eyes only.
+    // It holds the token now: for its owner's eyes only, and (in a git repository) out of git.
     chmodSync(local ?? shared, 0o600);
-    if (local) run(shared, true);
+    if (local) {
+      keepOutOfGit(opts.workspace, LOCAL_SETTINGS.join('/'));
+      run(shared, true);
+    }
     return results;
   }
   run(shared, false);
   if (local) run(local, true);
   return results;
+}
+
+/**
+ * What `doctor` says of takeback's hooks for `spec` around `workspace`: when they are in more
+ * than one of the settings files Claude Code reads (the project's, its local one, the user's),
+ * every event is handled twice; http hooks whose token is not `home`'s run in-process, every one.
+ * Returns one line per problem (none: []).
+ */
+export function hookProblems(spec: AnySpec, workspace: string, home: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const files = [settingsPath(spec, workspace, false, env), ...(spec.name === 'claude-code' ? [join(workspace, ...LOCAL_SETTINGS)] : []), settingsPath(spec, workspace, true, env)];
+  const withHooks = files.map((file) => ({ file, hooks: ourHooksIn(spec, file) })).filter((f) => f.hooks.length > 0);
+  const problems: string[] = [];
+  if (withHooks.length > 1) {
+    problems.push(`takeback's ${spec.name} hooks are in ${withHooks.map((f) => f.file).join(' and ')}: every event is handled twice (keep one: \`takeback init ${spec.name} --remove\` and \`--user --remove\`, then one \`init\`)`);
+  }
+  let token: string | null = null;
+  try {
+    token = readFileSync(tokenFile(home), 'utf8').trim();
+  } catch {
+    // none: every http hook's token is foreign
+  }
+  for (const { file, hooks } of withHooks) {
+    const foreign = hooks.some((h) => h.type === 'http' && (h.headers as Record<string, string> | undefined)?.Authorization !== `Bearer ${token}`);
+    if (foreign) problems.push(`the http hooks in ${file} carry a token that ${tokenFile(home)} does not hold: they run in-process, every one (run \`takeback init ${spec.name} --http\` again)`);
+  }
+  return problems;
 }

@@ -37,8 +37,9 @@ export function httpPortFrom(env: NodeJS.ProcessEnv): number | null {
 }
 
 /**
- * `$TAKEBACK_HOME/run/http-<port>.pid`: the pid of the daemon serving `port`, written once it
- * listens there, removed before it stops taking events. The command hook's shell test reads it.
+ * `$TAKEBACK_HOME/run/http-<port>.pid`: `<pid> <fingerprint of its token>` of the daemon serving
+ * `port`, written once it listens there, removed before it stops taking events. The command
+ * hook's shell test reads it: it stands down only for a live daemon that takes its token.
  */
 export function readyFile(home: string, port: number): string {
   return join(runDir(home), `http-${port}.pid`);
@@ -49,10 +50,16 @@ export function startingFile(home: string, port: number): string {
   return join(runDir(home), `http-${port}.starting`);
 }
 
-/** `$TAKEBACK_HOME/run/http-token` (0600): the bearer token the http hooks send and the daemon requires. */
+/**
+ * `$TAKEBACK_HOME/http-token` (0600): the bearer token the http hooks send and the daemon
+ * requires. Not in `run/`, which holds what a daemon leaves behind and may be cleared.
+ */
 export function tokenFile(home: string): string {
-  return join(runDir(home), 'http-token');
+  return join(home, 'http-token');
 }
+
+/** The variable that carries the token's fingerprint to the in-process hook (see {@link tokenFingerprint}). */
+export const HTTP_FP_VAR = 'TAKEBACK_HOOK_HTTP_FP';
 
 /** `http://127.0.0.1:<port>/takeback/hook/<agent>`. */
 export function hookUrl(port: number, agent: string): string {

@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { logHook } from '../agents/log.js';
 import { runDir } from './address.js';
-import { httpPortFrom, readyFile, startingFile } from './http-address.js';
+import { HTTP_FP_VAR, httpPortFrom, readyFile, startingFile } from './http-address.js';
 
 // `require`: the hook loads this on every event, and the ES module namespace of node:fs loads
 // more than these few calls need.
@@ -19,13 +21,20 @@ function mtimeOf(file: string): number {
   }
 }
 
-/** The pid in `$TAKEBACK_HOME/run/http-<port>.pid` when that process is alive, else null. */
-export function readyDaemon(home: string, port: number): number | null {
+/** Past a token mismatch, it is logged again only after this long (ms). */
+const MISMATCH_LOG_MS = 10 * 60 * 1000;
+
+/**
+ * The daemon `$TAKEBACK_HOME/run/http-<port>.pid` names (`<pid> <token fingerprint>`) when that
+ * process is alive: its pid and fingerprint; else null.
+ */
+export function readyDaemon(home: string, port: number): { pid: number; fp: string } | null {
   try {
-    const pid = Number(readFileSync(readyFile(home, port), 'utf8').trim());
+    const [p, fp = ''] = readFileSync(readyFile(home, port), 'utf8').trim().split(' ');
+    const pid = Number(p);
     if (!Number.isInteger(pid) || pid <= 0) return null;
     process.kill(pid, 0);
-    return pid;
+    return { pid, fp };
   } catch {
     return null;
   }
@@ -34,7 +43,9 @@ export function readyDaemon(home: string, port: number): number | null {
 /**
  * Called by an in-process hook after it handled its event: when `env` carries
  * `TAKEBACK_HOOK_HTTP_PORT` (the hooks `init claude-code --http` writes) and no daemon is ready
- * on that port, starts `takeback hook-daemon` (`bin`: the takeback script) detached, with `env`,
+ * on that port, starts `takeback hook-daemon` (`bin`: the takeback script) detached, with `env`
+ * (a daemon that runs but does not take these hooks' token — `TAKEBACK_HOOK_HTTP_FP` — is logged,
+ * at most every 10 minutes),
  * unless another hook did so in the last {@link START_BACKOFF_MS} and that daemon has not yet
  * written its ready file (it is still loading). Returns true when it started
  * one. Never throws: without a daemon the hooks keep running in-process.
@@ -43,7 +54,20 @@ export function startHttpDaemonIfNeeded(home: string, bin: string | undefined, e
   const port = httpPortFrom(env);
   if (port === null || !bin || process.platform === 'win32') return false;
   try {
-    if (readyDaemon(home, port) !== null) return false;
+    const ready = readyDaemon(home, port);
+    if (ready !== null) {
+      // A daemon runs but these hooks' token is not its own (hooks made for another home, or a
+      // token made anew): they run in-process, every one, until `init --http` is run again.
+      const fp = env[HTTP_FP_VAR];
+      const stamp = join(runDir(home), `http-${port}.mismatch`);
+      if (fp && fp !== ready.fp && Date.now() - mtimeOf(stamp) > MISMATCH_LOG_MS) {
+        closeSync(openSync(stamp, 'a', 0o600));
+        const now = new Date();
+        utimesSync(stamp, now, now);
+        logHook(home, `http hooks in ${process.cwd()} carry a token the capture daemon of this TAKEBACK_HOME does not take: they run in-process (slower); run \`takeback init claude-code --http\` again there`);
+      }
+      return false;
+    }
     const stamp = startingFile(home, port);
     const started = mtimeOf(stamp);
     // A daemon started a moment ago is still loading: unless it got as far as its ready file

@@ -1,12 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { runDir } from './address.js';
 import { tokenFile } from './http-address.js';
+
+/** The token's fingerprint: the first 16 hex digits of its SHA-256 (not a secret: it names the token in ready files and hook commands). */
+export function tokenFingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 16);
+}
 
 /**
  * The bearer token the http hooks send and the capture daemon requires:
- * `$TAKEBACK_HOME/run/http-token`, made when missing (0600 in a 0700 folder; 32 random bytes,
- * written as 64 hex digits). Throws only when the home cannot be written.
+ * `$TAKEBACK_HOME/http-token`, made when missing (0600; 32 random bytes, written as 64 hex
+ * digits). Throws only when the home cannot be written.
  */
 export function httpToken(home: string): string {
   const file = tokenFile(home);
@@ -16,7 +20,7 @@ export function httpToken(home: string): string {
   } catch {
     // made below
   }
-  mkdirSync(runDir(home), { recursive: true, mode: 0o700 });
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   const t = randomBytes(32).toString('hex');
   writeFileSync(file, `${t}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);

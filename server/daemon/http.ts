@@ -18,15 +18,21 @@ import { HOOK_URL_PATH } from './http-address.js';
  * asks nothing of the agent.
  */
 
-/** Past this many bytes a body is refused (413). A Write of a large file is in the event. */
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * Past this many bytes a body is refused (413): 256 MB, as the unix socket's requests. A Write's
+ * whole content is in its event; one larger than this is left to the turn's end, which records it
+ * as changed during the turn.
+ */
+export const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 /** What the HTTP front asks of the daemon (lifecycle.ts). */
 export interface HttpHookHandlers {
   /** Handles one event of `agent` (`text`: the body) to the end. Must not throw. */
   handle(agent: string, text: string): void;
-  /** Called for every request (the idle clock). */
+  /** Called for every request taken, before and after it is handled (the idle clock). */
   touch(): void;
+  /** Called for a request refused (HTTP `status`, a short `why`). Must not throw. */
+  refused?(status: number, why: string): void;
 }
 
 function reply(res: ServerResponse, status: number, why = ''): void {
@@ -64,13 +70,19 @@ export function refusal(req: IncomingMessage, port: number, token: string): { st
 export function createHttpHookServer(opts: { port: number; token: string; handlers: HttpHookHandlers }): Server {
   const { port, token, handlers: h } = opts;
   const server = createServer((req, res) => {
-    h.touch();
     const no = refusal(req, port, token);
     if (no) {
+      // Not an event: it does not keep the daemon from leaving when idle.
       req.resume();
       reply(res, no.status, no.why);
+      try {
+        h.refused?.(no.status, no.why);
+      } catch {
+        // logging only
+      }
       return;
     }
+    h.touch();
     const agent = (req.url ?? '').slice(HOOK_URL_PATH.length);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -82,6 +94,11 @@ export function createHttpHookServer(opts: { port: number; token: string; handle
         tooLarge = true;
         chunks.length = 0;
         reply(res, 413, 'too large');
+        try {
+          h.refused?.(413, 'too large');
+        } catch {
+          // logging only
+        }
         return;
       }
       chunks.push(c);

@@ -6,8 +6,8 @@ import { logHook } from '../agents/log.js';
 import { takebackHome } from '../core/home.js';
 import { handleHookText } from '../cli/hook.js';
 import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
-import { httpPortFrom, readyFile } from './http-address.js';
-import { httpToken } from './http-token.js';
+import { httpPortFrom, readyFile, tokenFile } from './http-address.js';
+import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
 import { createCaptureServer } from './server.js';
 
@@ -226,10 +226,18 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
 
   if (httpPort !== null && ready !== null) {
     try {
+      const token = httpToken(home);
+      let lastRefusalLog = 0;
       http = createHttpHookServer({
         port: httpPort,
-        token: httpToken(home),
+        token,
         handlers: {
+          refused(status, why) {
+            // Logged at most once a minute: a wrong token means hooks set up for another home.
+            if (Date.now() - lastRefusalLog < 60_000) return;
+            lastRefusalLog = Date.now();
+            logHook(home, `hook daemon: refused an http request (${status} ${why})${status === 401 ? `: hooks made by \`init --http\` for another TAKEBACK_HOME, or before ${tokenFile(home)} was made anew; run \`takeback init claude-code --http\` again there (meanwhile they run in-process)` : ''}`);
+          },
           handle(agent, text) {
             let cwd: unknown;
             try {
@@ -266,7 +274,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
       } else {
         httpOpen = true;
         http.on('error', (err) => logHook(home, `hook daemon (http): ${err.stack ?? String(err)}`));
-        writeFileSync(ready, `${process.pid}\n`, { mode: 0o600 });
+        writeFileSync(ready, `${process.pid} ${tokenFingerprint(token)}\n`, { mode: 0o600 });
       }
     } catch (e) {
       logHook(home, `hook daemon: http hooks not served: ${(e as Error).stack ?? String(e)}`);
@@ -284,7 +292,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   function removeReady(): void {
     if (!ready) return;
     try {
-      if (readFileSync(ready, 'utf8').trim() === String(process.pid)) unlinkSync(ready);
+      if (readFileSync(ready, 'utf8').split(' ')[0] === String(process.pid)) unlinkSync(ready);
     } catch {
       // gone already
     }
@@ -293,7 +301,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   /** True while the ready file names this daemon. */
   function readyIsMine(): boolean {
     try {
-      return readFileSync(ready!, 'utf8').trim() === String(process.pid);
+      return readFileSync(ready!, 'utf8').split(' ')[0] === String(process.pid);
     } catch {
       return false;
     }

@@ -33,7 +33,7 @@ export function daemonStatus(home: string): DaemonStatus {
     if (!m) continue;
     let pid = NaN;
     try {
-      pid = Number(readFileSync(join(runDir(home), n), 'utf8').trim());
+      pid = Number(readFileSync(join(runDir(home), n), 'utf8').trim().split(' ')[0]);
     } catch {
       continue;
     }

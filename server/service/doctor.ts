@@ -2,6 +2,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../core/engine.js';
 import { collectGarbage, lastSweep, type GcReport, type LastSweep } from '../core/store/gc.js';
+import { hookProblems } from '../agents/http-hooks.js';
+import { claudeCode } from '../agents/claude-code.js';
 import { daemonStatus, type DaemonStatus } from '../daemon/status.js';
 import { captureStatus } from './changes.js';
 
@@ -56,6 +58,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
   for (const h of daemon.http) {
     if (!h.alive) problems.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
   }
+  problems.push(...hookProblems(claudeCode, engine.root, engine.home));
   const dbFile = join(journal.dir, 'journal.db');
   try {
     if ((statSync(dbFile).mode & 0o077) !== 0) problems.push(`${dbFile} is readable by others (expected 0600)`);

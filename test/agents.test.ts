@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { patchPaths } from '../server/agents/codex-patch.js';
+import { SCHEMA_VERSION } from '../server/core/journal/db.js';
 import { filesOf, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 
 const codexEvent = (sb: Sandbox, name: string, extra: Record<string, unknown> = {}) => ({
@@ -385,7 +386,7 @@ describe('every agent in one journal', () => {
     expect(list.sets.map((s: any) => [s.agent, s.session])).toEqual([['claude-code', 's1']]);
     expect(list.turns[0]).toMatchObject({ agent: 'claude-code', agentTurn: null });
     const check = new Database(file, { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(2);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(check.prepare('SELECT turn, path FROM drift').all()).toEqual([{ turn: 't9', path: 'x.txt' }]);
     check.close();
   });

@@ -542,7 +542,7 @@ describe.skipIf(!CODEX || !CLAUDE)(
         ['t1', 'claude-code', claudeRun.sessionId, CLAUDE_PROMPT],
       ]);
       [codexTurn, claudeTurn] = list.turns;
-      expect(claudeTurn.agentTurn).toBeNull();
+      expect(claudeTurn.agentTurn).toMatch(/^[0-9a-f-]{36}$/); // Claude Code's prompt_id
       expect(codexTurn.agentTurn).toMatch(/^[0-9a-f-]{36}$/);
       const sets = [...list.sets].sort((a: any, b: any) => Number(a.id) - Number(b.id));
       const ids = claudeStub.toolUseIds;

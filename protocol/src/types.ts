@@ -125,7 +125,7 @@ export interface TurnSummary {
   agent: string | null;
   /** The agent's session id, when known. */
   session: string | null;
-  /** The agent's own id for this turn (Codex's `turn_id`), when it gives one. */
+  /** The agent's own id for this turn (Codex's `turn_id`, Claude Code's `prompt_id`), when it gives one. */
   agentTurn: string | null;
   /** The first line of the prompt, shortened. */
   label: string | null;
@@ -285,7 +285,11 @@ export interface Selector {
   ids?: string[];
   /** Every set of a turn: its id (`t3`) or its number (`3`). */
   turn?: string;
-  /** Undo: the newest set still applied; redo: the set undone most recently. With `paths`: the newest such set touching them. */
+  /**
+   * Undo: the newest set still applied. Redo: what the most recent undo step took back (every set
+   * of it still undone, e.g. a whole turn), oldest first, as one step. With `paths`: the newest
+   * such set, or step, touching them (of a step, its sets that touch them).
+   */
   last?: boolean;
   /** Everything after a turn (rewind to that boundary). */
   afterTurn?: string;

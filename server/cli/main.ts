@@ -195,9 +195,9 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
     c
       .argument('[ids...]', 'change set ids')
       .option('--turn <T>', 'every change of turn T')
-      .option('--last', 'the newest change (redo: the one undone most recently)')
+      .option('--last', 'the newest change (redo: what the last undo took back, e.g. a whole turn)')
       .option('--after-turn <T>', 'everything after turn T (rewind to that boundary)')
-      .option('--file <path...>', 'only these files (with --last: the newest change to them)')
+      .option('--file <path...>', 'only these files (with --last: the newest change, or undo, that touched them)')
       .option('--json', 'print JSON');
 
   selectorOptions(p.command('preview').description('show what an undo (or redo) would do, writing nothing'))

@@ -12,6 +12,18 @@ interface SetRow {
   history: string;
   agent: string | null;
   session: string | null;
+  undo_seq: number | null;
+}
+
+/**
+ * One undo step as the journal remembers it, for `redo --last`: the sets it took back that still
+ * have files undone.
+ */
+export interface UndoStep {
+  /** The step's number (`undo_seq`): later steps have larger ones. */
+  seq: number;
+  /** Its sets that still have undone files, oldest first. */
+  sets: ChangeSet[];
 }
 
 function toSet(r: SetRow): ChangeSet {
@@ -143,14 +155,37 @@ export class Sets {
   }
 
   /**
+   * The undo steps that still have sets with undone files, oldest step first (each step's sets
+   * oldest first). Sets of one step share its number; a step whose sets were all redone since is
+   * not listed, and one whose sets were partly redone lists the rest.
+   */
+  undoSteps(): UndoStep[] {
+    const rows = this.db
+      .prepare("SELECT * FROM sets WHERE state IN ('undone', 'partial') ORDER BY undo_seq, id")
+      .all() as SetRow[];
+    const steps: UndoStep[] = [];
+    for (const r of rows) {
+      // Null only in a journal a takeback of schema 2 wrote to after the migration (the next
+      // open numbers them): such sets sort first, and each is a step of its own.
+      const seq = r.undo_seq ?? 0;
+      const last = steps.at(-1);
+      if (last && r.undo_seq !== null && last.seq === seq) last.sets.push(toSet(r));
+      else steps.push({ seq, sets: [toSet(r)] });
+    }
+    return steps;
+  }
+
+  /**
    * Marks files of sets undone (`undone: true`) or applied again, appends `entry` to each set's
    * history and derives each set's state: `undone` when all its files are, `applied` when none
    * are, `partial` otherwise. `files` maps set id → the paths moved (all of them, or some).
-   * Call inside a transaction.
+   * Marking files undone is one undo step: every set of `files` gets the step's new number
+   * (`undo_seq`, see {@link undoSteps}), which `redo --last` goes by. Call inside a transaction.
    */
   markFiles(files: Map<string, string[]>, undone: boolean, entry: HistoryEntry): void {
     const sel = this.db.prepare('SELECT files, history FROM sets WHERE id = ?');
-    const upd = this.db.prepare('UPDATE sets SET state = ?, files = ?, history = ? WHERE id = ?');
+    const upd = this.db.prepare('UPDATE sets SET state = ?, files = ?, history = ?, undo_seq = COALESCE(?, undo_seq) WHERE id = ?');
+    const seq = undone && files.size > 0 ? (this.db.prepare('SELECT COALESCE(MAX(undo_seq), 0) FROM sets').pluck().get() as number) + 1 : null;
     for (const [id, paths] of files) {
       const row = sel.get(Number(id)) as { files: string; history: string } | undefined;
       if (!row) continue;
@@ -168,7 +203,7 @@ export class Sets {
       const movable = list.filter((f) => !f.gap);
       const n = movable.filter((f) => f.undone).length;
       const state: SetState = n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
-      upd.run(state, JSON.stringify(list), JSON.stringify(history), Number(id));
+      upd.run(state, JSON.stringify(list), JSON.stringify(history), seq, Number(id));
     }
   }
 }

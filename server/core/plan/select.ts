@@ -15,7 +15,8 @@ export function describeSelector(s: Selector): string {
 }
 
 /**
- * The sets a selector names, oldest first. Ids are checked before anything is read. Throws
+ * The sets a selector names, oldest first. `--last` names the newest set still applied (undo) or
+ * every set the most recent undo step took back (redo). Ids are checked before anything is read. Throws
  * `usage` (no selector, or several kinds), `invalid-id`, `not-found`, or `expired` (a named set
  * has expired; sets expired inside a turn or range are left out).
  */
@@ -38,24 +39,25 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
     const t = journal.turns.get(sel.afterTurn);
     return journal.sets.afterTurn(t).filter((s) => s.state !== 'expired');
   }
-  // --last: for undo the newest change still in place; for redo the change undone most recently.
-  // With paths, the newest such change that touches one of them. A change whose every file is a
-  // capture gap can never move: --last passes over it rather than stick on it.
+  // --last: for undo the newest change still in place; for redo what the most recent undo step
+  // took back (every set of it still undone: a whole turn, several ids), oldest first. With
+  // paths, the newest such change, or step, that touches one of them (and of a step only its
+  // sets that do). A change whose every file is a capture gap can never move: --last passes over
+  // it rather than stick on it.
   const movable = (set: ChangeSet) =>
     set.files.some(
       (f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (direction === 'undo' ? !f.undone : f.undone),
     );
-  const pick =
-    direction === 'undo'
-      ? (() => {
-          const newest = sel.paths?.length ? null : journal.sets.newest('applied', 'partial');
-          return newest && movable(newest) ? newest : journal.sets.inState('applied', 'partial').filter(movable).at(-1);
-        })()
-      : journal.sets
-          .inState('undone', 'partial')
-          .filter(movable)
-          .sort((a, b) => (a.history.at(-1)?.time ?? 0) - (b.history.at(-1)?.time ?? 0) || Number(a.id) - Number(b.id))
-          .at(-1);
-  if (!pick) throw new TakebackError('not-found', direction === 'undo' ? 'no change to undo' : 'no undone change to redo');
-  return [pick];
+  if (direction === 'undo') {
+    const newest = sel.paths?.length ? null : journal.sets.newest('applied', 'partial');
+    const pick = newest && movable(newest) ? newest : journal.sets.inState('applied', 'partial').filter(movable).at(-1);
+    if (!pick) throw new TakebackError('not-found', 'no change to undo');
+    return [pick];
+  }
+  const steps = journal.sets.undoSteps();
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const sets = steps[i]!.sets.filter(movable);
+    if (sets.length) return sets;
+  }
+  throw new TakebackError('not-found', 'no undone change to redo');
 }

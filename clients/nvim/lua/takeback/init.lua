@@ -165,7 +165,7 @@ function M.undo(sel, opts)
   end)
 end
 
---- Redoes undone changes (default: the one undone most recently).
+--- Redoes undone changes (default: what the most recent undo took back).
 ---@param sel? table|string
 ---@param opts? { force?: boolean, on_done?: fun(err, result) }
 function M.redo(sel, opts)

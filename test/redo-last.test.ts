@@ -1,0 +1,216 @@
+// `redo --last` takes back the most recent undo *step*, as editors do: after `undo --turn T` (or
+// `undo 1 2`) it redoes every set that step undid, oldest first, as one transaction; after an undo
+// of one set, that set. Steps are taken back newest first. Also: `undo --force` (the later changes
+// it kept come back on the second `redo --last`), `--file`, a journal of schema 2 (sets undone
+// before steps were numbered), and the sidecar's `{ last: true }`. The real binary throughout.
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ErrorCodes } from '../protocol/src/errors.js';
+import type { ApplyResult, PreviewResult } from '../protocol/src/types.js';
+import { SCHEMA_VERSION } from '../server/core/journal/db.js';
+import { overStdio } from './support/lsp-client.js';
+import { sandbox, type Entry, type Sandbox } from './support/takeback.js';
+
+/** Runs `takeback ...args`, which must succeed. */
+function step(sb: Sandbox, args: string[]): void {
+  const r = sb.tb(args);
+  if (r.code !== 0) throw new Error(`takeback ${args.join(' ')}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+}
+
+/**
+ * The tester's history: f.txt holds `a`; turn t1 appends `b` (set 1) then `c` (set 2). With
+ * `turn2`, turn t2 then appends `d` (set 3) and writes g.txt (set 4). Returns the trees after each
+ * set (`S[0]`: before anything).
+ */
+function build(sb: Sandbox, opts: { turn2?: boolean } = {}): Record<string, Entry>[] {
+  sb.write('f.txt', 'a\n');
+  const S = [sb.tree()];
+  step(sb, ['turn', 'begin', '--id', 't1']);
+  step(sb, ['run', '--', 'sh', '-c', 'echo b >> f.txt']);
+  S.push(sb.tree());
+  step(sb, ['run', '--', 'sh', '-c', 'echo c >> f.txt']);
+  S.push(sb.tree());
+  step(sb, ['turn', 'end', '--id', 't1']);
+  if (opts.turn2) {
+    step(sb, ['turn', 'begin', '--id', 't2']);
+    step(sb, ['run', '--', 'sh', '-c', 'echo d >> f.txt']);
+    S.push(sb.tree());
+    step(sb, ['run', '--', 'sh', '-c', 'printf "g\\n" > g.txt && chmod 640 g.txt']);
+    S.push(sb.tree());
+    step(sb, ['turn', 'end', '--id', 't2']);
+  }
+  return S;
+}
+
+const states = (sb: Sandbox) => Object.fromEntries(sb.json(['list', '--all']).sets.map((s: any) => [s.id, s.state]));
+
+describe('redo --last takes back the most recent undo step', () => {
+  it('after undo --turn: both sets of the turn, oldest first, in one step, byte for byte, no conflict', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb);
+    expect(sb.json(['undo', '--turn', 't1']).sets).toEqual(['2', '1']);
+    expect(sb.read('f.txt').toString()).toBe('a\n');
+    expect(sb.tree()).toEqual(S[0]);
+
+    const preview = sb.json(['preview', '--redo', '--last']);
+    expect(preview).toMatchObject({ direction: 'redo', sets: ['1', '2'], conflicts: 0 });
+
+    const r = sb.tb(['redo', '--last']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('Redid 2 changes (#1 #2)');
+    expect(r.stdout + r.stderr).not.toMatch(/changed since|--force/);
+    expect(sb.read('f.txt').toString()).toBe('a\nb\nc\n');
+    expect(sb.tree()).toEqual(S[2]);
+    expect(states(sb)).toEqual({ '1': 'applied', '2': 'applied' });
+    // One step: both sets record the same redo.
+    const redone = ['1', '2'].map((id) => sb.json(['show', id]).history.at(-1));
+    expect(redone[0]).toMatchObject({ action: 'redone' });
+    expect(redone[1]).toEqual(redone[0]);
+
+    // Nothing left to redo; undo --last is still the newest change alone.
+    expect(sb.tb(['redo', '--last']).code).toBe(3);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['2']);
+    expect(sb.tree()).toEqual(S[1]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['2']);
+    expect(sb.tree()).toEqual(S[2]);
+  });
+
+  it('after undo of several ids at once: all of them, as JSON', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb, { turn2: true });
+    expect(sb.json(['undo', '4', '3']).sets).toEqual(['4', '3']);
+    expect(sb.tree()).toEqual(S[2]);
+    const r = sb.json(['redo', '--last']);
+    expect(r).toMatchObject({ written: true, conflicts: [] });
+    expect(r.sets).toEqual(['3', '4']);
+    expect(sb.tree()).toEqual(S[4]);
+  });
+
+  it('after undo of one set: that set alone', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb, { turn2: true });
+    expect(sb.json(['undo', '4']).sets).toEqual(['4']);
+    expect(sb.tree()).toEqual(S[3]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['4']);
+    expect(sb.tree()).toEqual(S[4]);
+    expect(sb.tb(['redo', '--last']).code).toBe(3);
+  });
+
+  it('two separate undos: redo --last twice takes them back in reverse order', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb, { turn2: true });
+    // Two steps of one set each.
+    expect(sb.json(['undo', '--last']).sets).toEqual(['4']);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['3']);
+    expect(sb.tree()).toEqual(S[2]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3']);
+    expect(sb.tree()).toEqual(S[3]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['4']);
+    expect(sb.tree()).toEqual(S[4]);
+
+    // Two steps of a turn each: t2, then t1.
+    expect(sb.json(['undo', '--turn', 't2']).sets).toEqual(['4', '3']);
+    expect(sb.json(['undo', '--turn', 't1']).sets).toEqual(['2', '1']);
+    expect(sb.tree()).toEqual(S[0]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['1', '2']);
+    expect(sb.tree()).toEqual(S[2]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3', '4']);
+    expect(sb.tree()).toEqual(S[4]);
+    expect(sb.tb(['redo', '--last']).code).toBe(3);
+  });
+
+  it('a step partly redone since: redo --last takes back the rest of it', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb, { turn2: true });
+    expect(sb.json(['undo', '--turn', 't2']).sets).toEqual(['4', '3']);
+    expect(sb.json(['undo', '--turn', 't1']).sets).toEqual(['2', '1']);
+    expect(sb.json(['redo', '1']).sets).toEqual(['1']);
+    expect(sb.tree()).toEqual(S[1]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['2']);
+    expect(sb.tree()).toEqual(S[2]);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3', '4']);
+    expect(sb.tree()).toEqual(S[4]);
+  });
+
+  it('--file: of the most recent step touching the file, only its sets that do, only that file', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb, { turn2: true });
+    expect(sb.json(['undo', '--turn', 't2']).sets).toEqual(['4', '3']);
+    const r = sb.json(['redo', '--last', '--file', 'g.txt']);
+    expect(r.sets).toEqual(['4']);
+    expect(sb.tree()).toEqual({ ...S[2]!, 'g.txt': S[4]!['g.txt']! });
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3']);
+    expect(sb.tree()).toEqual(S[4]);
+  });
+
+  it('after undo --turn --force over a later edit: redo --last twice gives the turn back, then the edit', () => {
+    const sb = sandbox({ git: true });
+    build(sb);
+    sb.write('f.txt', 'a\nb\nc\nmine\n', 0o600);
+    const mine = sb.tree();
+    expect(sb.tb(['undo', '--turn', 't1']).code).toBe(1);
+    expect(sb.json(['undo', '--turn', 't1', '--force'])).toMatchObject({ written: true, forced: true });
+    expect(sb.read('f.txt').toString()).toBe('a\n');
+    const kept = sb.json(['list']).sets.find((s: any) => s.source.kind === 'replaced');
+    expect(kept).toMatchObject({ state: 'undone', source: { kind: 'replaced', direction: 'undo', sets: ['2', '1'] } });
+    expect(sb.json(['redo', '--last']).sets).toEqual(['1', '2']);
+    expect(sb.read('f.txt').toString()).toBe('a\nb\nc\n');
+    expect(sb.json(['redo', '--last']).sets).toEqual([kept.id]);
+    expect(sb.tree()).toEqual(mine);
+    expect(sb.tb(['redo', '--last']).code).toBe(3);
+  });
+
+  it('a journal of schema 2: sets undone before steps were numbered are grouped by their undo', () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb, { turn2: true });
+    // Steps: set 4 alone, set 3 alone, turn t1. Then back to schema 2, which knew no steps.
+    expect(sb.json(['undo', '4']).sets).toEqual(['4']);
+    expect(sb.json(['undo', '3']).sets).toEqual(['3']);
+    expect(sb.json(['undo', '--turn', 't1']).sets).toEqual(['2', '1']);
+    const file = path.join(sb.journalDir(), 'journal.db');
+    const db = new Database(file);
+    db.exec('DROP INDEX sets_undo_seq; ALTER TABLE sets DROP COLUMN undo_seq; PRAGMA user_version = 2;');
+    db.close();
+
+    expect(sb.json(['redo', '--last']).sets).toEqual(['1', '2']);
+    const check = new Database(file, { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    check.close();
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3']);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['4']);
+    expect(sb.tree()).toEqual(S[4]);
+    expect(sb.tb(['redo', '--last']).code).toBe(3);
+  });
+});
+
+describe('the sidecar: { last: true } with direction redo', () => {
+  it('takes back the most recent undo step: a whole turn, then single sets in reverse order', async () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb);
+    const { editor } = overStdio(sb.ws, 'headless', sb.env);
+    try {
+      await editor.initialize();
+      const undo = (selector: object) => editor.request<ApplyResult>('undo/apply', { selector });
+      const redoLast = () => editor.request<ApplyResult>('undo/apply', { selector: { last: true }, direction: 'redo' });
+
+      expect((await undo({ turn: 't1' })).sets).toEqual(['2', '1']);
+      expect(sb.tree()).toEqual(S[0]);
+      const p = await editor.request<PreviewResult>('undo/preview', { selector: { last: true }, direction: 'redo' });
+      expect(p).toMatchObject({ direction: 'redo', sets: ['1', '2'], conflicts: 0 });
+      const r = await redoLast();
+      expect(r).toMatchObject({ written: true, conflicts: [], sets: ['1', '2'] });
+      expect(sb.tree()).toEqual(S[2]);
+
+      expect((await undo({ last: true })).sets).toEqual(['2']);
+      expect((await undo({ last: true })).sets).toEqual(['1']);
+      expect((await redoLast()).sets).toEqual(['1']);
+      expect(sb.tree()).toEqual(S[1]);
+      expect((await redoLast()).sets).toEqual(['2']);
+      expect(sb.tree()).toEqual(S[2]);
+      await expect(redoLast()).rejects.toMatchObject({ code: ErrorCodes.NotFound });
+    } finally {
+      await editor.close();
+    }
+  });
+});

@@ -9,7 +9,6 @@
 // if none is found, and FAILS instead when TAKEBACK_REQUIRE_CLAUDE=1 (CI).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateAgent } from './support/agent-gate.js';
@@ -19,28 +18,9 @@ import { startModelStub } from './support/model-stub.js';
 import type { ModelStub, Step } from './support/model-stub.js';
 import { BIN, sleep } from './support/takeback.js';
 import { git, mkTemp, rmAll } from './support/workspace.js';
+import { alive, freePort } from './support/procs.js';
 
 const { bin: CLAUDE, version: VERSION, skipReason: SKIP_REASON } = gateAgent(CLAUDE_BIN, 'takeback http hooks with the real Claude Code', '[claude-http-e2e]');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!CLAUDE)(CLAUDE ? `http hooks with the real Claude Code ${VERSION}` : `http hooks with the real Claude Code — ${SKIP_REASON}`, () => {
   let work: string;

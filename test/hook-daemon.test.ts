@@ -13,6 +13,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { filesOf, hookAsync, sandbox, setsOf, sleep, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { alive, until } from './support/procs.js';
 
 const SESSION = 'da3m0n00-0000-4000-8000-000000000001';
 
@@ -71,23 +72,6 @@ function answers(file: string): Promise<boolean> {
     });
     s.on('error', () => resolve(false));
   });
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function isDaemon(pid: number): boolean {

@@ -12,38 +12,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fireHooks } from './support/claude-hook-runner.js';
-import { BIN, filesOf, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
+import { BIN, filesOf, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { alive, freePort, until } from './support/procs.js';
 
 const SESSION = 'h77p0000-0000-4000-8000-000000000001';
-
-/** A free loopback port (listened on and let go). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 interface Http {
   sb: Sandbox;

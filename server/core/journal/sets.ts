@@ -183,12 +183,14 @@ export class Sets {
    * (`undo_seq`, see {@link undoSteps}), which `redo --last` goes by. Call inside a transaction.
    */
   markFiles(files: Map<string, string[]>, undone: boolean, entry: HistoryEntry): void {
-    const sel = this.db.prepare('SELECT files, history FROM sets WHERE id = ?');
+    const sel = this.db.prepare('SELECT state, files, history FROM sets WHERE id = ?');
     const upd = this.db.prepare('UPDATE sets SET state = ?, files = ?, history = ?, undo_seq = COALESCE(?, undo_seq) WHERE id = ?');
     const seq = undone && files.size > 0 ? (this.db.prepare('SELECT COALESCE(MAX(undo_seq), 0) FROM sets').pluck().get() as number) + 1 : null;
     for (const [id, paths] of files) {
-      const row = sel.get(Number(id)) as { files: string; history: string } | undefined;
-      if (!row) continue;
+      const row = sel.get(Number(id)) as { state: string; files: string; history: string } | undefined;
+      // Expired meanwhile (the retention sweep, between an undo's start and its end): a tombstone
+      // stays one; its copies are no longer kept for it.
+      if (!row || row.state === 'expired') continue;
       const list = JSON.parse(row.files) as FileChange[];
       const moved = new Set(paths);
       for (const f of list) {

@@ -87,23 +87,44 @@ describe('kill -9', () => {
     const sameAsOne = (rel: string, e: Entry | undefined) =>
       (e === undefined && (S0[rel] === undefined || S1[rel] === undefined)) || JSON.stringify(e) === JSON.stringify(S0[rel]) || JSON.stringify(e) === JSON.stringify(S1[rel]);
 
+    /**
+     * Runs `direction` on set 1, killing it (when `killWithin` is given) at a random moment within
+     * that many ms after its first write: the transaction record has appeared and something in p0
+     * (the first folder written) changed. Returns how it ended and, uncut, how long after its
+     * first write it ended.
+     */
+    const step = async (direction: string, killWithin?: number) => {
+      const child = tbSpawn([direction, '1'], { cwd: sb.ws, env: sb.env });
+      let sawTxn = false;
+      let firstWrite = 0;
+      const txn = fs.watch(journal, (_ev, name) => {
+        if (name && /^txn-[0-9a-f]+\.json$/.test(String(name))) sawTxn = true;
+      });
+      const writes = fs.watch(sb.abs('p0'), () => {
+        if (!sawTxn || firstWrite) return;
+        firstWrite = Date.now();
+        if (killWithin !== undefined) setTimeout(() => child.kill('SIGKILL'), rand(0, killWithin));
+      });
+      const how = await new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
+      const writing = firstWrite ? Date.now() - firstWrite : 0;
+      txn.close();
+      writes.close();
+      return { how, writing };
+    };
+    // How long the writing lasts here (an undo and a redo, uncut), so that the kills land while
+    // files are being written: a faster build must not finish every step before its kill.
+    const uncut = [await step('undo'), await step('redo')];
+    expect(sb.tree()).toEqual(S1);
+    const killWithin = Math.max(2, Math.min(...uncut.map((u) => u.writing)) * 0.6);
+
     let landed = 0;
     let mixed = 0;
     const ROUNDS = 6;
     let state = 'applied';
     for (let k = 0; k < ROUNDS; k++) {
       const direction = state === 'applied' ? 'undo' : 'redo';
-      // Kill a few milliseconds after the transaction record appears: the files are being written.
-      const child = tbSpawn([direction, '1'], { cwd: sb.ws, env: sb.env });
-      let sawTxn = false;
-      const watcher = fs.watch(journal, (_ev, name) => {
-        if (!sawTxn && name && /^txn-[0-9a-f]+\.json$/.test(String(name))) {
-          sawTxn = true;
-          setTimeout(() => child.kill('SIGKILL'), rand(0, 25));
-        }
-      });
-      const how = await new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
-      watcher.close();
+      // Kill while the files are being written.
+      const { how } = await step(direction, killWithin);
       if (how === 'SIGKILL') landed++;
 
       // Before any takeback runs again: each path is wholly one state or the other (temporary

@@ -51,13 +51,14 @@ function isNotFound(e: unknown): boolean {
  * descriptor, so a file swapped for a link between the look and the read is not followed.
  */
 export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; secret?: boolean }): ReadState {
-  let st: Stats;
+  let st: Stats | undefined;
   try {
-    st = lstatSync(abs);
+    st = lstatSync(abs, { throwIfNoEntry: false });
   } catch (e) {
     if (isNotFound(e)) return { state: { exists: false } };
     throw e;
   }
+  if (!st) return { state: { exists: false } };
   const mode = st.mode & 0o7777;
   if (st.isSymbolicLink()) return { state: { exists: true, type: 'symlink', target: readlinkSync(abs), mode }, stat: st };
   if (st.isDirectory()) return { state: { exists: true, type: 'dir', mode }, stat: st };

@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { lstatSync } from 'node:fs';
 import { syncIndex } from '../capture/index-sync.js';
 import type { Engine } from '../engine.js';
 import { TakebackError } from '../errors.js';
-import { readState } from '../fsstate.js';
+import { readState, type ReadState } from '../fsstate.js';
 import type { TxnOp } from '../journal/txns.js';
 import { isSecretPath } from '../secrets.js';
 import { makeChange } from '../capture/changes.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { diskReader, gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
+import { gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
-import { chmodState, writeContext, writeState, type WriteContext } from './safe-fs.js';
+import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
+import { chmodJob, chmodState, ensureParent, removeJob, removeTemp, writeContext, writeJob, writeState, type WriteContext } from './safe-fs.js';
 
 /*
  * Undo and redo, in three phases:
@@ -62,13 +64,94 @@ export function diskWriter(engine: Engine): FileWriter {
       ctx = writeContext(engine.root);
       ctxTag = tag;
     }
-    const { from, to } = op;
-    if (from.exists && to.exists && from.type === 'file' && to.type === 'file' && from.sha256 !== null && from.sha256 === to.sha256) {
-      chmodState(engine.root, op.path, to.mode, ctx);
+    if (modeOnly(op)) {
+      chmodState(engine.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
       return null;
     }
-    return writeState(engine.root, op.path, to, bytes, tag, made, ctx);
+    return writeState(engine.root, op.path, op.to, bytes, tag, made, ctx);
   };
+}
+
+/** True when `op` changes only a file's permission bits (same bytes before and after). */
+function modeOnly(op: TxnOp): boolean {
+  const { from, to } = op;
+  return from.exists && to.exists && from.type === 'file' && to.type === 'file' && from.sha256 !== null && from.sha256 === to.sha256;
+}
+
+/** True when `abs` is a folder (not a link to one). */
+function isPlainDir(abs: string): boolean {
+  try {
+    return lstatSync(abs).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** True for an op on a folder (one made, or one removed): those are written one at a time, in order. */
+function folderOp(op: TxnOp): boolean {
+  return op.to.exists ? op.to.type === 'dir' : op.from.exists && op.from.type === 'dir';
+}
+
+/**
+ * The default writer of {@link writeInLock}: writes `ops` (in the order of {@link order}) to disk.
+ * Each run of consecutive file and link ops (removals first, then writes) is independent of
+ * itself, and runs as one batch of jobs ({@link runJobs}: several at once once there are enough);
+ * a folder op runs alone, in order, between them. Each write checks its folder (a real folder, not
+ * a link, whose real path is where it should be) before making its temporary file and again right
+ * before its rename; a folder that is missing, or not a plain folder, is walked before the batch
+ * starts (made, or refused with the component at fault). Ops written are appended to `done` (in
+ * order) and notes to `notes`; the first failure is thrown after every job started has finished,
+ * with its temporary file removed. `pool`, when given, is the worker started for this step.
+ */
+function writeOnDisk(engine: Engine, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null): void {
+  const { root } = engine;
+  const ctx = writeContext(root);
+  let batch: StepOp[] = [];
+  const flush = () => {
+    if (batch.length === 0) return;
+    const jobs: FileJob[] = [];
+    const seen = new Set<string>();
+    for (const { op, bytes } of batch) {
+      if (!op.to.exists) {
+        jobs.push(removeJob(root, op.path));
+        continue;
+      }
+      const job = modeOnly(op) ? chmodJob(root, ctx.rootReal, op.path, op.to.mode) : writeJob(root, ctx.rootReal, op.path, op.to, bytes, tag, true);
+      // A folder that is there as a folder is left to the job's own check (not a link, real path
+      // where it should be); one missing, or not a plain folder, is walked here (made, or refused).
+      if (!seen.has(job.parent)) {
+        seen.add(job.parent);
+        if (!isPlainDir(job.parent)) ensureParent(root, op.path, [], ctx);
+      }
+      jobs.push(job);
+    }
+    const outcomes = runJobs(jobs, { pool });
+    let failure: Error | null = null;
+    outcomes.forEach((o, i) => {
+      if (o.status === 'done') {
+        done.push(batch[i]!.op);
+        if (o.note) notes.push(o.note);
+      } else if (o.status === 'failed' || o.status === 'unknown') {
+        // Unknown (the worker stopped answering): it may have been written, so it is put back too.
+        if (o.status === 'unknown') done.push(batch[i]!.op);
+        failure ??= o.error;
+        if (jobs[i]!.kind === 'write') removeTemp(root, jobs[i]!.rel, tag);
+      }
+    });
+    batch = [];
+    if (failure) throw failure;
+  };
+  for (const o of ops) {
+    if (!folderOp(o.op)) {
+      batch.push(o);
+      continue;
+    }
+    flush();
+    const note = writeState(root, o.op.path, o.op.to, o.bytes, tag, [], ctx);
+    done.push(o.op);
+    if (note) notes.push(note);
+  }
+  flush();
 }
 
 /** One write of a prepared step: the path's state found now (`op.from`), its target (`op.to`) and the target's verified bytes. */
@@ -114,11 +197,38 @@ function order(op: TxnOp): number {
   return 40_000;
 }
 
-/** Steps 1–3 of {@link applyUndo}. Call inside the lock, after recovery. */
-function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions): PreparedStep {
+/** At most this many bytes of the files read for a plan are held for their rollback copies (the rest are read again). */
+const HELD_BYTES_MAX = 64 * 1024 * 1024;
+
+/**
+ * The disk reader of a plan that holds what it read (state and bytes, up to
+ * {@link HELD_BYTES_MAX} bytes in all) by workspace path, so that the rollback copies are kept
+ * from the very bytes the plan compared, without reading and hashing each file a second time.
+ */
+function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string, ReadState> } {
+  const held = new Map<string, ReadState>();
+  let bytes = 0;
+  const read: CurrentReader = (path, abs) => {
+    const r = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) });
+    const size = r.bytes?.length ?? 0;
+    if (bytes + size <= HELD_BYTES_MAX) {
+      held.set(path, r);
+      bytes += size;
+    }
+    return r.state;
+  };
+  return { read, held };
+}
+
+/**
+ * Steps 1–3 of {@link applyUndo}. Call inside the lock, after recovery. `planned` is told how many
+ * paths the step will write, once the plan is made and before their rollback copies are kept.
+ */
+function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions, planned?: (writes: number) => void): PreparedStep {
   const { journal } = engine;
   const force = opts.force ?? false;
-  const plan = makePlan(engine, sets, direction, opts.read ?? diskReader(engine), opts.paths);
+  const disk = opts.read ? null : heldDiskReader(engine);
+  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
@@ -127,12 +237,20 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
   }
   const todo = plan.files.filter((f) => !f.gap && f.action !== 'none');
   const inPlace = plan.files.filter((f) => !f.gap && f.action === 'none');
+  planned?.(todo.length);
 
   // Keep what is there now (so a failure, or a later redo, can put it back) and verify targets.
   const ops: StepOp[] = [];
   for (const f of todo) {
-    const abs = fromWorkspacePath(engine.root, f.path);
-    const now = readState(abs, { blobs: journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
+    const held = disk?.held.get(f.path);
+    let now: ReadState;
+    if (held) {
+      // The bytes the plan read: stored (or an existing blob freshened) as readState would.
+      if (held.bytes && held.state.exists && held.state.type === 'file' && held.state.sha256) journal.blobs.put(held.bytes, held.state.sha256);
+      now = held;
+    } else {
+      now = readState(fromWorkspacePath(engine.root, f.path), { blobs: journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
+    }
     if (now.gap) {
       gaps.push({ ...gapFor(f.path, now.gap), detail: `the file there now is ${now.gap === 'too-large' ? 'over the size limit' : 'not keepable'}: takeback will not replace what it could not bring back` });
       continue;
@@ -141,26 +259,31 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
     const bytes = to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null;
     ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f });
   }
+  disk?.held.clear();
   ops.sort((a, b) => order(a.op) - order(b.op) || (a.op.path < b.op.path ? -1 : 1));
   return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace };
 }
 
 /**
- * Step 4: records transaction `txnId`, writes `ops` in order and, on a failure part-way, puts
- * back what was already written and rethrows. Returns the notes. Call inside the lock.
+ * Step 4: records transaction `txnId`, writes `ops` in order (with `writer`, one at a time; by
+ * default to disk by {@link writeOnDisk}) and, on a failure part-way, puts back what was already
+ * written and rethrows. Returns the notes. Call inside the lock.
  */
-function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', writer: FileWriter, txnId: string): string[] {
+function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', writer: FileWriter | undefined, txnId: string, pool: WritePool | null = null): string[] {
   const { journal } = engine;
   journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
   const disk = diskWriter(engine);
   const done: TxnOp[] = [];
   const notes: string[] = [];
   try {
-    for (const { op, bytes } of ops) {
-      const made: string[] = [];
-      const note = writer(op, bytes, txnId, made);
-      done.push(op);
-      if (note) notes.push(note);
+    if (!writer) writeOnDisk(engine, ops, txnId, done, notes, pool);
+    else {
+      for (const { op, bytes } of ops) {
+        const made: string[] = [];
+        const note = writer(op, bytes, txnId, made);
+        done.push(op);
+        if (note) notes.push(note);
+      }
     }
   } catch (e) {
     // Put back what was already written, newest first, from the copies kept above.
@@ -194,7 +317,11 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
   const moved = new Map<string, string[]>();
   for (const f of step.plan.files) {
     if (f.gap) continue;
-    for (const id of f.sets) moved.set(id, [...(moved.get(id) ?? []), f.path]);
+    for (const id of f.sets) {
+      const paths = moved.get(id);
+      if (paths) paths.push(f.path);
+      else moved.set(id, [f.path]);
+    }
   }
   const forced = step.force && step.conflicts.length > 0;
   if (forced) {
@@ -242,10 +369,13 @@ function newTxnId(): string {
  * 1. inside the journal's write lock, a transaction left by a killed process is rolled back,
  *    the sets are read again and the plan is made against what is there now;
  * 2. with conflicts and no `force`, nothing is written and each conflict is returned;
- * 3. the bytes there now are kept in the blob store and every target blob is read and verified
- *    (a blob whose hash does not match stops everything before a write: `capture-gap`);
+ * 3. the bytes there now (as read for the plan) are kept in the blob store and every target blob
+ *    is read and verified (a blob whose hash does not match stops everything before a write:
+ *    `capture-gap`);
  * 4. a transaction record is written and fsynced, then each file is written beside its place
- *    and renamed in; a failure part-way puts back what was already written, and rethrows;
+ *    and renamed in (in a step of {@link POOL_MIN_JOBS} files or more, the renames run several at
+ *    once on a worker thread started at step 3); a failure part-way puts back what was already
+ *    written, and rethrows;
  * 5. the sets are marked undone (or redone) and the snapshot index learns the new states, in
  *    the same SQLite transaction that records the step as done.
  */
@@ -257,24 +387,35 @@ export function applyUndo(
 ): ApplyResult {
   const { journal } = engine;
   let txnId: string | null = null;
-  const result = journal.write((): ApplyResult => {
-    recoverTxns(engine);
-    const step = prepareInLock(engine, select(), direction, opts);
-    const base = { direction, skipped: step.plan.skipped, forced: step.force, conflicts: step.conflicts, gaps: step.gaps };
-    if (step.blocked) return { ...base, sets: [], applied: [], notes: [], written: false };
-    // Nothing to write and nothing already in place (every path a capture gap): no step at all.
-    if (step.ops.length === 0 && step.inPlace.length === 0) return { ...base, sets: [], applied: [], notes: [], written: false };
-    const id = newTxnId();
-    const notes = writeInLock(engine, step.ops, direction, opts.writer ?? diskWriter(engine), id);
-    txnId = id;
-    recordInLock(engine, step, opts.now ?? Date.now());
-    syncIndex(
-      engine,
-      step.ops.map(({ op }) => ({ path: op.path, state: op.to })),
-    );
-    markDone(engine, id);
-    return { ...base, notes, sets: step.plan.sets.map((s) => s.id), applied: [...step.ops.map((o) => o.file), ...step.inPlace], written: true };
-  });
+  // A step big enough for the write pool starts its worker as soon as the plan says so: it
+  // starts while the rollback copies are kept and the targets verified.
+  let pool: WritePool | null = null;
+  const planned = (writes: number) => {
+    if (!opts.writer && writes >= POOL_MIN_JOBS) pool = startPool();
+  };
+  let result: ApplyResult;
+  try {
+    result = journal.write((): ApplyResult => {
+      recoverTxns(engine);
+      const step = prepareInLock(engine, select(), direction, opts, planned);
+      const base = { direction, skipped: step.plan.skipped, forced: step.force, conflicts: step.conflicts, gaps: step.gaps };
+      if (step.blocked) return { ...base, sets: [], applied: [], notes: [], written: false };
+      // Nothing to write and nothing already in place (every path a capture gap): no step at all.
+      if (step.ops.length === 0 && step.inPlace.length === 0) return { ...base, sets: [], applied: [], notes: [], written: false };
+      const id = newTxnId();
+      const notes = writeInLock(engine, step.ops, direction, opts.writer, id, pool);
+      txnId = id;
+      recordInLock(engine, step, opts.now ?? Date.now());
+      syncIndex(
+        engine,
+        step.ops.map(({ op }) => ({ path: op.path, state: op.to })),
+      );
+      markDone(engine, id);
+      return { ...base, notes, sets: step.plan.sets.map((s) => s.id), applied: [...step.ops.map((o) => o.file), ...step.inPlace], written: true };
+    });
+  } finally {
+    if (pool) closePool(pool);
+  }
   if (txnId) cleanUp(engine, txnId);
   return result;
 }
@@ -338,7 +479,7 @@ export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[], opt
       todo.push(dirMade ? { ...o, op: { ...o.op, from: now } } : o);
     }
     const id = newTxnId();
-    const n = writeInLock(engine, todo, step.direction, opts.writer ?? diskWriter(engine), id);
+    const n = writeInLock(engine, todo, step.direction, opts.writer, id);
     txnId = id;
     syncIndex(
       engine,

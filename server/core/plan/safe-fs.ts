@@ -1,22 +1,9 @@
-import {
-  closeSync,
-  constants,
-  fchmodSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  realpathSync,
-  renameSync,
-  rmdirSync,
-  symlinkSync,
-  unlinkSync,
-  writeSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, realpathSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TakebackError } from '../errors.js';
 import type { FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
+import { runJobSync, type ChmodJob, type RemoveJob, type WriteJob } from './jobs.js';
 
 /*
  * Writing back into the workspace, safely. Why not a generic atomic-write library: those resolve
@@ -106,8 +93,57 @@ export function ensureParent(root: string, rel: string, made: string[] = [], ctx
   return parent;
 }
 
+/** The temporary name beside `abs` for transaction `tag`: `.<name>.takeback-<tag>`. */
 function tmpName(abs: string, tag: string): string {
   return join(dirname(abs), `.${basename(abs)}.takeback-${tag}`);
+}
+
+/** The real path workspace path `rel`'s folder must have, under the root's real path `rootReal`. */
+function parentRealOf(rootReal: string, rel: string): string {
+  return join(rootReal, ...rel.split('/').slice(0, -1));
+}
+
+/**
+ * The job that removes workspace path `rel` (a file, a link or an empty folder) once every folder
+ * on the way is checked to be a real folder (see {@link runJobSync}).
+ */
+export function removeJob(root: string, rel: string): RemoveJob {
+  const abs = fromWorkspacePath(root, rel);
+  const segs = rel.split('/');
+  const walk: [string, string][] = [];
+  for (let i = 1; i < segs.length; i++) walk.push([join(root, ...segs.slice(0, i)), segs.slice(0, i).join('/')]);
+  return { kind: 'remove', rel, abs, walk };
+}
+
+/**
+ * The job that puts file or link state `to` at workspace path `rel` through a temporary file of
+ * transaction `tag`, with `bytes` the verified bytes of a file state. The job checks the folder
+ * right before the rename, and before making the temporary file when `checkFirst`; it does not
+ * make the folder (see {@link ensureParent}). Throws `capture-gap` when a file state comes without
+ * bytes.
+ */
+export function writeJob(root: string, rootReal: string, rel: string, to: FileState, bytes: Buffer | null, tag: string, checkFirst: boolean): WriteJob {
+  if (!to.exists || to.type === 'dir') throw new TypeError(`writeJob: ${rel} is not a file or a link state`);
+  const abs = fromWorkspacePath(root, rel);
+  if (to.type === 'file' && !bytes) throw new TakebackError('capture-gap', `no kept bytes for ${rel}`, { path: rel });
+  return {
+    kind: 'write',
+    rel,
+    abs,
+    tmp: tmpName(abs, tag),
+    parent: dirname(abs),
+    parentReal: parentRealOf(rootReal, rel),
+    checkFirst,
+    mode: to.mode,
+    bytes: to.type === 'file' ? bytes : null,
+    link: to.type === 'symlink' ? to.target : null,
+  };
+}
+
+/** The job that sets the permission bits of the file at workspace path `rel` to `mode` (its folder checked first). */
+export function chmodJob(root: string, rootReal: string, rel: string, mode: number): ChmodJob {
+  const abs = fromWorkspacePath(root, rel);
+  return { kind: 'chmod', rel, abs, parent: dirname(abs), parentReal: parentRealOf(rootReal, rel), mode };
 }
 
 /** Removes what is at `abs` (a file, a link, or an empty folder). Returns false for a folder that is not empty. */
@@ -130,7 +166,8 @@ function removeAt(abs: string): boolean {
 /**
  * Puts workspace path `rel` into state `to`: `bytes` are the verified bytes of a file state.
  * Never follows a link at `rel` itself (a link there is replaced, not written through). Returns
- * a note when something was left as it was (a folder that is not empty), else null.
+ * a note when something was left as it was (a folder that is not empty), else null. Files, links
+ * and removals are the steps of jobs.ts, run on this thread.
  */
 export function writeState(
   root: string,
@@ -141,21 +178,11 @@ export function writeState(
   made: string[] = [],
   ctx?: WriteContext,
 ): string | null {
+  if (!to.exists) return runJobSync(removeJob(root, rel));
   const abs = fromWorkspacePath(root, rel);
-  if (!to.exists) {
-    // Never remove through a link: every folder on the way must be a real folder (a folder
-    // swapped for a link to elsewhere would have us delete outside the workspace).
-    const segs = rel.split('/');
-    for (let i = 1; i < segs.length; i++) {
-      const st = lstatOrNull(join(root, ...segs.slice(0, i)));
-      if (!st) return null; // a folder on the way is gone: nothing is left to remove
-      if (st.isSymbolicLink() || !st.isDirectory()) refuse(rel, `${segs.slice(0, i).join('/')} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}`);
-    }
-    return removeAt(abs) ? null : `${rel}: folder not empty, left in place`;
-  }
   ensureParent(root, rel, made, ctx);
-  const cur = lstatOrNull(abs);
   if (to.type === 'dir') {
+    const cur = lstatOrNull(abs);
     if (cur && !cur.isDirectory()) removeAt(abs);
     if (!cur || !cur.isDirectory()) {
       mkdirSync(abs, { mode: to.mode });
@@ -171,46 +198,14 @@ export function writeState(
     }
     return null;
   }
-  const tmp = tmpName(abs, tag);
-  removeAt(tmp);
-  if (to.type === 'symlink') {
-    symlinkSync(to.target, tmp);
-  } else {
-    if (!bytes) throw new TakebackError('capture-gap', `no kept bytes for ${rel}`, { path: rel });
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    try {
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fchmodSync(fd, to.mode);
-    } catch (e) {
-      closeSync(fd);
-      removeAt(tmp);
-      throw e;
-    }
-    closeSync(fd);
-  }
-  // A folder where the file goes must go first (only if empty).
-  if (cur && cur.isDirectory() && !removeAt(abs)) {
-    removeAt(tmp);
-    refuse(rel, 'a folder that is not empty is in the way');
-  }
-  // Check again: the folder must not have moved while we wrote (within a step, only this folder).
-  if (ctx) checkParent(root, rel, ctx.rootReal);
-  else ensureParent(root, rel);
-  renameSync(tmp, abs);
-  return null;
+  const rootReal = ctx ? ctx.rootReal : realpathSync.native(root);
+  return runJobSync(writeJob(root, rootReal, rel, to, bytes, tag, false));
 }
 
 /** Changes only the permission bits of the file at `rel`, without following a link. */
 export function chmodState(root: string, rel: string, mode: number, ctx?: WriteContext): void {
-  const abs = fromWorkspacePath(root, rel);
   ensureParent(root, rel, [], ctx);
-  const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    fchmodSync(fd, mode);
-  } finally {
-    closeSync(fd);
-  }
+  runJobSync(chmodJob(root, ctx ? ctx.rootReal : realpathSync.native(root), rel, mode));
 }
 
 /** Removes temporary files a transaction `tag` may have left beside `rel` (recovery). */

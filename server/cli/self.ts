@@ -25,7 +25,14 @@ export function selfCommand(...args: string[]): string {
   return takebackOnPathIs(BIN) ? `takeback ${tail}` : `${quote(process.execPath)} ${quote(BIN)} ${tail}`;
 }
 
-/** The hook command for an agent's settings: `takeback hook claude-code` (see {@link selfCommand}). */
+/**
+ * What a hook command starts with: Node reads the CA bundle `NODE_EXTRA_CA_CERTS` names at every
+ * start, before any code runs (≈ 50 ms of a ≈ 80 ms start on a machine that sets it:
+ * bench/RESULTS.md), and a hook makes no network connection. Emptied for the hook's process alone.
+ */
+export const HOOK_ENV_PREFIX = 'NODE_EXTRA_CA_CERTS= ';
+
+/** The hook command for an agent's settings: `NODE_EXTRA_CA_CERTS= takeback hook claude-code` (see {@link selfCommand}, {@link HOOK_ENV_PREFIX}). */
 export function hookCommand(agent = 'claude-code'): string {
-  return selfCommand('hook', agent);
+  return `${HOOK_ENV_PREFIX}${selfCommand('hook', agent)}`;
 }

@@ -288,6 +288,38 @@ describe('http hooks', () => {
     expect(recorded(sb)).toEqual(EXPECTED);
   });
 
+  it('the daemon keeps the journal open between events: an undo by another process, and the journal deleted and made anew, are seen', async () => {
+    const h = await httpSandbox();
+    const { sb } = h;
+    sb.write('f.txt', 'a cat sat\n');
+    sb.write('x', 'x\n');
+    await h.fire('SessionStart', { source: 'startup' });
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    const daemon = h.readyPid()!;
+    await turn(h);
+    expect(recorded(sb)).toEqual(EXPECTED);
+    // Another process undoes the turn; the daemon's next command bracket starts from that tree.
+    expect(sb.tb(['undo', '--turn', 't1']).code).toBe(0);
+    expect(sb.exists('y')).toBe(false);
+    const bash = { tool_name: 'Bash', tool_use_id: 'toolu_b2', tool_input: { command: 'echo z > z.txt' } };
+    await h.fire('UserPromptSubmit', { prompt: 'after the undo', prompt_id: 'p-2' });
+    await h.fire('PreToolUse', bash);
+    sb.sh(bash.tool_input.command);
+    await h.fire('PostToolUse', { ...bash, tool_response: {} });
+    await h.fire('Stop');
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((x: any) => [x.turn, x.state, filesOf(x)])).toEqual([
+      ['t1', 'undone', { src: 'created', 'src/new.txt': 'created' }],
+      ['t1', 'undone', { 'f.txt': 'modified', x: 'deleted', y: 'created' }],
+      ['t2', 'applied', { 'z.txt': 'created' }],
+    ]);
+    // The journal deleted under the daemon: the next events go to a journal made anew, not to the deleted file.
+    fs.rmSync(sb.journalDir(), { recursive: true });
+    await h.fire('UserPromptSubmit', { prompt: 'a new journal', prompt_id: 'p-3' });
+    expect(sb.json(['list']).turns.map((t: any) => t.label)).toEqual(['a new journal']);
+    expect(h.handledBy().filter((e) => e.event === 'UserPromptSubmit').at(-1)!.pid).toBe(daemon);
+  });
+
   it('the same prompt handled twice (the http hook and the command hook, as a daemon comes or goes) begins one turn', async () => {
     const h = await httpSandbox();
     const { sb } = h;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
-import { openEngine } from '../core/engine.js';
+import { acquireEngine, releaseEngine, type Engine } from '../core/engine.js';
 import { TakebackError } from '../core/errors.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
 import { ID_PATTERN } from '../core/types.js';
@@ -74,7 +74,7 @@ export function orderKey(tool: string, input: unknown): string {
   return `${tool}:${createHash('sha256').update(JSON.stringify(canon(input ?? null))).digest('hex').slice(0, 32)}`;
 }
 
-function begin(engine: ReturnType<typeof openEngine>, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
+function begin(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
   // An agent that names its turns (Codex's turn_id) and whose prompt event was missed still
   // gets a turn: the tool call begins one.
   if (a.agentTurn && !engine.journal.turns.byAgentTurn(ctx.session, a.agentTurn)) {
@@ -92,7 +92,7 @@ function begin(engine: ReturnType<typeof openEngine>, ctx: EventContext, a: Extr
   return `capture ${id} begun (${a.tool}, scan ${r.scan?.status})`;
 }
 
-function end(engine: ReturnType<typeof openEngine>, ctx: EventContext, a: Extract<AgentAction, { kind: 'tool-end' }>): string {
+function end(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 'tool-end' }>): string {
   try {
     const r =
       'id' in a.pairing
@@ -112,7 +112,7 @@ function end(engine: ReturnType<typeof openEngine>, ctx: EventContext, a: Extrac
  */
 export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): string {
   if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
-  const engine = openEngine({ cwd: ctx.cwd, env });
+  const engine = acquireEngine({ cwd: ctx.cwd, env });
   try {
     const said: string[] = [];
     for (const a of actions) {
@@ -154,7 +154,7 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
     }
     return said.join('; ');
   } finally {
-    engine.journal.close();
+    releaseEngine(engine);
   }
 }
 

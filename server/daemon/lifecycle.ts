@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { logHook } from '../agents/log.js';
 import { takebackHome } from '../core/home.js';
 import { handleHookText } from '../cli/hook.js';
+import { closeKeptEngines, keepEnginesOpen } from '../core/engine.js';
 import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
 import { httpPortFrom, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
@@ -168,6 +169,8 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
     return 0;
   }
 
+  // Journals stay open between events (their connections, their snapshot rows in memory).
+  keepEnginesOpen(8);
   let stopping = false;
   let last = Date.now();
   let stop: () => void = () => {};
@@ -361,6 +364,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   });
 
   await stopped;
+  closeKeptEngines();
   // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
   setTimeout(() => process.exit(0), 2000).unref();
   return 0;

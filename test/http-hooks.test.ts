@@ -84,6 +84,16 @@ function rawStatus(port: number, headers: Record<string, string>, body: string):
   });
 }
 
+/** {@link httpSandbox} with the files of {@link turn} written, its session started and its daemon ready. */
+async function readySandbox(): Promise<Http> {
+  const h = await httpSandbox();
+  h.sb.write('f.txt', 'a cat sat\n');
+  h.sb.write('x', 'x\n');
+  await h.fire('SessionStart', { source: 'startup' });
+  await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+  return h;
+}
+
 const WRITE = { tool_name: 'Write', tool_use_id: 'toolu_w1', tool_input: { file_path: '', content: 'new\n' } };
 const BASH = { tool_name: 'Bash', tool_use_id: 'toolu_b1', tool_input: { command: "sed -i 's/a/b/' f.txt && mv x y" } };
 
@@ -228,12 +238,8 @@ describe('http hooks', () => {
   });
 
   it('a killed daemon (its ready file left behind) is survived: the command hooks record in-process and start another', async () => {
-    const h = await httpSandbox();
+    const h = await readySandbox();
     const { sb } = h;
-    sb.write('f.txt', 'a cat sat\n');
-    sb.write('x', 'x\n');
-    await h.fire('SessionStart', { source: 'startup' });
-    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
     const first = h.readyPid()!;
     process.kill(first, 'SIGKILL');
     await until('the daemon to die', () => !alive(first));
@@ -289,12 +295,8 @@ describe('http hooks', () => {
   });
 
   it('the daemon keeps the journal open between events: an undo by another process, and the journal deleted and made anew, are seen', async () => {
-    const h = await httpSandbox();
+    const h = await readySandbox();
     const { sb } = h;
-    sb.write('f.txt', 'a cat sat\n');
-    sb.write('x', 'x\n');
-    await h.fire('SessionStart', { source: 'startup' });
-    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
     const daemon = h.readyPid()!;
     await turn(h);
     expect(recorded(sb)).toEqual(EXPECTED);

@@ -88,7 +88,7 @@ describe('file tools', () => {
     expect(fs.readlinkSync(sb.abs('alias.txt'))).toBe('real.txt');
   });
 
-  it('a path outside the workspace is recorded (absolute), named as a gap, never written', () => {
+  it('a path outside the workspace is recorded (absolute), named as a gap, its bytes never kept, never written', () => {
     const sb = sandbox();
     const outside = path.join(sb.base, 'outside.txt');
     fs.writeFileSync(outside, 'before\n');
@@ -100,6 +100,8 @@ describe('file tools', () => {
     const set = sb.json(['list']).sets[0];
     expect(filesOf(set)).toEqual({ [outside]: 'modified', 'in.txt': 'modified' });
     expect(set.files.find((f: any) => f.path === outside)).toMatchObject({ gap: 'outside-workspace', undoable: false });
+    // Its bytes are not kept, before or after (the workspace file's are).
+    expect([sb.hasBlob('before\n'), sb.hasBlob('after\n'), sb.hasBlob('in\n'), sb.hasBlob('in 2\n')]).toEqual([false, false, true, true]);
     const r = sb.json(['undo', set.id]);
     expect(r.applied.map((a: any) => a.path)).toEqual(['in.txt']);
     expect(r.gaps.map((g: any) => g.reason)).toEqual(['outside-workspace']);

@@ -292,6 +292,8 @@ describe('http hooks', () => {
     await h.fire('SessionStart', { source: 'startup' });
     await turn(h);
     expect(recorded(sb)).toEqual(EXPECTED);
+    // And the first hook that found it dead started another (a zombie is not taken for alive).
+    await until('a new daemon', () => h.readyPid() !== null && h.readyPid() !== daemon && alive(h.readyPid()!));
   });
 
   it('the daemon keeps the journal open between events: an undo by another process, and the journal deleted and made anew, are seen', async () => {

@@ -21,12 +21,25 @@ function mtimeOf(file: string): number {
   }
 }
 
+/**
+ * True when `pid` has died and not been reaped yet (Linux: state `Z` in /proc): `kill -0` still
+ * succeeds on it, but it serves nothing. False where /proc cannot tell.
+ */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
+}
+
 /** Past a token mismatch, it is logged again only after this long (ms). */
 const MISMATCH_LOG_MS = 10 * 60 * 1000;
 
 /**
  * The daemon `$TAKEBACK_HOME/run/http-<port>.pid` names (`<pid> <token fingerprint>`) when that
- * process is alive: its pid and fingerprint; else null.
+ * process is alive (not a zombie): its pid and fingerprint; else null.
  */
 export function readyDaemon(home: string, port: number): { pid: number; fp: string } | null {
   try {
@@ -34,6 +47,7 @@ export function readyDaemon(home: string, port: number): { pid: number; fp: stri
     const pid = Number(p);
     if (!Number.isInteger(pid) || pid <= 0) return null;
     process.kill(pid, 0);
+    if (zombie(pid)) return null;
     return { pid, fp };
   } catch {
     return null;

@@ -53,7 +53,9 @@ export function beginFiles(
     const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
     if (seen.has(abs)) continue;
     seen.add(abs);
-    const r = readState(abs, { blobs: journal.blobs, maxFileBytes: config.maxFileBytes, secret: isSecretPath(abs) });
+    // A path outside the workspace is hashed (its change is named, as a gap) but never kept.
+    const inside = toWorkspacePath(engine.root, abs) !== null;
+    const r = readState(abs, { blobs: inside ? journal.blobs : undefined, maxFileBytes: config.maxFileBytes, secret: isSecretPath(abs) });
     files.push({ path: abs, state: r.state, missingDirs: r.state.exists ? [] : missingDirs(abs) });
   }
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
@@ -86,7 +88,7 @@ export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | n
     const rel = toWorkspacePath(root, f.path);
     const shown = rel ?? f.path;
     const secret = isSecretPath(f.path);
-    const r = readState(f.path, { blobs: journal.blobs, maxFileBytes: config.maxFileBytes, secret });
+    const r = readState(f.path, { blobs: rel === null ? undefined : journal.blobs, maxFileBytes: config.maxFileBytes, secret });
     let gap: GapReason | undefined = r.gap;
     if (!gap && f.state.exists && f.state.type === 'file' && f.state.sha256 === null) gap = secret ? 'secret' : 'too-large';
     if (f.state.exists && f.state.type === 'symlink' && r.state.exists && r.state.type === 'symlink' && f.state.target === r.state.target) {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { logHook } from '../agents/log.js';
 import { takebackHome } from '../core/home.js';
 import { daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
+import { spawnDaemon } from '../daemon/spawn.js';
 import { readStdin } from './stdin.js';
 
 /*
@@ -104,21 +105,6 @@ function startsDaemon(text: string): boolean {
 }
 
 /**
- * Starts `takeback hook-daemon` (`bin`: the takeback script) in a process of its own that
- * outlives this one (detached, no stdio), with `env`. Failing to start changes nothing.
- */
-export async function startDaemon(bin: string, env: NodeJS.ProcessEnv): Promise<void> {
-  try {
-    const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, [bin, 'hook-daemon'], { detached: true, stdio: 'ignore', env, cwd: '/' });
-    child.on('error', () => {});
-    child.unref();
-  } catch {
-    // No daemon: hooks keep running in-process.
-  }
-}
-
-/**
  * `takeback hook <agent>`: reads the event on stdin and forwards it to the capture daemon; when
  * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
  * start or a prompt with no daemon listening, starts one (`bin`: the takeback script). With
@@ -147,6 +133,6 @@ export async function runForwardedHook(agent: string, inProcess: (text: string) 
   } catch {
     // The hook itself logs what fails; whatever is left must not reach the agent.
   }
-  if (result === 'no-daemon' && home && bin && startsDaemon(text)) await startDaemon(bin, env);
+  if (result === 'no-daemon' && home && bin && startsDaemon(text)) spawnDaemon(bin, env);
   return 0;
 }

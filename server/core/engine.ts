@@ -23,13 +23,26 @@ export interface Engine {
 export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Engine {
   const env = opts.env ?? process.env;
   const home = takebackHome(env);
-  const root = opts.workspace ? findWorkspaceRoot(opts.workspace) : findWorkspaceRootIn(home, opts.cwd ?? process.cwd());
+  return openAt(home, rootOf(home, opts), env);
+}
+
+/** The workspace root `opts` names (see {@link openEngine}). */
+function rootOf(home: string, opts: { workspace?: string; cwd?: string }): string {
+  return opts.workspace ? findWorkspaceRoot(opts.workspace) : findWorkspaceRootIn(home, opts.cwd ?? process.cwd());
+}
+
+/** Opens the engine of workspace `root` (found already) under `home`. */
+function openAt(home: string, root: string, env: NodeJS.ProcessEnv): Engine {
   const config = loadConfig(home, env);
   const journal = Journal.open(home, root);
   const engine = { root, home, config, journal };
-  // An undo or redo cut short by a killed process is rolled back before anything else reads.
-  if (journal.txns.all().length > 0) journal.write(() => recoverTxns(engine));
+  recoverIfNeeded(engine);
   return engine;
+}
+
+/** An undo or redo cut short by a killed process is rolled back before anything else reads. */
+function recoverIfNeeded(engine: Engine): void {
+  if (engine.journal.txns.all().length > 0) engine.journal.write(() => recoverTxns(engine));
 }
 
 /**
@@ -42,6 +55,10 @@ const kept = new Map<string, Engine>();
 let keepMax = 0;
 /** The inode of each kept engine's `journal.db` when it was opened. */
 const keptInode = new WeakMap<Engine, number | null>();
+
+function keyOf(home: string, root: string): string {
+  return `${home}\0${root}`;
+}
 
 function dbInode(e: Engine): number | null {
   try {
@@ -79,8 +96,8 @@ export function acquireEngine(opts: { workspace?: string; cwd?: string; env?: No
   if (keepMax === 0) return openEngine(opts);
   const env = opts.env ?? process.env;
   const home = takebackHome(env);
-  const root = opts.workspace ? findWorkspaceRoot(opts.workspace) : findWorkspaceRootIn(home, opts.cwd ?? process.cwd());
-  const key = `${home}\0${root}`;
+  const root = rootOf(home, opts);
+  const key = keyOf(home, root);
   let engine = kept.get(key);
   // A journal deleted or replaced since it was opened (its folder removed, a home wiped): opened anew.
   if (engine && dbInode(engine) !== keptInode.get(engine)) {
@@ -91,10 +108,9 @@ export function acquireEngine(opts: { workspace?: string; cwd?: string; env?: No
   if (engine) {
     kept.delete(key);
     engine.config = loadConfig(home, env);
-    const e = engine;
-    if (e.journal.txns.all().length > 0) e.journal.write(() => recoverTxns(e));
+    recoverIfNeeded(engine);
   } else {
-    engine = openEngine({ workspace: root, env });
+    engine = openAt(home, root, env);
     keptInode.set(engine, dbInode(engine));
     while (kept.size >= keepMax) closeOldest();
   }
@@ -104,5 +120,5 @@ export function acquireEngine(opts: { workspace?: string; cwd?: string; env?: No
 
 /** Gives back an engine of {@link acquireEngine}: closed, unless this process keeps it open. */
 export function releaseEngine(engine: Engine): void {
-  if (keepMax === 0 || ![...kept.values()].includes(engine)) engine.journal.close();
+  if (kept.get(keyOf(engine.home, engine.root)) !== engine) engine.journal.close();
 }

@@ -45,6 +45,13 @@ export function readyFile(home: string, port: number): string {
   return join(runDir(home), `http-${port}.pid`);
 }
 
+/** The contents of a ready file (`<pid> <fingerprint>`), or null when they are not that. */
+export function parseReady(text: string): { pid: number; fp: string } | null {
+  const [p, fp = ''] = text.trim().split(' ');
+  const pid = Number(p);
+  return Number.isInteger(pid) && pid > 0 ? { pid, fp } : null;
+}
+
 /** `$TAKEBACK_HOME/run/http-<port>.starting`: touched when a hook starts a daemon, so hooks a moment later do not start another. */
 export function startingFile(home: string, port: number): string {
   return join(runDir(home), `http-${port}.starting`);

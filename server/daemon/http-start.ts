@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { logHook } from '../agents/log.js';
 import { runDir } from './address.js';
-import { HTTP_FP_VAR, httpPortFrom, readyFile, startingFile } from './http-address.js';
+import { HTTP_FP_VAR, httpPortFrom, parseReady, readyFile, startingFile } from './http-address.js';
+import { spawnDaemon } from './spawn.js';
 
 // `require`: the hook loads this on every event, and the ES module namespace of node:fs loads
 // more than these few calls need.
@@ -21,16 +22,28 @@ function mtimeOf(file: string): number {
   }
 }
 
+/** Sets `file`'s times to now, making it (0600) if it is missing. */
+function touch(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  const now = new Date();
+  utimesSync(file, now, now);
+}
+
 /**
- * True when `pid` has died and not been reaped yet (Linux: state `Z` in /proc): `kill -0` still
- * succeeds on it, but it serves nothing. False where /proc cannot tell.
+ * True while process `pid` runs: `kill -0` succeeds and, where /proc tells (Linux), it is not a
+ * zombie (died, not reaped yet: `kill -0` still succeeds on it, but it serves nothing).
  */
-function zombie(pid: number): boolean {
+export function running(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+    process.kill(pid, 0);
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 
@@ -43,12 +56,8 @@ const MISMATCH_LOG_MS = 10 * 60 * 1000;
  */
 export function readyDaemon(home: string, port: number): { pid: number; fp: string } | null {
   try {
-    const [p, fp = ''] = readFileSync(readyFile(home, port), 'utf8').trim().split(' ');
-    const pid = Number(p);
-    if (!Number.isInteger(pid) || pid <= 0) return null;
-    process.kill(pid, 0);
-    if (zombie(pid)) return null;
-    return { pid, fp };
+    const ready = parseReady(readFileSync(readyFile(home, port), 'utf8'));
+    return ready && running(ready.pid) ? ready : null;
   } catch {
     return null;
   }
@@ -75,9 +84,7 @@ export function startHttpDaemonIfNeeded(home: string, bin: string | undefined, e
       const fp = env[HTTP_FP_VAR];
       const stamp = join(runDir(home), `http-${port}.mismatch`);
       if (fp && fp !== ready.fp && Date.now() - mtimeOf(stamp) > MISMATCH_LOG_MS) {
-        closeSync(openSync(stamp, 'a', 0o600));
-        const now = new Date();
-        utimesSync(stamp, now, now);
+        touch(stamp);
         logHook(home, `http hooks in ${process.cwd()} carry a token the capture daemon of this TAKEBACK_HOME does not take: they run in-process (slower); run \`takeback init claude-code --http\` again there`);
       }
       return false;
@@ -88,15 +95,8 @@ export function startHttpDaemonIfNeeded(home: string, bin: string | undefined, e
     // (and has died since), another is not started.
     if (Date.now() - started < START_BACKOFF_MS && mtimeOf(readyFile(home, port)) < started) return false;
     mkdirSync(runDir(home), { recursive: true, mode: 0o700 });
-    closeSync(openSync(stamp, 'a', 0o600));
-    const now = new Date();
-    utimesSync(stamp, now, now);
-    // Loaded only here: most hooks find a daemon ready and never start one.
-    const { spawn } = require('node:child_process') as typeof import('node:child_process');
-    const child = spawn(process.execPath, [bin, 'hook-daemon'], { detached: true, stdio: 'ignore', env, cwd: '/' });
-    child.on('error', () => {});
-    child.unref();
-    return true;
+    touch(stamp);
+    return spawnDaemon(bin, env);
   } catch {
     return false;
   }

@@ -69,17 +69,20 @@ export function refusal(req: IncomingMessage, port: number, token: string): { st
  */
 export function createHttpHookServer(opts: { port: number; token: string; handlers: HttpHookHandlers }): Server {
   const { port, token, handlers: h } = opts;
+  /** Answers a request not taken (it does not keep the daemon from leaving when idle). */
+  const refuse = (res: ServerResponse, status: number, why: string) => {
+    reply(res, status, why);
+    try {
+      h.refused?.(status, why);
+    } catch {
+      // logging only
+    }
+  };
   const server = createServer((req, res) => {
     const no = refusal(req, port, token);
     if (no) {
-      // Not an event: it does not keep the daemon from leaving when idle.
       req.resume();
-      reply(res, no.status, no.why);
-      try {
-        h.refused?.(no.status, no.why);
-      } catch {
-        // logging only
-      }
+      refuse(res, no.status, no.why);
       return;
     }
     h.touch();
@@ -93,12 +96,7 @@ export function createHttpHookServer(opts: { port: number; token: string; handle
       if (size > MAX_BODY_BYTES) {
         tooLarge = true;
         chunks.length = 0;
-        reply(res, 413, 'too large');
-        try {
-          h.refused?.(413, 'too large');
-        } catch {
-          // logging only
-        }
+        refuse(res, 413, 'too large');
         return;
       }
       chunks.push(c);

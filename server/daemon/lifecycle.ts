@@ -7,7 +7,7 @@ import { takebackHome } from '../core/home.js';
 import { handleHookText } from '../cli/hook.js';
 import { closeKeptEngines, keepEnginesOpen } from '../core/engine.js';
 import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
-import { httpPortFrom, readyFile, tokenFile } from './http-address.js';
+import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
 import { createCaptureServer } from './server.js';
@@ -242,26 +242,9 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
             logHook(home, `hook daemon: refused an http request (${status} ${why})${status === 401 ? `: hooks made by \`init --http\` for another TAKEBACK_HOME, or before ${tokenFile(home)} was made anew; run \`takeback init claude-code --http\` again there (meanwhile they run in-process)` : ''}`);
           },
           handle(agent, text) {
-            let cwd: unknown;
-            try {
-              cwd = (JSON.parse(text) as { cwd?: unknown })?.cwd;
-            } catch {
-              cwd = undefined;
-            }
-            try {
-              if (typeof cwd === 'string') process.chdir(cwd);
-            } catch {
-              // The event's folder is gone: handled all the same (and its failure logged).
-            }
-            try {
-              handleHookText(agent, text, bin);
-            } finally {
-              try {
-                process.chdir(REST_DIR);
-              } catch {
-                // stays where it was
-              }
-            }
+            // Claude Code's events name their folder (`cwd`), which the hook goes by: the daemon
+            // stays where it rests, and the body is parsed once, by the hook.
+            handleHookText(agent, text, bin);
             last = Date.now();
             if (mtime(self) !== built) shutdown('its code was rebuilt');
           },
@@ -295,7 +278,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   function removeReady(): void {
     if (!ready) return;
     try {
-      if (readFileSync(ready, 'utf8').split(' ')[0] === String(process.pid)) unlinkSync(ready);
+      if (readyIsMine()) unlinkSync(ready);
     } catch {
       // gone already
     }
@@ -304,7 +287,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   /** True while the ready file names this daemon. */
   function readyIsMine(): boolean {
     try {
-      return readFileSync(ready!, 'utf8').split(' ')[0] === String(process.pid);
+      return parseReady(readFileSync(ready!, 'utf8'))?.pid === process.pid;
     } catch {
       return false;
     }

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { runDir, socketPath } from './address.js';
+import { parseReady } from './http-address.js';
+import { running } from './http-start.js';
 
 /** What `doctor` says of the capture daemon under a home. */
 export interface DaemonStatus {
@@ -8,15 +10,6 @@ export interface DaemonStatus {
   socket: boolean;
   /** The ports with a ready file (`run/http-<port>.pid`), and whether the process it names is alive. */
   http: { port: number; pid: number; alive: boolean }[];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The capture daemon's state under `home` (see {@link DaemonStatus}), read from `$TAKEBACK_HOME/run/`. Never throws. */
@@ -31,14 +24,13 @@ export function daemonStatus(home: string): DaemonStatus {
   for (const n of names) {
     const m = /^http-(\d+)\.pid$/.exec(n);
     if (!m) continue;
-    let pid = NaN;
+    let ready = null;
     try {
-      pid = Number(readFileSync(join(runDir(home), n), 'utf8').trim().split(' ')[0]);
+      ready = parseReady(readFileSync(join(runDir(home), n), 'utf8'));
     } catch {
       continue;
     }
-    if (Number.isInteger(pid) && pid > 0) http.push({ port: Number(m[1]), pid, alive: alive(pid) });
+    if (ready) http.push({ port: Number(m[1]), pid: ready.pid, alive: running(ready.pid) });
   }
-  const sock = socketPath(home);
-  return { socket: names.includes(sock.slice(runDir(home).length + 1)), http };
+  return { socket: names.includes(basename(socketPath(home))), http };
 }

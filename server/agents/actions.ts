@@ -74,12 +74,22 @@ export function orderKey(tool: string, input: unknown): string {
   return `${tool}:${createHash('sha256').update(JSON.stringify(canon(input ?? null))).digest('hex').slice(0, 32)}`;
 }
 
+/**
+ * Begins the turn of `ctx`'s session — unless the agent names it (`agentTurn`: Codex's turn_id,
+ * Claude Code's prompt_id) and it has begun already (the same event handled twice, or a tool call
+ * after its prompt). Returns the turn's id and whether it is new.
+ */
+function beginTurnOnce(engine: Engine, ctx: EventContext, agentTurn: string | null, label: string | null): { id: string; begun: boolean } {
+  const known = agentTurn ? engine.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
+  if (known) return { id: known.id, begun: false };
+  const { turn } = turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn, label });
+  return { id: turn.id, begun: true };
+}
+
 function begin(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
-  // An agent that names its turns (Codex's turn_id) and whose prompt event was missed still
-  // gets a turn: the tool call begins one.
-  if (a.agentTurn && !engine.journal.turns.byAgentTurn(ctx.session, a.agentTurn)) {
-    turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn: a.agentTurn, label: null });
-  }
+  // An agent that names its turns and whose prompt event was missed still gets a turn: the
+  // tool call begins one.
+  if (a.agentTurn) beginTurnOnce(engine, ctx, a.agentTurn, null);
   const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
   const pair = 'order' in a.pairing ? a.pairing.order : null;
   const who = { agent: ctx.agent, session: ctx.session, pair, tool: a.tool };
@@ -121,14 +131,8 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           said.push(`session start: snapshot ${ensureBaseline(engine).status}`);
           break;
         case 'turn-begin': {
-          // A turn the agent names, begun already: the same event again (handled twice), not a new turn.
-          const known = a.agentTurn ? engine.journal.turns.byAgentTurn(ctx.session, a.agentTurn) : null;
-          if (known) {
-            said.push(`turn ${known.id} begun already`);
-            break;
-          }
-          const { turn } = turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn: a.agentTurn ?? null, label: labelFromPrompt(a.prompt) });
-          said.push(`turn ${turn.id} begun`);
+          const t = beginTurnOnce(engine, ctx, a.agentTurn ?? null, labelFromPrompt(a.prompt));
+          said.push(`turn ${t.id} begun${t.begun ? '' : ' already'}`);
           break;
         }
         case 'turn-end':

@@ -372,6 +372,8 @@ function workerMain(data: WorkerData, fs: typeof import('node:fs')): void {
     }
     return callSyncWith(fs, c);
   };
+  // runSync's loop, awaiting each call: this function's own text is all the worker is given
+  // (workerSource), so it cannot call runSync.
   const run = async <T>(step: Generator<Call, T, unknown>): Promise<T> => {
     let r = step.next();
     while (!r.done) {

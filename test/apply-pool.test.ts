@@ -1,5 +1,6 @@
-// The file-level steps of a big undo or redo (core/plan/jobs.ts): temporary files are made on the
-// main thread, in order, and renamed into place on a worker thread, several at once. The same
+// The file-level steps of a big undo or redo (core/plan/jobs.ts): small files are written in place
+// and temporary files made on the main thread, in order, and the temporary files renamed into
+// place on a worker thread, several at once. The same
 // guarantees hold as one at a time: never through a link, a failed step leaves no temporary
 // file, a failure stops new steps, and the apply puts back whatever was already written.
 import fs from 'node:fs';
@@ -11,6 +12,8 @@ import type { FileState } from '../server/core/types.js';
 import { sandbox, tree, type Sandbox } from './support/takeback.js';
 
 const isTemp = (rel: string) => /(^|\/)\.[^/]*\.takeback-[^/]*$/.test(rel);
+/** `job` made to go by a temporary file and a rename even where it could be written in place. */
+const byRename = (job: FileJob): FileJob => (job.kind === 'write' ? { ...job, inPlaceMax: 0 } : job);
 const file = (content: string, mode = 0o644): FileState => ({ exists: true, type: 'file', sha256: 'x'.repeat(64), size: content.length, mode });
 
 /** Every job of a step that changes `n` files, 3 links, 3 modes and removes 4 paths (one a folder that is not empty). */
@@ -22,7 +25,11 @@ function mixedStep(sb: Sandbox, n: number): FileJob[] {
   for (let i = 0; i < 3; i++) sb.write(`gone/g${i}.txt`, `gone ${i}\n`);
   sb.write('full/keep.txt', 'keep\n');
   const jobs: FileJob[] = [];
-  for (let i = 0; i < n; i++) jobs.push(writeJob(root, real, `d${i % 4}/f${i}.txt`, file(`new ${i}\n`, 0o640), Buffer.from(`new ${i}\n`), 'tpool', true));
+  // Every other file is written in place (on this thread, as its first stage), the rest by rename.
+  for (let i = 0; i < n; i++) {
+    const job = writeJob(root, real, `d${i % 4}/f${i}.txt`, file(`new ${i}\n`, 0o640), Buffer.from(`new ${i}\n`), 'tpool', true);
+    jobs.push(i % 2 === 0 ? job : byRename(job));
+  }
   for (let i = 0; i < 3; i++) jobs.push(writeJob(root, real, `d0/link${i}`, { exists: true, type: 'symlink', target: `f${i}.txt`, mode: 0o777 }, null, 'tpool', true));
   for (let i = 0; i < 3; i++) jobs.push(chmodJob(root, real, `m/mode${i}.txt`, 0o600));
   for (let i = 0; i < 3; i++) jobs.push(removeJob(root, `gone/g${i}.txt`));
@@ -65,7 +72,7 @@ describe('the write pool (temporary files made here, renamed into place on a wor
     const root = sb.ws;
     const real = fs.realpathSync.native(root);
     for (let i = 0; i < 40; i++) sb.write(`${i < 20 ? 'a' : 'd'}/f${i}.txt`, `old ${i}\n`);
-    const jobs = Array.from({ length: 40 }, (_, i) => writeJob(root, real, `${i < 20 ? 'a' : 'd'}/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tswap', true));
+    const jobs = Array.from({ length: 40 }, (_, i) => byRename(writeJob(root, real, `${i < 20 ? 'a' : 'd'}/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tswap', true)));
     // After the folders were walked (the jobs are made), d is moved aside and a link to a look-alike outside takes its place.
     const outside = path.join(sb.base, 'outside');
     fs.mkdirSync(outside);
@@ -91,7 +98,7 @@ describe('the write pool (temporary files made here, renamed into place on a wor
     const root = sb.ws;
     const real = fs.realpathSync.native(root);
     for (let i = 0; i < 8; i++) sb.write(i === 3 ? 'p/f3.txt/inside.txt' : `p/f${i}.txt`, i === 3 ? 'the user made f3.txt a folder\n' : `old ${i}\n`);
-    const jobs = Array.from({ length: 8 }, (_, i) => writeJob(root, real, `p/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tfail', true));
+    const jobs = Array.from({ length: 8 }, (_, i) => byRename(writeJob(root, real, `p/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tfail', true)));
     const out = runJobs(jobs, { minForPool: 1, mainFinishes: false, lanes: 1 });
     expect(out.map((o) => o.status)).toEqual(['done', 'done', 'done', 'failed', 'not-run', 'not-run', 'not-run', 'not-run']);
     expect(out[3]).toMatchObject({ error: { code: 'outside-workspace', message: 'refusing to write p/f3.txt: a folder that is not empty is in the way' } });

@@ -217,6 +217,12 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
       .action(async (ids: string[], o: SelectorOpts & { json?: boolean; force?: boolean }, cmd: Command) => {
         const e = await open(cmd);
         const { applyStep } = await import('../service/undo.js');
+        // Ctrl-C (or a SIGTERM) waits for the step, which runs to its end without giving way:
+        // a file being written in place is never left half-written by it. A file size limit
+        // (`ulimit -f`) fails a write with EFBIG, and the step is put back, instead of killing the
+        // process part-way: Node ignores SIGXFSZ, but the signal listeners of a library
+        // (signal-exit, under write-file-atomic) leave it at its default once removed.
+        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGXFSZ'] as const) process.on(sig, () => {});
         const r = applyStep(e, selectorFrom(e, ids, o), direction, { force: o.force });
         if (o.json) json(r);
         else print(renderApply(r, color()));

@@ -11,15 +11,16 @@ import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileS
 import { fromWorkspacePath } from '../workspace.js';
 import { gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
-import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
-import { chmodJob, chmodState, ensureParent, removeJob, removeTemp, writeContext, writeJob, writeState, type WriteContext } from './safe-fs.js';
+import { closePool, isTorn, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
+import { chmodJob, chmodState, ensureParent, IN_PLACE_MAX_BYTES, removeJob, removeTemp, writeContext, writeJob, writeState, type WriteContext } from './safe-fs.js';
 
 /*
  * Undo and redo, in three phases:
  *   prepare — under the journal's write lock: plan against what is there now, stop on
  *             conflicts, keep the bytes there now, read and verify every target;
- *   write   — under the lock: a transaction record, then each file written beside its place and
- *             renamed in, put back on failure;
+ *   write   — under the lock: a transaction record, then each file written (a small one over
+ *             the file there, in place; others beside their place and renamed in), put back
+ *             on failure;
  *   record  — under the lock: the sets' files marked undone (or redone) and the snapshot index
  *             taught the new states.
  * `applyUndo` runs all three under one lock (the command line). The sidecar runs them as
@@ -197,6 +198,18 @@ function order(op: TxnOp): number {
   return 40_000;
 }
 
+/**
+ * True when writing `f` is likely to free an inode — a removal, or a replace by rename (anything
+ * but a small file written over a plain file: see {@link IN_PLACE_MAX_BYTES}) — which is what the
+ * write pool's worker overlaps (jobs.ts).
+ */
+function freesInode(f: PlannedFile): boolean {
+  const { current: now, target: to } = f;
+  if (!now.exists) return false;
+  if (!to.exists) return true;
+  return !(now.type === 'file' && to.type === 'file' && now.size <= IN_PLACE_MAX_BYTES && to.size <= IN_PLACE_MAX_BYTES);
+}
+
 /** At most this many bytes of the files read for a plan are held for their rollback copies (the rest are read again). */
 const HELD_BYTES_MAX = 64 * 1024 * 1024;
 
@@ -222,7 +235,8 @@ function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string
 
 /**
  * Steps 1–3 of {@link applyUndo}. Call inside the lock, after recovery. `planned` is told how many
- * paths the step will write, once the plan is made and before their rollback copies are kept.
+ * of the step's writes are likely to free an inode ({@link freesInode}), once the plan is made and
+ * before their rollback copies are kept.
  */
 function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions, planned?: (writes: number) => void): PreparedStep {
   const { journal } = engine;
@@ -237,7 +251,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
   }
   const todo = plan.files.filter((f) => !f.gap && f.action !== 'none');
   const inPlace = plan.files.filter((f) => !f.gap && f.action === 'none');
-  planned?.(todo.length);
+  planned?.(todo.filter(freesInode).length);
 
   // Keep what is there now (so a failure, or a later redo, can put it back) and verify targets.
   const ops: StepOp[] = [];
@@ -280,7 +294,13 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
     else {
       for (const { op, bytes } of ops) {
         const made: string[] = [];
-        const note = writer(op, bytes, txnId, made);
+        let note: string | null;
+        try {
+          note = writer(op, bytes, txnId, made);
+        } catch (e) {
+          if (isTorn(e)) done.push(op); // written in place part-way: put back with the rest
+          throw e;
+        }
         done.push(op);
         if (note) notes.push(note);
       }
@@ -372,10 +392,11 @@ function newTxnId(): string {
  * 3. the bytes there now (as read for the plan) are kept in the blob store and every target blob
  *    is read and verified (a blob whose hash does not match stops everything before a write:
  *    `capture-gap`);
- * 4. a transaction record is written and fsynced, then each file is written beside its place
- *    and renamed in (in a step of {@link POOL_MIN_JOBS} files or more, the renames run several at
- *    once on a worker thread started at step 3); a failure part-way puts back what was already
- *    written, and rethrows;
+ * 4. a transaction record is written and fsynced, then each file is written: a small file over
+ *    a plain file there in place, anything else beside its place and renamed in (in a step with
+ *    {@link POOL_MIN_JOBS} or more removals and renames, those run several at once on a worker
+ *    thread started at step 3); a failure part-way — a write in place cut short included — puts
+ *    back what was already written, and rethrows;
  * 5. the sets are marked undone (or redone) and the snapshot index learns the new states, in
  *    the same SQLite transaction that records the step as done.
  */
@@ -387,11 +408,11 @@ export function applyUndo(
 ): ApplyResult {
   const { journal } = engine;
   let txnId: string | null = null;
-  // A step big enough for the write pool starts its worker as soon as the plan says so: it
-  // starts while the rollback copies are kept and the targets verified.
+  // A step with enough removals and renames for the write pool starts its worker as soon as the
+  // plan says so: it starts while the rollback copies are kept and the targets verified.
   let pool: WritePool | null = null;
-  const planned = (writes: number) => {
-    if (!opts.writer && writes >= POOL_MIN_JOBS) pool = startPool();
+  const planned = (slow: number) => {
+    if (!opts.writer && slow >= POOL_MIN_JOBS) pool = startPool();
   };
   let result: ApplyResult;
   try {

@@ -9,9 +9,17 @@ import { runJobSync, type ChmodJob, type RemoveJob, type WriteJob } from './jobs
  * Writing back into the workspace, safely. Why not a generic atomic-write library: those resolve
  * symbolic links and write through them (write-file-atomic calls realpath first), and takeback
  * must never write through a link, nor into a folder whose real path moved, nor outside the
- * workspace. Every write goes to a temporary file beside the target, named after the
- * transaction so that recovery can find it, and is renamed into place.
+ * workspace. A small file is written over a plain file already there, in place (jobs.ts says why
+ * and what keeps it safe); every other write goes to a temporary file beside the target, named
+ * after the transaction so that recovery can find it, and is renamed into place.
  */
+
+/**
+ * Files of at most this many bytes (256 KiB) are written in place over a plain file already
+ * there (one write call: a reader at that moment may see part of it, which for larger files
+ * would last longer, while the rename they go through instead costs relatively less).
+ */
+export const IN_PLACE_MAX_BYTES = 256 * 1024;
 
 function lstatOrNull(p: string): Stats | null {
   try {
@@ -116,11 +124,12 @@ export function removeJob(root: string, rel: string): RemoveJob {
 }
 
 /**
- * The job that puts file or link state `to` at workspace path `rel` through a temporary file of
- * transaction `tag`, with `bytes` the verified bytes of a file state. The job checks the folder
- * right before the rename, and before making the temporary file when `checkFirst`; it does not
- * make the folder (see {@link ensureParent}). Throws `capture-gap` when a file state comes without
- * bytes.
+ * The job that puts file or link state `to` at workspace path `rel`, with `bytes` the verified
+ * bytes of a file state: in place over a plain file there when they are at most
+ * {@link IN_PLACE_MAX_BYTES}, else through a temporary file of transaction `tag`. The job checks
+ * the folder right before the write in place or the rename, and before making the temporary file
+ * when `checkFirst`; it does not make the folder (see {@link ensureParent}). Throws `capture-gap`
+ * when a file state comes without bytes.
  */
 export function writeJob(root: string, rootReal: string, rel: string, to: FileState, bytes: Buffer | null, tag: string, checkFirst: boolean): WriteJob {
   if (!to.exists || to.type === 'dir') throw new TypeError(`writeJob: ${rel} is not a file or a link state`);
@@ -137,6 +146,7 @@ export function writeJob(root: string, rootReal: string, rel: string, to: FileSt
     mode: to.mode,
     bytes: to.type === 'file' ? bytes : null,
     link: to.type === 'symlink' ? to.target : null,
+    inPlaceMax: IN_PLACE_MAX_BYTES,
   };
 }
 

@@ -154,7 +154,8 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
     const gap = f.gap ? ` ${p('yellow', `GAP: ${f.gap.detail}`)}` : '';
     out.push('', `${p('bold', f.path)}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction)}${conflict}${gap}`);
     if (f.note) out.push(p('dim', `  (${f.note})`));
-    if (f.diff) out.push(colorDiff(f.diff.trimEnd(), p));
+    // Without colour the lines stay as they are: no need to split the diff and join it again.
+    if (f.diff) out.push(color ? colorDiff(f.diff.trimEnd(), p) : f.diff.trimEnd());
   }
   out.push('');
   if (r.conflicts > 0) out.push(p('red', `${plural(r.conflicts, 'file')} changed since: ${r.direction} would stop; --force replaces the later changes.`));

@@ -12,28 +12,37 @@ export interface ReadState {
   stat?: Stats;
 }
 
-/** Reads all of an open file descriptor (`size` is a hint from fstat; a growing file is read to its end). */
+/**
+ * Where `readFd` looks past the size fstat gave (64 KB, shared): most files have not grown, and a
+ * look that finds nothing then costs no allocation. What it finds is copied out at once.
+ */
+const probe = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * Reads all of an open file descriptor (`size` is a hint from fstat, in bytes; a file that grew
+ * since is read to its end, one that shrank to where it ends). Throws what `readSync` throws.
+ */
 export function readFd(fd: number, size: number): Buffer {
   let buf = Buffer.allocUnsafe(Math.max(size, 0));
   let off = 0;
   for (;;) {
     if (off === buf.length) {
       // The file may have grown since fstat: look for more.
-      const more = Buffer.allocUnsafe(Math.max(64 * 1024, buf.length));
-      const n = readSync(fd, more, 0, more.length, off);
+      const n = readSync(fd, probe, 0, probe.length, off);
       if (n === 0) break;
-      buf = Buffer.concat([buf, more.subarray(0, n)]);
+      // It did: room for at least as much again (a file growing fast is read in ever larger steps).
+      const grown = Buffer.allocUnsafe(Math.max(off * 2, off + probe.length));
+      buf.copy(grown, 0, 0, off);
+      probe.copy(grown, off, 0, n);
+      buf = grown;
       off += n;
       continue;
     }
     const n = readSync(fd, buf, off, buf.length - off, off);
-    if (n === 0) {
-      buf = buf.subarray(0, off);
-      break;
-    }
+    if (n === 0) break;
     off += n;
   }
-  return buf;
+  return off === buf.length ? buf : buf.subarray(0, off);
 }
 
 function isNotFound(e: unknown): boolean {

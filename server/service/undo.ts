@@ -2,7 +2,7 @@ import type * as W from '../../protocol/src/types.js';
 import type { Engine } from '../core/engine.js';
 import { applyUndo, prepareStep, type FileWriter, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
-import { previewPlan, type BytesReader } from '../core/plan/preview.js';
+import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
 import { selectSets, type Selector } from '../core/plan/select.js';
 import type { FileState } from '../core/types.js';
 import { toApplyResult, toPreviewResult } from '../wire.js';
@@ -29,9 +29,11 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void
 
 /** Previews an undo (or redo) of the selected sets: actions, diffs, conflicts and gaps. Writes nothing. */
 export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): W.PreviewResult {
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths);
+  // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
+  const disk = !readers.state && !readers.bytes ? diskReaders(engine) : null;
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths);
   markUnsaved(plan, readers.unsaved);
-  return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes));
+  return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes ?? disk?.bytes));
 }
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */

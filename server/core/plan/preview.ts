@@ -1,9 +1,10 @@
 import type { Engine } from '../engine.js';
-import { unifiedDiff } from '../diffs.js';
+import { MAX_DIFF_BYTES, unifiedDiff } from '../diffs.js';
 import { readState } from '../fsstate.js';
+import { isSecretPath } from '../secrets.js';
 import type { CaptureGap, FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import type { Action, Conflict, Plan } from './plan.js';
+import type { Action, Conflict, CurrentReader, Plan } from './plan.js';
 
 /** One path of a preview: what will happen, the diff from now to after, and why it may not. */
 export interface PreviewFile {
@@ -25,6 +26,44 @@ function diskBytes(engine: Engine): BytesReader {
   return (_path, abs) => readState(abs, { maxFileBytes: engine.config.maxFileBytes }).bytes ?? null;
 }
 
+/** At most this many bytes of current files are held between a plan and its preview (the rest are read again). */
+const KEEP_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The disk readers of one preview, sharing their reads: `state` reads a path as `diskReader`
+ * (plan.ts) does and keeps the bytes it read, and `bytes` hands those out (once) instead of
+ * reading and hashing the file again. A path `state` did not keep (not read; a secret place, too
+ * large to keep; too large for a diff, {@link MAX_DIFF_BYTES}; past {@link KEEP_BYTES} in all) is
+ * read from the disk as before. Holds the bytes it kept until `bytes` takes them: use a pair for
+ * one plan and its preview only.
+ */
+export function diskReaders(engine: Engine): { state: CurrentReader; bytes: BytesReader } {
+  const kept = new Map<string, Buffer>();
+  let held = 0;
+  const take = (abs: string): Buffer | undefined => {
+    const bytes = kept.get(abs);
+    if (bytes) {
+      kept.delete(abs);
+      held -= bytes.length;
+    }
+    return bytes;
+  };
+  const fallback = diskBytes(engine);
+  return {
+    state: (path, abs) => {
+      const r = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) });
+      take(abs);
+      if (r.bytes && r.bytes.length < MAX_DIFF_BYTES && held + r.bytes.length <= KEEP_BYTES) {
+        kept.set(abs, r.bytes);
+        held += r.bytes.length;
+      }
+      return r.state;
+    },
+    bytes: (path, abs) => take(abs) ?? fallback(path, abs),
+  };
+}
+
+/** The bytes of kept blob `s` (null: not a kept file, or its blob is missing or damaged). */
 function blobBytes(engine: Engine, s: FileState): Buffer | null {
   if (!s.exists || s.type !== 'file' || !s.sha256) return null;
   try {
@@ -36,6 +75,24 @@ function blobBytes(engine: Engine, s: FileState): Buffer | null {
 
 /** The preview of a plan: per path its action, conflict, gap and diff. Writes nothing. */
 export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader = diskBytes(engine)): PreviewFile[] {
+  // A blob that is the target of several paths (copies of one file) is read and verified once.
+  const seen = new Set<string>();
+  const shared = new Map<string, Buffer | null>();
+  for (const f of plan.files) {
+    const h = f.target.exists && f.target.type === 'file' ? f.target.sha256 : null;
+    if (h === null) continue;
+    if (seen.has(h)) shared.set(h, null);
+    else seen.add(h);
+  }
+  const targetBytes = (s: FileState): Buffer | null => {
+    const h = s.exists && s.type === 'file' ? s.sha256 : null;
+    if (h === null || !shared.has(h)) return blobBytes(engine, s);
+    const had = shared.get(h);
+    if (had) return had;
+    const bytes = blobBytes(engine, s);
+    if (bytes) shared.set(h, bytes);
+    return bytes;
+  };
   return plan.files.map((f) => {
     let diff: string | null = null;
     let note: string | null = null;
@@ -45,19 +102,19 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
       else if (f.target.exists && f.target.type === 'dir') note = f.current.exists ? 'mode only' : 'folder comes back';
       else if (!f.target.exists && f.current.exists && f.current.type === 'dir') note = 'folder removed';
       if (note === null || (f.current.exists && f.current.type === 'file') || (f.target.exists && f.target.type === 'file')) {
-        let abs: string | null = null;
-        try {
-          abs = fromWorkspacePath(engine.root, f.path);
-        } catch {
-          abs = null;
-        }
-        const now = abs && f.current.exists && f.current.type === 'file' ? readBytes(f.path, abs) : null;
-        const to = blobBytes(engine, f.target);
         if (f.action === 'restore-mode') {
+          // Only the mode changes: the bytes are not needed.
           const m = (s: FileState) => (s.exists ? `0${s.mode.toString(8)}` : '-');
           note = `mode ${m(f.current)} → ${m(f.target)}`;
         } else {
-          const d = unifiedDiff(f.path, now, to);
+          let abs: string | null = null;
+          try {
+            abs = fromWorkspacePath(engine.root, f.path);
+          } catch {
+            abs = null;
+          }
+          const now = abs && f.current.exists && f.current.type === 'file' ? readBytes(f.path, abs) : null;
+          const d = unifiedDiff(f.path, now, targetBytes(f.target));
           diff = d.diff;
           note = d.note ?? note;
         }

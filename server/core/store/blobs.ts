@@ -1,12 +1,17 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { TakebackError } from '../errors.js';
 
+/** Node's one-shot hash (Node 20.12 and later; null before): about twice as fast on small inputs as a Hash object. Looked up once. */
+let oneShot: typeof crypto.hash | null | undefined;
+
 /** Hex SHA-256 of `bytes`. */
 export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  if (oneShot === undefined) oneShot = typeof crypto.hash === 'function' ? crypto.hash : null;
+  return oneShot ? oneShot('sha256', bytes, 'hex') : createHash('sha256').update(bytes).digest('hex');
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -46,6 +51,19 @@ function unpacked(file: Buffer): Buffer | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Where `BlobStore.get` reads a blob first (64 KB, shared: most blobs are smaller, and reading
+ * them needs no buffer of their own until they are verified).
+ */
+const scratch = Buffer.allocUnsafe(64 * 1024);
+
+/** The raw bytes the stored blob `file` holds when they hash to `hash` (`file` itself when stored raw), else null. */
+function verified(file: Buffer, hash: string): Buffer | null {
+  const inflated = unpacked(file);
+  if (inflated && sha256(inflated) === hash) return inflated;
+  return sha256(file) === hash ? file : null;
 }
 
 /** True when the file at `path` (of `size` bytes) is a whole blob of `rawLength` bytes, raw or compressed. */
@@ -143,20 +161,40 @@ export class BlobStore {
   /**
    * The bytes of blob `hash`, verified. Throws `capture-gap` when the blob is missing or its
    * bytes do not hash to `hash`.
+   *
+   * Most blobs are small: the first read goes into a shared scratch buffer, and what it gives is
+   * handed out (copied) when it hashes to `hash`, which a read cut short cannot. Otherwise the
+   * blob is read whole and verified again.
    */
   get(hash: string): Buffer {
+    const missing = () => new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is missing from the journal`, { hash });
+    let path: string;
+    let n: number;
+    try {
+      path = this.pathOf(hash);
+      const fd = openSync(path, 'r');
+      try {
+        n = readSync(fd, scratch, 0, scratch.length, 0);
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      throw missing();
+    }
+    if (n < scratch.length) {
+      const read = scratch.subarray(0, n);
+      const bytes = verified(read, hash);
+      // Raw bytes are the scratch buffer's: copied out; inflated ones are new.
+      if (bytes) return bytes === read ? Buffer.from(read) : bytes;
+    }
     let file: Buffer;
     try {
-      file = readFileSync(this.pathOf(hash));
+      file = readFileSync(path);
     } catch {
-      throw new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is missing from the journal`, { hash });
+      throw missing();
     }
-    const inflated = unpacked(file);
-    if (inflated && sha256(inflated) === hash) return inflated;
-    const bytes = file;
-    if (sha256(bytes) !== hash) {
-      throw new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is damaged (its hash does not match)`, { hash });
-    }
+    const bytes = verified(file, hash);
+    if (!bytes) throw new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is damaged (its hash does not match)`, { hash });
     return bytes;
   }
 

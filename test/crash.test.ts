@@ -78,7 +78,8 @@ describe('kill -9', () => {
   it('during apply (an undo or redo of many files killed part-way): rolled back or completed, every file wholly before or after', async () => {
     const sb = sandbox();
     const N = 200;
-    for (let i = 0; i < N; i++) sb.write(`p${i % 10}/f${i}.txt`, `before ${i}\n`.repeat(1 + (i % 5)));
+    // Most files are small (written in place); every tenth is over 256 KiB (written by rename).
+    for (let i = 0; i < N; i++) sb.write(`p${i % 10}/f${i}.txt`, `before ${i}\n`.repeat(i % 10 === 3 ? 30_000 : 1 + (i % 5)));
     sb.write('p0/gone.txt', 'deleted by the command\n');
     const S0 = sb.tree();
     const cmd = "for f in p*/f*.txt; do printf 'after\\n' >> $f; done && rm p0/gone.txt && mkdir -p new/deep && printf n > new/deep/made.txt";

@@ -259,8 +259,11 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
     const held = disk?.held.get(f.path);
     let now: ReadState;
     if (held) {
-      // The bytes the plan read: stored (or an existing blob freshened) as readState would.
-      if (held.bytes && held.state.exists && held.state.type === 'file' && held.state.sha256) journal.blobs.put(held.bytes, held.state.sha256);
+      // The bytes the plan read: stored (or an existing blob freshened) as readState would —
+      // unless they are what the step expected to find, whose blob the sets themselves refer to
+      // (the sweep keeps it), and which is there.
+      const st = held.state;
+      if (held.bytes && st.exists && st.type === 'file' && st.sha256 && !(sameState(st, f.expected) && journal.blobs.has(st.sha256))) journal.blobs.put(held.bytes, st.sha256);
       now = held;
     } else {
       now = readState(fromWorkspacePath(engine.root, f.path), { blobs: journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });

@@ -56,6 +56,22 @@ describe('the command line', () => {
     if (tty.status === 0) expect(tty.stdout).toMatch(ANSI);
   });
 
+  it('list shows the first files of a long set and how many more (a file with a capture gap always); show lists them all', () => {
+    const sb = sandbox();
+    expect(sb.tb(['run', '--', 'sh', '-c', 'for i in 01 02 03 04 05 06 07 08 09 10 11 12; do printf "$i\\n" > f$i.txt; done; printf k > zz.pem']).code).toBe(0);
+    const out = sb.tb(['list']).stdout;
+    expect(out).toMatch(/13 files changed/);
+    for (let i = 1; i <= 9; i++) expect(out).toContain(`f0${i}.txt`);
+    expect(out).not.toContain('f10.txt');
+    expect(out).toMatch(/^ +zz\.pem .*\[gap: secret\]$/m);
+    expect(out).toMatch(/^ +… 3 more files: takeback show 1$/m);
+    const show = sb.tb(['show', '1']).stdout;
+    for (const n of ['f10.txt', 'f11.txt', 'f12.txt', 'zz.pem']) expect(show).toContain(n);
+    // Ten files or fewer: all of them, no summary line.
+    expect(sb.tb(['run', '--', 'sh', '-c', 'rm f11.txt f12.txt']).code).toBe(0);
+    expect(sb.tb(['list']).stdout.split('#2')[1]!.split('#1')[0]).not.toMatch(/more file/);
+  });
+
   it('list --json: sets with id, turn, source, state, files[] (path, status, added, removed, undoable, gap)', () => {
     const sb = shared;
     const list = sb.json(['list']);

@@ -47,14 +47,21 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
   const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${agent}${paired}${state}`];
   if (s.state === 'expired') return lines;
   const files = s.files.some((f) => f.type !== 'dir') ? s.files.filter((f) => f.type !== 'dir') : s.files;
-  for (const f of files) {
+  // A long set shows its first files; a file with a capture gap is always shown.
+  const shown = files.length <= LIST_FILES_MAX ? files : files.filter((f, i) => i < LIST_FILES_MAX - 1 || f.gap);
+  for (const f of shown) {
     const mark = MARK[f.status] ? ` ${p(f.status === 'deleted' ? 'red' : f.status === 'created' ? 'green' : 'cyan', `(${MARK[f.status]})`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `[gap: ${f.gap}]`)}` : '';
     const undone = s.state === 'partial' && f.undone ? ` ${p('yellow', '[undone]')}` : '';
     lines.push(`        ${f.path}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}`);
   }
+  const hidden = files.length - shown.length;
+  if (hidden > 0) lines.push(p('dim', `        … ${plural(hidden, 'more file')}: takeback show ${s.id}`));
   return lines;
 }
+
+/** At most this many files of a set are listed by `takeback list` (`show` lists them all). */
+const LIST_FILES_MAX = 10;
 
 /** `takeback list`: sets grouped by turn, newest first. */
 export function renderList(r: W.ListResult, color: boolean, filter: { agent?: string; agents?: string[] } = {}): string {

@@ -188,13 +188,19 @@ export interface PrepareOptions {
   annotate?: (plan: Plan) => void;
 }
 
+/** How many segments workspace path `p` has. */
+function depthOf(p: string): number {
+  let n = 1;
+  for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) n++;
+  return n;
+}
+
 function order(op: TxnOp): number {
   // Removals first — files and links, then folders innermost first — so that a folder turning
   // back into a file (or a link) is empty by the time the file is renamed into its place; then
   // folders to make, outermost first; then files and links.
-  const depth = op.path.split('/').length;
-  if (!op.to.exists) return op.from.exists && op.from.type === 'dir' ? 20_000 - depth : 0;
-  if (op.to.type === 'dir') return 20_000 + depth;
+  if (!op.to.exists) return op.from.exists && op.from.type === 'dir' ? 20_000 - depthOf(op.path) : 0;
+  if (op.to.type === 'dir') return 20_000 + depthOf(op.path);
   return 40_000;
 }
 
@@ -277,7 +283,8 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
     ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f });
   }
   disk?.held.clear();
-  ops.sort((a, b) => order(a.op) - order(b.op) || (a.op.path < b.op.path ? -1 : 1));
+  const rank = new Map(ops.map((o) => [o, order(o.op)]));
+  ops.sort((a, b) => rank.get(a)! - rank.get(b)! || (a.op.path < b.op.path ? -1 : 1));
   return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace };
 }
 

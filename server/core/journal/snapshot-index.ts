@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { decodeRow, encodeRow, fromIndexEntry, rowBlobRefs, rowStamp, splitPath, unpackIndex, UNKNOWN_STAMP, type PackedEntry } from '../scan/packed.js';
+import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type PackedEntry, type RowEdit } from '../scan/packed.js';
 import type { FileType, GapReason } from '../types.js';
 import type { Db } from './db.js';
 
@@ -101,7 +101,7 @@ export class SnapshotIndex {
     }
     for (const [d, b] of put) {
       ins.run(d, b);
-      cached?.set(d, Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      cached?.set(d, Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
     }
     const gen = this.bump();
     this.cache = cached ? { gen, rows: cached } : null;
@@ -114,44 +114,70 @@ export class SnapshotIndex {
 
   /**
    * Writes entries that changed and removes paths that are gone (call inside a transaction).
-   * Removing a folder removes what the index holds under it.
+   * Removing a folder removes what the index holds under it. See {@link updatePacked}.
    */
   update(upserts: Iterable<[string, IndexEntry]>, deletes: Iterable<string>): void {
-    const get = this.db.prepare('SELECT data FROM snapshot_rows WHERE dir = ?').pluck();
-    type Touched = { stamp: ReturnType<typeof rowStamp>; entries: Map<string, PackedEntry>; changed: boolean };
-    const touched = new Map<string, Touched>();
-    const rowOf = (dir: string): Touched => {
-      let r = touched.get(dir);
-      if (!r) {
-        const buf = get.get(dir) as Buffer | undefined;
-        r = { stamp: buf ? rowStamp(buf) : UNKNOWN_STAMP, entries: new Map(buf ? decodeRow(buf).map((e) => [e.name, e]) : []), changed: !buf };
-        touched.set(dir, r);
-      }
-      return r;
+    const packed: [string, PackedEntry][] = [];
+    for (const [p, e] of upserts) packed.push([p, fromIndexEntry(splitPath(p)[1], e)]);
+    this.updatePacked(packed, [...deletes]);
+  }
+
+  /**
+   * {@link update} with entries already packed (`[workspace path, entry]`; the entry's `name` is
+   * not read: the path's last segment is its name). Deletes apply first, then upserts, in order.
+   * A folder entry gives the new folder a row (unknown stamp: the next scan lists it); a folder
+   * removed, or replaced by a file or link, takes the rows under it along. Only the rows of the
+   * folders touched are read (from this process's cache when current, else in one query) and
+   * written; their untouched entries are copied as they are (see `patchRow`).
+   */
+  updatePacked(upserts: readonly (readonly [string, PackedEntry])[], deletes: readonly string[]): void {
+    type Edit = RowEdit & { path: string };
+    /** Folder → its edits, folders in the order first touched. */
+    const edits = new Map<string, Edit[]>();
+    const edit = (dir: string, e: Edit | null): void => {
+      const l = edits.get(dir);
+      if (!l) edits.set(dir, e ? [e] : []);
+      else if (e) l.push(e);
     };
+    // (Index loops and no destructuring: this runs once a command, before the JIT has warmed up.)
+    for (let i = 0; i < deletes.length; i++) {
+      const path = deletes[i]!;
+      const k = path.lastIndexOf('/');
+      edit(k < 0 ? '' : path.slice(0, k), { name: path.slice(k + 1), entry: null, path });
+    }
+    for (let i = 0; i < upserts.length; i++) {
+      const path = upserts[i]![0];
+      const entry = upserts[i]![1];
+      const k = path.lastIndexOf('/');
+      edit(k < 0 ? '' : path.slice(0, k), { name: path.slice(k + 1), entry, path });
+      if (entry.type === 'dir') edit(path, null); // a new folder gets a row (listed by the next scan)
+    }
+    const have = this.rowsOf(edits.keys());
     const dropRows: string[] = [];
-    for (const p of deletes) {
-      const [dir, name] = splitPath(p);
-      const row = rowOf(dir);
-      if (row.entries.get(name)?.type === 'dir') dropRows.push(p);
-      if (row.entries.delete(name)) row.changed = true;
-    }
-    for (const [p, e] of upserts) {
-      const [dir, name] = splitPath(p);
-      const row = rowOf(dir);
-      const was = row.entries.get(name);
-      row.entries.set(name, fromIndexEntry(name, e));
-      row.changed = true;
-      if (e.type === 'dir') rowOf(p); // a new folder gets a row (listed by the next scan)
-      if (was?.type === 'dir' && e.type !== 'dir') dropRows.push(p);
-    }
+    const taken = (e: Edit) => dropRows.push(e.path);
+    const patched = new Map<string, Buffer>();
+    edits.forEach((list, dir) => {
+      const buf = patchRow(have.get(dir) ?? null, list, taken);
+      if (buf) patched.set(dir, buf);
+    });
     const under = (d: string) => dropRows.some((r) => d === r || d.startsWith(`${r}/`));
     const del = dropRows.length > 0 ? (this.db.prepare('SELECT dir FROM snapshot_rows').pluck().all() as string[]).filter(under) : [];
-    const put = new Map<string, Buffer>();
-    for (const [dir, row] of touched) {
-      if (row.changed && !under(dir)) put.set(dir, encodeRow(row.stamp, [...row.entries.values()]));
-    }
-    this.writeRows(put, del);
+    if (dropRows.length > 0) for (const d of [...patched.keys()]) if (under(d)) patched.delete(d);
+    this.writeRows(patched, del);
+  }
+
+  /**
+   * The rows of folders `dirs` (workspace-relative) that exist: this process's cached map when it
+   * is current (it holds more; callers only read it), else just those, in one query.
+   */
+  private rowsOf(dirs: Iterable<string>): Map<string, Buffer> {
+    if (this.cache && this.cache.gen === this.generation()) return this.cache.rows;
+    const out = new Map<string, Buffer>();
+    const list = [...dirs];
+    if (list.length === 0) return out;
+    const q = this.db.prepare('SELECT dir, data FROM snapshot_rows WHERE dir IN (SELECT value FROM json_each(?))').raw();
+    for (const r of q.all(JSON.stringify(list)) as [string, Buffer][]) out.set(r[0], r[1]);
+    return out;
   }
 
   /** Forgets every entry (the workspace went over the limits). */

@@ -69,60 +69,277 @@ export function isCopied(e: { type: FileType; git: string | null }): boolean {
   return e.type !== 'dir' && !e.git;
 }
 
+/** An entry with its name and link text as UTF-8: what writing it takes. */
+interface EntryBytes {
+  e: PackedEntry;
+  name: Buffer;
+  target: Buffer | null;
+}
+
+function entryBytes(e: PackedEntry, name: string | Buffer): EntryBytes {
+  return { e, name: typeof name === 'string' ? Buffer.from(name, 'utf8') : name, target: e.target !== null ? Buffer.from(e.target, 'utf8') : null };
+}
+
+/** The bytes an entry takes in a row. */
+function entryLength(x: EntryBytes): number {
+  return ENTRY_FIXED + 2 + x.name.length + (x.e.sha256 ? 32 : 0) + (x.e.git ? x.e.git.length / 2 : 0) + (x.target ? 4 + x.target.length : 0);
+}
+
+/** Writes an entry at offset `o` of `buf` (`v`: a view of it); returns the offset after it. */
+function writeEntry(buf: Buffer, v: DataView, o: number, x: EntryBytes): number {
+  const { e, name, target } = x;
+  const flags = (e.sha256 ? F_SHA : 0) | (e.git ? (e.git.length === 40 ? F_GIT20 : F_GIT32) : 0) | (target ? F_TARGET : 0);
+  v.setUint8(o, TYPE_CODE[e.type]);
+  v.setUint8(o + 1, flags);
+  v.setUint8(o + 2, GAP_CODE.get(e.gap) ?? 0);
+  v.setUint32(o + 4, e.mode, true);
+  v.setFloat64(o + 8, e.size, true);
+  v.setFloat64(o + 16, e.mtimeMs, true);
+  v.setFloat64(o + 24, e.ctimeMs, true);
+  v.setFloat64(o + 32, e.ino, true);
+  v.setUint16(o + 40, name.length, true);
+  o += ENTRY_FIXED + 2;
+  buf.set(name, o);
+  o += name.length;
+  if (e.sha256) o += buf.write(e.sha256, o, 'hex');
+  if (e.git) o += buf.write(e.git, o, 'hex');
+  if (target) {
+    v.setUint32(o, target.length, true);
+    buf.set(target, o + 4);
+    o += 4 + target.length;
+  }
+  return o;
+}
+
+/** Writes a row's header: version, the folder's stamp (`stamp`, or the stamp bytes of row `stamp` as they are) and counts. */
+function writeHeader(buf: Buffer, v: DataView, stamp: DirStamp | Uint8Array, c: RowCounts): void {
+  v.setUint8(0, 1);
+  if (stamp instanceof Uint8Array) {
+    buf.set(new Uint8Array(stamp.buffer, stamp.byteOffset + 8, 24), 8);
+  } else {
+    v.setFloat64(8, stamp.mtimeMs, true);
+    v.setFloat64(16, stamp.ctimeMs, true);
+    v.setFloat64(24, stamp.ino, true);
+  }
+  v.setUint32(32, c.entries, true);
+  v.setUint32(36, c.files, true);
+  v.setUint32(40, c.copied, true);
+  v.setFloat64(48, c.keptBytes, true);
+}
+
+/** Adds an entry to a row's counts. */
+function count(c: RowCounts, e: PackedEntry): void {
+  c.entries++;
+  if (e.type !== 'dir') c.files++;
+  if (isCopied(e)) c.copied++;
+  if (e.type === 'file' && e.sha256) c.keptBytes += e.size;
+}
+
 /** Packs a folder's row. */
 export function encodeRow(stamp: DirStamp, entries: readonly PackedEntry[]): Buffer {
   let len = HEADER_BYTES;
-  const names: Buffer[] = [];
-  const targets: (Buffer | null)[] = [];
-  for (const e of entries) {
-    const n = Buffer.from(e.name, 'utf8');
-    names.push(n);
-    const t = e.target !== null ? Buffer.from(e.target, 'utf8') : null;
-    targets.push(t);
-    len += ENTRY_FIXED + 2 + n.length + (e.sha256 ? 32 : 0) + (e.git ? e.git.length / 2 : 0) + (t ? 4 + t.length : 0);
-  }
+  const bytes: EntryBytes[] = new Array(entries.length);
+  entries.forEach((e, i) => {
+    const x = entryBytes(e, e.name);
+    bytes[i] = x;
+    len += entryLength(x);
+  });
   const buf = Buffer.alloc(len);
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  v.setUint8(0, 1);
-  v.setFloat64(8, stamp.mtimeMs, true);
-  v.setFloat64(16, stamp.ctimeMs, true);
-  v.setFloat64(24, stamp.ino, true);
-  let files = 0;
-  let copied = 0;
-  let kept = 0;
+  const c: RowCounts = { entries: 0, files: 0, copied: 0, keptBytes: 0 };
   let o = HEADER_BYTES;
-  entries.forEach((e, i) => {
-    if (e.type !== 'dir') files++;
-    if (isCopied(e)) copied++;
-    if (e.type === 'file' && e.sha256) kept += e.size;
-    const name = names[i]!;
-    const target = targets[i]!;
-    const flags = (e.sha256 ? F_SHA : 0) | (e.git ? (e.git.length === 40 ? F_GIT20 : F_GIT32) : 0) | (target ? F_TARGET : 0);
-    v.setUint8(o, TYPE_CODE[e.type]);
-    v.setUint8(o + 1, flags);
-    v.setUint8(o + 2, GAP_CODE.get(e.gap) ?? 0);
-    v.setUint32(o + 4, e.mode, true);
-    v.setFloat64(o + 8, e.size, true);
-    v.setFloat64(o + 16, e.mtimeMs, true);
-    v.setFloat64(o + 24, e.ctimeMs, true);
-    v.setFloat64(o + 32, e.ino, true);
-    v.setUint16(o + 40, name.length, true);
-    o += ENTRY_FIXED + 2;
-    name.copy(buf, o);
-    o += name.length;
-    if (e.sha256) o += buf.write(e.sha256, o, 'hex');
-    if (e.git) o += buf.write(e.git, o, 'hex');
-    if (target) {
-      v.setUint32(o, target.length, true);
-      target.copy(buf, o + 4);
-      o += 4 + target.length;
-    }
-  });
-  v.setUint32(32, entries.length, true);
-  v.setUint32(36, files, true);
-  v.setUint32(40, copied, true);
-  v.setFloat64(48, kept, true);
+  for (const x of bytes) {
+    count(c, x.e);
+    o = writeEntry(buf, v, o, x);
+  }
+  writeHeader(buf, v, stamp, c);
   return buf;
+}
+
+/** A name with a lone UTF-16 surrogate: no name decoded from a row can equal it. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** Past this many names edited in one row, {@link patchRow} finds them by decoding the row's names instead of comparing bytes. */
+const COMPARE_MAX = 8;
+
+/** One edit of a folder's row: entry `name` set to `entry` (whose own `name` is not read), or removed (`entry` null). */
+export interface RowEdit {
+  name: string;
+  entry: PackedEntry | null;
+}
+
+/** The course of one name through a row's edits. */
+interface Slot {
+  name: string;
+  /** The name as UTF-8. */
+  bytes: Buffer;
+  /** The offset of its entry in the original row and the offset after it (-1: the row had none). */
+  at: number;
+  end: number;
+  /** The original entry is still there (in its place), holding `put` when set again. */
+  kept: boolean;
+  put: EntryBytes | null;
+  /** Its entry among those added after the original ones, and when it was added there. */
+  added: EntryBytes | null;
+  seq: number;
+}
+
+/** The type a slot's name has now in a row (`v`: a view of the original row). */
+function slotType(s: Slot, v: DataView | null): FileType | null {
+  if (s.added) return s.added.e.type;
+  if (!s.kept) return null;
+  return s.put ? s.put.e.type : (TYPES[v!.getUint8(s.at)] ?? null);
+}
+
+/**
+ * Applies `edits` to a folder's row (null: a folder with no row yet, which gets the unknown stamp:
+ * listed by the next scan), in order, at byte level: the entries not edited are copied as they
+ * are, never decoded, and the header's counts are adjusted by the entries taken out and put in.
+ * The result is exactly `encodeRow` of the row's stamp and entries edited as a `Map` keyed by
+ * name would be: a replaced entry keeps its place; a new entry, or one removed and then set
+ * again, goes last, in the order set. `taken` hears each edit that takes a folder entry away (it
+ * removes it, or sets a file or link in its place) at the time of the edit. Returns the new row,
+ * or null when the row was there and no edit changed it (a removal of a name it does not hold).
+ */
+export function patchRow<E extends RowEdit>(row: Uint8Array | null, edits: readonly E[], taken?: (edit: E) => void): Buffer | null {
+  const src = row === null ? null : Buffer.isBuffer(row) ? row : Buffer.from(row.buffer, row.byteOffset, row.byteLength);
+  const v = src ? new DataView(src.buffer, src.byteOffset, src.byteLength) : null;
+  // The names edited (a slot each), found in the original row in one walk.
+  const slots: Slot[] = [];
+  const slotOf = edits.length > COMPARE_MAX ? new Map<string, Slot>() : null;
+  const byEdit: Slot[] = new Array(edits.length);
+  for (let i = 0; i < edits.length; i++) {
+    const name = edits[i]!.name;
+    let s: Slot | undefined;
+    if (slotOf) s = slotOf.get(name);
+    else for (let k = 0; k < slots.length && !s; k++) if (slots[k]!.name === name) s = slots[k];
+    if (!s) {
+      s = { name, bytes: Buffer.from(name, 'utf8'), at: -1, end: -1, kept: false, put: null, added: null, seq: 0 };
+      slots.push(s);
+      slotOf?.set(name, s);
+    }
+    byEdit[i] = s;
+  }
+  if (src && v) {
+    const n = v.getUint32(32, true);
+    // A name with a lone surrogate matches no name in a row (its UTF-8 would match U+FFFD's).
+    let left = 0;
+    for (let k = 0; k < slots.length; k++) {
+      if (LONE_SURROGATE.test(slots[k]!.name)) slots[k]!.at = -2;
+      else left++;
+    }
+    let o = HEADER_BYTES;
+    for (let i = 0; i < n && left > 0; i++) {
+      // The entry's span: its fixed part, name, hash, git id and link text.
+      const flags = src[o + 1]!;
+      const len = src[o + 40]! | (src[o + 41]! << 8);
+      let end = o + ENTRY_FIXED + 2 + len;
+      if (flags & F_SHA) end += 32;
+      if (flags & (F_GIT20 | F_GIT32)) end += flags & F_GIT20 ? 20 : 32;
+      if (flags & F_TARGET) end += 4 + v.getUint32(end, true);
+      let s: Slot | undefined;
+      if (slotOf) {
+        s = slotOf.get(src.toString('utf8', o + ENTRY_FIXED + 2, o + ENTRY_FIXED + 2 + len));
+      } else {
+        for (let k = 0; k < slots.length && !s; k++) {
+          const x = slots[k]!;
+          if (x.at === -1 && x.bytes.length === len && sameBytes(src, o + ENTRY_FIXED + 2, x.bytes)) s = x;
+        }
+      }
+      if (s && s.at === -1) {
+        s.at = o;
+        s.end = end;
+        s.kept = true;
+        left--;
+      }
+      o = end;
+    }
+  }
+  // The edits, in order.
+  let changed = row === null;
+  let seq = 0;
+  for (let i = 0; i < edits.length; i++) {
+    const ed = edits[i]!;
+    const s = byEdit[i]!;
+    const was = slotType(s, v);
+    if (ed.entry === null) {
+      if (was === 'dir') taken?.(ed);
+      if (s.added) s.added = null;
+      else if (s.kept) s.kept = false;
+      else continue;
+      changed = true;
+      continue;
+    }
+    const x = entryBytes(ed.entry, s.bytes);
+    if (s.added) s.added = x;
+    else if (s.kept) s.put = x;
+    else {
+      s.added = x;
+      s.seq = seq++;
+    }
+    changed = true;
+    if (was === 'dir' && ed.entry.type !== 'dir') taken?.(ed);
+  }
+  if (!changed) return null;
+  // The new row: the original's bytes less the entries taken out, plus those put in.
+  const out: Slot[] = [];
+  const added: Slot[] = [];
+  for (let k = 0; k < slots.length; k++) {
+    const s = slots[k]!;
+    if (s.at >= 0 && (!s.kept || s.put)) out.push(s);
+    if (s.added) added.push(s);
+  }
+  if (out.length > 1) out.sort((a, b) => a.at - b.at);
+  if (added.length > 1) added.sort((a, b) => a.seq - b.seq);
+  const c: RowCounts = v ? rowCounts(v) : { entries: 0, files: 0, copied: 0, keptBytes: 0 };
+  let len = src ? src.length : HEADER_BYTES;
+  for (let k = 0; k < out.length; k++) {
+    const s = out[k]!;
+    len -= s.end - s.at;
+    const type = v!.getUint8(s.at);
+    const flags = v!.getUint8(s.at + 1);
+    c.entries--;
+    if (type !== TYPE_CODE.dir) {
+      c.files--;
+      if (!(flags & (F_GIT20 | F_GIT32))) c.copied--;
+    }
+    if (type === TYPE_CODE.file && flags & F_SHA) c.keptBytes -= v!.getFloat64(s.at + 8, true);
+    if (s.kept) {
+      len += entryLength(s.put!);
+      count(c, s.put!.e);
+    }
+  }
+  for (let k = 0; k < added.length; k++) {
+    len += entryLength(added[k]!.added!);
+    count(c, added[k]!.added!.e);
+  }
+  // Its own memory, as `encodeRow`'s (a slice of Node's shared pool would keep the whole pool alive in the rows cache).
+  const buf = Buffer.alloc(len);
+  const w = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let p = HEADER_BYTES;
+  let from = HEADER_BYTES; // the original's bytes not yet copied start here
+  for (let k = 0; k < out.length; k++) {
+    const s = out[k]!;
+    p = copyBytes(src!, from, s.at, buf, p);
+    if (s.kept) p = writeEntry(buf, w, p, s.put!);
+    from = s.end;
+  }
+  if (src) p = copyBytes(src, from, src.length, buf, p);
+  for (let k = 0; k < added.length; k++) p = writeEntry(buf, w, p, added[k]!.added!);
+  writeHeader(buf, w, src ?? UNKNOWN_STAMP, c);
+  return buf;
+}
+
+/** Copies `src[from..to)` into `dst` at `at`; returns the offset after. */
+function copyBytes(src: Buffer, from: number, to: number, dst: Buffer, at: number): number {
+  if (to > from) dst.set(new Uint8Array(src.buffer, src.byteOffset + from, to - from), at);
+  return at + to - from;
+}
+
+/** True when `buf` holds the bytes of `want` at offset `o`. */
+function sameBytes(buf: Uint8Array, o: number, want: Uint8Array): boolean {
+  for (let i = 0; i < want.length; i++) if (buf[o + i] !== want[i]) return false;
+  return true;
 }
 
 /** The folder stat a row was listed with. */
@@ -132,8 +349,8 @@ export function rowStamp(buf: Uint8Array): DirStamp {
 }
 
 /** The counts a row carries in its header. */
-export function rowCounts(buf: Uint8Array): RowCounts {
-  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+export function rowCounts(buf: Uint8Array | DataView): RowCounts {
+  const v = buf instanceof DataView ? buf : new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   return { entries: v.getUint32(32, true), files: v.getUint32(36, true), copied: v.getUint32(40, true), keptBytes: v.getFloat64(48, true) };
 }
 

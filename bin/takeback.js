@@ -1,4 +1,5 @@
-#!/usr/bin/env node
+#!/bin/sh
+':' //; [ -n "$NODE_EXTRA_CA_CERTS" ] && TAKEBACK_CA_CERTS=$NODE_EXTRA_CA_CERTS NODE_EXTRA_CA_CERTS= exec node "$0" "$@"; exec node "$0" "$@"
 // The `takeback` command. The TypeScript sources are compiled to dist/ by `npm run build`
 // (run automatically by `npm ci` / `npm install` through the `prepare` script), which also
 // bundles the command line into one file (and the agent hook into others, smaller) that starts
@@ -25,6 +26,15 @@
 // This file is CommonJS (bin/package.json): Node starts a CommonJS script several milliseconds
 // sooner than an ES module, whose loader it would otherwise set up first.
 'use strict';
+// The first two lines start Node from /bin/sh (`takeback` run as a command; `node bin/takeback.js`
+// skips them): with NODE_EXTRA_CA_CERTS emptied, since Node 20 builds its whole CA store at start
+// whenever that variable is set (≈ 50 ms of an ≈ 80 ms start where it is: bench/RESULTS.md) and
+// takeback makes no TLS connection. Its value is passed on in TAKEBACK_CA_CERTS and put back
+// here, so that every program takeback starts (`takeback run -- npm install`) gets it as it was.
+if (process.env.TAKEBACK_CA_CERTS !== undefined) {
+  process.env.NODE_EXTRA_CA_CERTS = process.env.TAKEBACK_CA_CERTS;
+  delete process.env.TAKEBACK_CA_CERTS;
+}
 const { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const { dirname, join } = require('node:path');

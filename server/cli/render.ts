@@ -135,9 +135,18 @@ const ACTION_TEXT: Record<W.Action, string> = {
   none: 'already in place',
 };
 
+/** What a redo does to a path, by the same action names (it goes the other way: to the agent's version). */
+const REDO_TEXT: Record<W.Action, string> = {
+  'put-back': "write the agent's version again",
+  remove: 'remove (as the agent did)',
+  'bring-back': 'create (as the agent did)',
+  'restore-mode': 'mode as the agent set it',
+  'restore-link': 'link as the agent made it',
+  none: 'already in place',
+};
+
 function actionText(a: W.Action, direction: 'undo' | 'redo'): string {
-  if (direction === 'redo' && (a === 'remove' || a === 'bring-back')) return a === 'remove' ? 'remove (as the agent did)' : 'create (as the agent did)';
-  return ACTION_TEXT[a];
+  return direction === 'redo' ? REDO_TEXT[a] : ACTION_TEXT[a];
 }
 
 function colorDiff(diff: string, p: Paint): string {

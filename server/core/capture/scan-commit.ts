@@ -1,5 +1,6 @@
 import type { Engine } from '../engine.js';
 import { scanRows, type ScanOutcome } from '../scan/scan.js';
+import { haveNativeCheck } from '../scan/native.js';
 import { PARALLEL_MIN_PATHS, StatWorker } from '../scan/stat-check.js';
 
 /**
@@ -14,7 +15,8 @@ export function scanAndCommit(engine: Engine, onProgress?: (files: number) => vo
   // A second thread for a large index: started first, it boots while the index loads (and
   // stays for the process's next scans).
   // `TAKEBACK_SCAN_THREADS=1` keeps the scan on one thread (less memory, slower).
-  const worker = prevMeta?.status === 'ok' && prevMeta.files >= PARALLEL_MIN_PATHS && process.env.TAKEBACK_SCAN_THREADS !== '1' ? StatWorker.start() : null;
+  // A stat worker thread for a large index, unless the native check (threads of its own) is there.
+  const worker = prevMeta?.status === 'ok' && prevMeta.files >= PARALLEL_MIN_PATHS && process.env.TAKEBACK_SCAN_THREADS !== '1' && !haveNativeCheck() ? StatWorker.start() : null;
   const rows = journal.snapshot.rows();
   const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker });
   if (r.status === 'too-large') {

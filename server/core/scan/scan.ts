@@ -19,6 +19,7 @@ import {
   type PackedEntry,
 } from './packed.js';
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
+import { haveNativeCheck, nativeCheckRows } from './native.js';
 import { checkAll, mainReader, PARALLEL_MIN_PATHS, type CheckInput, type StatWorker } from './stat-check.js';
 
 /** One path that differs between the last look and this one (`undefined`: absent). */
@@ -367,12 +368,14 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
       paths += rowCounts(b).entries;
     });
     offsets[dirs.length] = total;
-    const parallel = opts.worker && paths >= PARALLEL_MIN_PATHS ? opts.worker : null;
+    const native = haveNativeCheck();
+    const parallel = !native && opts.worker && paths >= PARALLEL_MIN_PATHS ? opts.worker : null;
     // One buffer for every row (shared with the worker thread when there is one).
     const data = parallel ? parallel.buffer(total) : new Uint8Array(total);
     dirs.forEach((d, i) => data.set(rows.get(d)!, offsets[i]!));
     const input: CheckInput = { root, dirs, data, offsets, racyMs };
-    const result = parallel ? parallel.run(input) : checkAll(input);
+    // The native check when this install has it (native.ts), else the JavaScript one.
+    const result = (native ? nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) : null) ?? (parallel ? parallel.run(input) : checkAll(input));
 
     const dirty = new Set(result.dirty.map((i) => dirs[i]!));
     const suspects = new Map<string, number[]>();

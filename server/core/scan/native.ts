@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CheckInput, CheckResult } from './stat-check.js';
+
+/*
+ * The native warm-scan check (native/scan-check.c), when this install built it: the same rules
+ * as `checkRows` in stat-check.ts, from C, on several threads at once (bench/RESULTS.md, fourth
+ * round: an lstat costs about 1.8 µs from C here against 4.5 µs through Node's fs binding).
+ * `npm ci` builds it (scripts/build-native.mjs) and carries on without it when it cannot;
+ * TAKEBACK_NATIVE=0 leaves it unused.
+ */
+
+/** The module's one function (see native/scan-check.c for its arguments). */
+interface NativeModule {
+  checkRows(root: string, dirs: string[], data: Uint8Array, offsets: Int32Array, racyMs: number, threads: number): CheckResult;
+}
+
+const lazy = createRequire(import.meta.url);
+let loaded: NativeModule | null | undefined;
+
+/** The built module, looked for in native/build/Release/ up the folders from this file (a bundle or a compiled module); null when there is none or it does not load. */
+function load(): NativeModule | null {
+  if (loaded !== undefined) return loaded;
+  loaded = null;
+  if (process.env.TAKEBACK_NATIVE === '0') return loaded;
+  try {
+    let dir = dirname(fileURLToPath(import.meta.url));
+    for (let up = 0; up < 6; up++, dir = dirname(dir)) {
+      const file = join(dir, 'native', 'build', 'Release', 'takeback_native.node');
+      if (!existsSync(file)) continue;
+      const mod = lazy(file) as Partial<NativeModule>;
+      if (typeof mod.checkRows === 'function') loaded = mod as NativeModule;
+      break;
+    }
+  } catch {
+    loaded = null;
+  }
+  return loaded;
+}
+
+/** True when the native check is there (a caller then needs no stat worker thread). */
+export function haveNativeCheck(): boolean {
+  return load() !== null;
+}
+
+/** How many threads the native check uses: the CPUs this process may use, at most 8 (1 with TAKEBACK_SCAN_THREADS=1, or below `minParallel` paths). */
+function threadsFor(paths: number, minParallel: number): number {
+  if (process.env.TAKEBACK_SCAN_THREADS === '1' || paths < minParallel) return 1;
+  const os = lazy('node:os') as typeof import('node:os');
+  const n = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  return Math.max(1, Math.min(8, n));
+}
+
+/**
+ * Checks every row of `input` natively, on up to `threadsFor` threads; null when the module is
+ * not there or fails (the caller then checks in JavaScript). `paths` is how many entries the rows
+ * hold; below `minParallel` one thread does it all.
+ */
+export function nativeCheckRows(input: CheckInput, paths: number, minParallel: number): CheckResult | null {
+  const mod = load();
+  if (!mod) return null;
+  try {
+    return mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel));
+  } catch {
+    return null;
+  }
+}

@@ -160,6 +160,11 @@ describe('the native warm-scan check', () => {
     // CI's machine has a compiler (.ci/run sets TAKEBACK_REQUIRE_NATIVE): there the build must have happened.
     if (process.env.TAKEBACK_REQUIRE_NATIVE === '1') expect(built, 'npm ci did not build native/ (scripts/build-native.mjs)').toBe(true);
     expect(haveNativeCheck()).toBe(built && process.env.TAKEBACK_NATIVE !== '0');
+    // doctor says which check the scans use.
+    const sb = sandbox();
+    sb.write('a.txt', 'a\n');
+    expect(sb.json(['doctor']).scanCheck).toBe(built ? 'native' : 'javascript');
+    expect(sb.json(['doctor'], { env: { ...sb.env, TAKEBACK_NATIVE: '0' } }).scanCheck).toBe('javascript');
     if (!built) console.warn('native/build not there: the native check was not built here (npm ci builds it when it can)');
   });
 });

@@ -256,7 +256,7 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `journal:    ${d.journal}`,
     `hook log:   ${d.log}`,
     `capture:    file tools ${p('green', 'on')}, commands ${d.capture.commands ? p('green', 'on') : p('yellow', `off (${d.capture.reason})`)}`,
-    `snapshot:   ${d.snapshot ? `${d.snapshot.files} files, ${mb(d.snapshot.bytes)}` : 'none yet (taken at the first command or turn)'}`,
+    `snapshot:   ${d.snapshot ? `${d.snapshot.files} files, ${mb(d.snapshot.bytes)}` : 'none yet (taken at the first command or turn)'}; warm scans check stats ${d.scanCheck === 'native' ? 'in C (native/)' : 'in JavaScript (native/ not built by npm ci, or TAKEBACK_NATIVE=0)'}`,
     `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${plural(d.turns.total, 'turn')} (${d.turns.open} open)`,
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
     ...storageLines(d.storage, mb),

@@ -1,3 +1,4 @@
+import { haveNativeCheck } from '../core/scan/native.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../core/engine.js';
@@ -34,6 +35,8 @@ export interface DoctorReport {
   };
   /** The capture daemon (`takeback hook-daemon`): its socket, and the http hook ports it serves. */
   daemon: DaemonStatus;
+  /** How a warm scan checks its stats: `native` (native/scan-check.c, built by `npm ci`) or `javascript` (not built, or TAKEBACK_NATIVE=0). */
+  scanCheck: 'native' | 'javascript';
   problems: string[];
 }
 
@@ -72,6 +75,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
     journal: journal.dir,
     log: join(engine.home, 'logs', 'hook.log'),
     capture: captureStatus(engine),
+    scanCheck: haveNativeCheck() ? 'native' : 'javascript',
     snapshot: meta ? { files: meta.files, bytes: meta.bytes, scannedAt: Number(BigInt(meta.startedNs) / 1_000_000n) } : null,
     sets: counts,
     turns: { total: turns.total, open: turns.open ?? 0 },

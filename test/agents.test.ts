@@ -347,6 +347,23 @@ describe('every agent in one journal', () => {
     expect(fs.readdirSync(path.join(sb.home, 'workspaces'))).toHaveLength(1);
   });
 
+  it('outside git, a journal that only a list or a doctor made claims no subfolder', () => {
+    const sb = sandbox();
+    sb.write('proj/sub/x.txt', 'a\n');
+    // Looked at from the top once: a journal for the top folder, holding nothing.
+    expect(sb.tb(['list']).code).toBe(0);
+    expect(sb.tb(['doctor']).code).toBe(0);
+    const sub = sb.abs('proj/sub');
+    expect(sb.tb(['run', '--', 'sh', '-c', 'echo b > x.txt'], { cwd: sub }).code).toBe(0);
+    expect(sb.json(['doctor'], { cwd: sub }).workspace).toBe(sub);
+    expect(setsOf(sb.json(['list'], { cwd: sub })).map((x: any) => filesOf(x))).toEqual([{ 'x.txt': 'modified' }]);
+    expect(setsOf(sb.json(['list']))).toEqual([]);
+    // Once the top folder has recorded something, a folder below it belongs to it (as above).
+    expect(sb.tb(['run', '--', 'sh', '-c', 'echo c > top.txt']).code).toBe(0);
+    sb.write('proj/other/y.txt', 'a\n');
+    expect(sb.json(['doctor'], { cwd: sb.abs('proj/other') }).workspace).toBe(sb.ws);
+  });
+
   it('sets recorded from the command line say cli; turn begin defaults to cli', () => {
     const sb = sandbox();
     sb.write('a.txt', 'a\n');

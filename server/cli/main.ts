@@ -240,7 +240,7 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
       const { captureBegin, captureEnd } = await import('../service/capture.js');
       const id = `run-${randomBytes(6).toString('hex')}`;
       const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn, agent: 'cli' });
-      if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason})\n`);
+      if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason}) — workspace ${e.root}\n`);
       // Ctrl-C is for the command (it gets it too): takeback waits for it and still records.
       const ignore = () => {};
       process.on('SIGINT', ignore);

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, takebackHome, type Config } from './config.js';
+import { journalHasRecords } from './journal/db.js';
 import { Journal } from './journal/journal.js';
 import { recoverTxns } from './plan/recover.js';
 import { findWorkspaceRoot, findWorkspaceRootIn } from './workspace.js';
@@ -16,7 +17,7 @@ export interface Engine {
 /**
  * Opens the engine for the workspace that encloses `opts.workspace` (or `opts.cwd`, or the
  * current folder): the git root, else that folder — for `cwd`, outside git, the nearest folder
- * above it that already has a journal (see `findWorkspaceRootIn`). The journal lives under
+ * above it whose journal has recorded something (see `findWorkspaceRootIn`). The journal lives under
  * `$TAKEBACK_HOME`.
  * An undo or redo that a killed process left half-done is rolled back here.
  */
@@ -28,7 +29,7 @@ export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJ
 
 /** The workspace root `opts` names (see {@link openEngine}). */
 function rootOf(home: string, opts: { workspace?: string; cwd?: string }): string {
-  return opts.workspace ? findWorkspaceRoot(opts.workspace) : findWorkspaceRootIn(home, opts.cwd ?? process.cwd());
+  return opts.workspace ? findWorkspaceRoot(opts.workspace) : findWorkspaceRootIn(home, opts.cwd ?? process.cwd(), journalHasRecords);
 }
 
 /** Opens the engine of workspace `root` (found already) under `home`. */

@@ -27,15 +27,19 @@ export function realFolder(dir: string): string {
 
 /**
  * The workspace for `dir` when a journal may already exist above it: the git work tree's top as
- * {@link findWorkspaceRoot} finds it; outside git, the nearest folder at or above `dir` whose
- * journal exists under `home` (an agent that ran a command in a subfolder, `cwd` then being
- * that subfolder, belongs to the workspace its session started in), else `dir` itself.
+ * {@link findWorkspaceRoot} finds it; outside git, `dir` itself when it has a journal under
+ * `home`, else the nearest folder above it whose journal has recorded something (`recorded`,
+ * given the journal's database file: an agent that ran a command in a subfolder, `cwd` then
+ * being that subfolder, belongs to the workspace its session started in), else `dir` itself. A
+ * journal that holds nothing — made by a `list` or a `doctor` run there once — claims no
+ * subfolder: run once in `$HOME`, it would otherwise take in every project below.
  */
-export function findWorkspaceRootIn(home: string, dir: string): string {
+export function findWorkspaceRootIn(home: string, dir: string, recorded: (dbFile: string) => boolean = () => true): string {
   const root = findWorkspaceRoot(dir);
   if (existsSync(join(root, '.git'))) return root;
   for (let d = root; ; d = dirname(d)) {
-    if (existsSync(join(home, 'workspaces', workspaceKey(d), 'journal.db'))) return d;
+    const db = join(home, 'workspaces', workspaceKey(d), 'journal.db');
+    if (existsSync(db) && (d === root || recorded(db))) return d;
     if (dirname(d) === d) return root;
   }
 }

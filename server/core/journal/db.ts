@@ -121,6 +121,23 @@ function migrate(db: Db, from: number): void {
   });
 }
 
+/**
+ * True when the journal database `file` holds a turn, a change set or a capture (it was used to
+ * record, not only looked at); false when it holds none or cannot be read. Opens it read-only.
+ */
+export function journalHasRecords(file: string): boolean {
+  let db: Database.Database | null = null;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: 2000 });
+    const row = db.prepare('SELECT EXISTS (SELECT 1 FROM turns) OR EXISTS (SELECT 1 FROM sets) OR EXISTS (SELECT 1 FROM captures) AS any').get() as { any: number };
+    return row.any === 1;
+  } catch {
+    return false;
+  } finally {
+    db?.close();
+  }
+}
+
 /** Opens (creating 0600 if needed) the database at `file` and brings its schema up to date. */
 export function openDb(file: string): Db {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });

@@ -326,11 +326,17 @@ export function isTorn(e: unknown): boolean {
   return (e as { torn?: unknown } | null)?.torn === true;
 }
 
-/** The error a failed job stands for: a refusal becomes `outside-workspace` naming the path; any other error is kept. */
+/** The error a failed job stands for: a refusal becomes `outside-workspace` naming the path; any other error `busy`, naming it too. */
 export function jobError(job: FileJob, e: unknown): Error {
   const why = (e as { refuse?: unknown } | null)?.refuse;
   if (typeof why === 'string') return new TakebackError('outside-workspace', `refusing to write ${job.rel}: ${why}`, { path: job.rel });
-  return e instanceof Error ? e : new Error(String(e));
+  if (e instanceof TakebackError) return e;
+  // A file system error (a full disk, a file size limit, no permission) names the path it hit
+  // (`busy`, with the path in `failures`, as protocol/README.md says of a write that failed).
+  const message = e instanceof Error ? e.message : String(e);
+  const out = new TakebackError('busy', `${job.rel}: ${message}`, { failures: [job.rel] });
+  if (isTorn(e)) Object.assign(out, { torn: true });
+  return out;
 }
 
 /** Runs `step` on this thread with the synchronous calls; returns what it returns, throws what it throws. */

@@ -164,9 +164,9 @@ describe('the command line', () => {
     const r = sb.tb(['redo', '2']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Redid 1 change \(#2\): 4 files\./);
-    expect(r.stdout).toMatch(/c\.txt: remove \(as the agent did\)/);
-    expect(r.stdout).toMatch(/bin\.dat: write the agent's version again/);
-    expect(r.stdout).toMatch(/run\.sh: mode as the agent set it/);
+    expect(r.stdout).toMatch(/c\.txt: remove again \(as the change did\)/);
+    expect(r.stdout).toMatch(/bin\.dat: write again as the change left it/);
+    expect(r.stdout).toMatch(/run\.sh: mode as the change set it/);
     expect(r.stdout).not.toMatch(/put back/);
     expect(r.stdout).not.toMatch(ANSI);
     const again = sb.tb(['redo', '2']);

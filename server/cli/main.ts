@@ -222,7 +222,11 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
         // (`ulimit -f`) fails a write with EFBIG, and the step is put back, instead of killing the
         // process part-way: Node ignores SIGXFSZ, but the signal listeners of a library
         // (signal-exit, under write-file-atomic) leave it at its default once removed.
-        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGXFSZ'] as const) process.on(sig, () => {});
+        // The listeners run once the step is over (it never gives way before): they only say so.
+        for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+          process.on(sig, () => process.stderr.write(`takeback: ${sig} came during the ${direction}, which was finished first (see above)\n`));
+        }
+        process.on('SIGXFSZ', () => {});
         const r = applyStep(e, selectorFrom(e, ids, o), direction, { force: o.force });
         if (o.json) json(r);
         else print(renderApply(r, color()));

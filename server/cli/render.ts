@@ -135,13 +135,13 @@ const ACTION_TEXT: Record<W.Action, string> = {
   none: 'already in place',
 };
 
-/** What a redo does to a path, by the same action names (it goes the other way: to the agent's version). */
+/** What a redo does to a path, by the same action names (it goes the other way: back to what the change made). */
 const REDO_TEXT: Record<W.Action, string> = {
-  'put-back': "write the agent's version again",
-  remove: 'remove (as the agent did)',
-  'bring-back': 'create (as the agent did)',
-  'restore-mode': 'mode as the agent set it',
-  'restore-link': 'link as the agent made it',
+  'put-back': 'write again as the change left it',
+  remove: 'remove again (as the change did)',
+  'bring-back': 'create again (as the change did)',
+  'restore-mode': 'mode as the change set it',
+  'restore-link': 'link as the change made it',
   none: 'already in place',
 };
 
@@ -186,7 +186,7 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
   const out: string[] = [];
   if (!r.written) {
     if (r.conflicts.length > 0) {
-      out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed since the change.`));
+      out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed after the change was recorded.`));
       for (const c of r.conflicts) out.push(`  ${c.path}: ${c.detail}`);
       out.push(
         `Run it again with --force to replace the later changes (they are kept, as a change of their own: "takeback redo --last" twice brings everything back); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,

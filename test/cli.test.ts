@@ -193,6 +193,11 @@ describe('the command line', () => {
       const r = sb.tb(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stdout, args.join(' ')).toBe('');
+      // With --json the same error is an object on stdout, and nothing else is written.
+      const j = sb.tb([...args, '--json']);
+      expect(j.code, `${args.join(' ')} --json`).toBe(2);
+      expect(JSON.parse(j.stdout).error, `${args.join(' ')} --json`).toMatchObject({ code: expect.stringMatching(/^(usage|outside-workspace)$/), message: expect.any(String) });
+      expect(j.stderr, `${args.join(' ')} --json`).toBe('');
     }
     expect(sb.tb(['show', '42']).code).toBe(3);
     fs.writeFileSync(sb.abs('b.txt'), 'edited by the user\n');

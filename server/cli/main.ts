@@ -143,7 +143,8 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
     .enablePositionalOptions()
     .showHelpAfterError('(run takeback --help for usage)')
     .exitOverride();
-  p.configureOutput({ writeOut: print, writeErr: (s) => process.stderr.write(s) });
+  // Under --json a usage error is an `{ "error": … }` on stdout (main), not commander's text.
+  p.configureOutput({ writeOut: print, writeErr: (s) => (jsonErrors ? undefined : process.stderr.write(s)) });
 
   let engine: Engine | null = null;
   const open = async (cmd: Command): Promise<Engine> => {
@@ -469,9 +470,13 @@ function errorCode(e: unknown): number {
 }
 
 /** Runs the command line with `argv` (without node and script). Resolves to the exit code (see {@link EXIT}). */
+/** True while a command line with `--json` runs: commander's own error text is not written then. */
+let jsonErrors = false;
+
 export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
   let code = 0;
   const wantsJson = argv.includes('--json');
+  jsonErrors = wantsJson;
   try {
     await program((n) => {
       code = n;
@@ -480,6 +485,7 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (wantsJson) json({ error: { code: 'usage', message: e.message.replace(/^error: /, ''), data: null } });
       return EXIT.usage;
     }
     const c = errorCode(e);

@@ -72,6 +72,20 @@ describe('the command line', () => {
     expect(sb.tb(['list']).stdout.split('#2')[1]!.split('#1')[0]).not.toMatch(/more file/);
   });
 
+  it('a file name with a newline or a tab is shown quoted in the human output, and kept as it is', () => {
+    const sb = sandbox();
+    expect(sb.tb(['run', '--', 'sh', '-c', 'printf x > "$(printf "new\\nline.txt")"; printf y > "$(printf "a\\tb.txt")"']).code).toBe(0);
+    expect(sb.exists('new\nline.txt')).toBe(true);
+    const out = sb.tb(['list']).stdout;
+    expect(out).toContain('"new\\nline.txt"');
+    expect(out).toContain('"a\\tb.txt"');
+    expect(out.split('\n').some((l) => l.trim() === 'line.txt')).toBe(false);
+    const undo = sb.tb(['undo', '1']).stdout;
+    expect(undo).toContain('"new\\nline.txt": remove (the agent created it)');
+    expect(sb.exists('new\nline.txt')).toBe(false);
+    expect(sb.json(['show', '1']).files.map((f: any) => f.path).sort()).toEqual(['a\tb.txt', 'new\nline.txt']);
+  });
+
   it('list --json: sets with id, turn, source, state, files[] (path, status, added, removed, undoable, gap)', () => {
     const sb = shared;
     const list = sb.json(['list']);

@@ -15,6 +15,15 @@ function counts(p: Paint, added: number, removed: number): string {
   return `${p('green', `+${added}`)} ${p('red', `${MINUS}${removed}`)}`;
 }
 
+/**
+ * A path as the human output shows it: as it is, or — when it holds a control character (a
+ * newline or a tab in a file name would break the layout) — quoted with JSON's escapes
+ * (`"new\nline.txt"`), as git quotes such names.
+ */
+function shownPath(path: string): string {
+  return /[\u0000-\u001f\u007f]/.test(path) ? JSON.stringify(path) : path;
+}
+
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -53,7 +62,7 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
     const mark = MARK[f.status] ? ` ${p(f.status === 'deleted' ? 'red' : f.status === 'created' ? 'green' : 'cyan', `(${MARK[f.status]})`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `[gap: ${f.gap}]`)}` : '';
     const undone = s.state === 'partial' && f.undone ? ` ${p('yellow', '[undone]')}` : '';
-    lines.push(`        ${f.path}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}`);
+    lines.push(`        ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}`);
   }
   const hidden = files.length - shown.length;
   if (hidden > 0) lines.push(p('dim', `        … ${plural(hidden, 'more file')}: takeback show ${s.id}`));
@@ -118,7 +127,7 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
     '',
   ];
   for (const f of s.files) {
-    out.push(`  ${f.path}  ${counts(p, f.added, f.removed)}  (${f.status})${f.gap ? p('yellow', ` [gap: ${f.gap}]`) : ''}`);
+    out.push(`  ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}  (${f.status})${f.gap ? p('yellow', ` [gap: ${f.gap}]`) : ''}`);
     out.push(p('dim', `      before: ${stateText(f.before)}`), p('dim', `      after:  ${stateText(f.after)}`));
   }
   out.push('', 'history:');
@@ -168,7 +177,7 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
   for (const f of r.files) {
     const conflict = f.conflict ? ` ${p('red', `CONFLICT: ${f.conflict.detail}`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `GAP: ${f.gap.detail}`)}` : '';
-    out.push('', `${p('bold', f.path)}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction)}${conflict}${gap}`);
+    out.push('', `${p('bold', shownPath(f.path))}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction)}${conflict}${gap}`);
     if (f.note) out.push(p('dim', `  (${f.note})`));
     // Without colour the lines stay as they are: no need to split the diff and join it again.
     if (f.diff) out.push(color ? colorDiff(f.diff.trimEnd(), p) : f.diff.trimEnd());
@@ -187,7 +196,7 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
   if (!r.written) {
     if (r.conflicts.length > 0) {
       out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed after the change was recorded.`));
-      for (const c of r.conflicts) out.push(`  ${c.path}: ${c.detail}`);
+      for (const c of r.conflicts) out.push(`  ${shownPath(c.path)}: ${c.detail}`);
       out.push(
         `Run it again with --force to replace the later changes (they are kept, as a change of their own: "takeback redo --last" twice brings everything back); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,
       );
@@ -198,9 +207,9 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
     out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
   } else {
     out.push(`${verb} ${plural(r.sets.length, 'change')} (${r.sets.map((s) => `#${s}`).join(' ')}): ${plural(r.applied.length, 'file')}${r.forced && r.conflicts.length ? ', replacing later changes' : ''}.`);
-    for (const f of r.applied) out.push(`  ${f.path}: ${actionText(f.action, r.direction)}`);
+    for (const f of r.applied) out.push(`  ${shownPath(f.path)}: ${actionText(f.action, r.direction)}`);
   }
-  for (const g of r.gaps) out.push(p('yellow', `  ${g.path}: not restored (${g.detail})`));
+  for (const g of r.gaps) out.push(p('yellow', `  ${shownPath(g.path)}: not restored (${g.detail})`));
   for (const n of r.notes) out.push(p('dim', `  ${n}`));
   return `${out.join('\n')}\n`;
 }

@@ -182,6 +182,12 @@ describe('selectors', () => {
     ok(['redo', '4']);
     expect(ok(['show', '4']).state).toBe('applied');
     expect(sb.tree()).toEqual(S[5]);
+    // A file the named change does not touch (a typo) is not found, not "nothing to do".
+    const typo = sb.tb(['undo', '4', '--file', 'no-such.txt', '--json']);
+    expect(typo.code).toBe(3);
+    expect(JSON.parse(typo.stdout).error).toMatchObject({ code: 'not-found', message: '#4 does not touch no-such.txt' });
+    expect(sb.tb(['preview', '4', '--file', 'no-such.txt']).code).toBe(3);
+    expect(sb.tree()).toEqual(S[5]);
   });
 
   it('--file relative to the current folder; a path outside the workspace is a usage error', () => {

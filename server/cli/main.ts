@@ -95,6 +95,19 @@ function json(value: unknown): void {
 
 type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[] };
 
+/**
+ * With `--file`, a step whose every selected change was left out because it does not touch
+ * those files is `not-found` (exit 3), not "nothing to do" (exit 0): a mistyped path must not
+ * look like success.
+ */
+function untouchedFiles(o: SelectorOpts, r: { sets: string[]; skipped: { id: string; reason: string }[] }): void {
+  if (!o.file?.length || r.sets.length > 0 || r.skipped.length === 0) return;
+  if (r.skipped.every((s) => s.reason === 'does not touch that file')) {
+    const ids = r.skipped.map((s) => `#${s.id}`).join(' ');
+    throw new TakebackError('not-found', `${ids} ${r.skipped.length === 1 ? 'does' : 'do'} not touch ${o.file.join(', ')}`, { paths: o.file });
+  }
+}
+
 /** The selector the options name; `--file` paths (relative to the current folder) narrow it to those files. */
 function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector {
   const paths = (o.file ?? []).map((f) => {
@@ -207,6 +220,7 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
       const e = await open(cmd);
       const { previewStep } = await import('../service/undo.js');
       const r = previewStep(e, selectorFrom(e, ids, o), o.redo ? 'redo' : 'undo');
+      untouchedFiles(o, r);
       if (o.json) json(r);
       else print(renderPreview(r, color()));
       done(0);
@@ -229,6 +243,7 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
         }
         process.on('SIGXFSZ', () => {});
         const r = applyStep(e, selectorFrom(e, ids, o), direction, { force: o.force });
+        untouchedFiles(o, r);
         if (o.json) json(r);
         else print(renderApply(r, color()));
         done(!r.written && r.conflicts.length > 0 ? EXIT.conflicts : 0);

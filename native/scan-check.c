@@ -127,13 +127,15 @@ static int check_row(lane_t *lane, size_t i, char *path) {
     double size = f64(e + 8), mt = f64(e + 16), ct = f64(e + 24), ino = f64(e + 32);
     uint16_t name_len = u16(e + 40);
     const uint8_t *name = e + ENTRY_FIXED;
-    o += ENTRY_FIXED + name_len;
+    o += ENTRY_FIXED + (size_t)name_len;
     if (flags & 1) o += 32;
     if (flags & 2) o += 20;
     if (flags & 4) o += 32;
     if (flags & 8) {
       if (o + 4 > len) return push(&lane->dirty, (int32_t)i);
-      o += 4 + u32(row + o);
+      size_t target_len = u32(row + o);
+      if (target_len > len - o - 4) return push(&lane->dirty, (int32_t)i);
+      o += 4 + target_len;
     }
     if (o > len) return push(&lane->dirty, (int32_t)i);
     if (abs_len + 1 + name_len + 1 >= PATH_MAX_BYTES || memchr(name, 0, name_len)) {

@@ -40,8 +40,15 @@ if (process.platform === 'win32' || process.env.TAKEBACK_NATIVE === '0') {
     // Node's headers: where npm is told (npm_config_nodedir), else the system's own when it has
     // them (node-gyp would otherwise download them, which an offline machine cannot).
     const nodedir = !process.env.npm_config_nodedir && existsSync('/usr/include/node/node_api.h') ? ['--nodedir=/usr'] : [];
-    const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], { cwd: native, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+    // At most five minutes (node-gyp may try to download Node's headers through a proxy that never answers).
+    const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], { cwd: native, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 300_000 });
     if (r.status === 0) say('native scan check built (native/build/Release/takeback_native.node)');
-    else say(`native scan check not built (the JavaScript one is used): ${(r.stderr || r.stdout || String(r.error)).trim().split('\n').slice(-3).join(' | ')}`);
+    else {
+      // The first line that says why (a compiler error, no Python, no headers), not gyp's closing boilerplate.
+      const lines = `${r.stderr ?? ''}\n${r.stdout ?? ''}`.split('\n').map((l) => l.trim()).filter(Boolean);
+      const boiler = /gyp ERR! (stack|System|command|cwd|node -v|node-gyp -v|not ok)|^gyp info/;
+      const why = lines.find((l) => /error|not found|find Python|ENOENT|EACCES/i.test(l) && !boiler.test(l)) ?? lines.find((l) => !boiler.test(l)) ?? String(r.error ?? `exit ${r.status}`);
+      say(`native scan check not built (the JavaScript one is used): ${why}`);
+    }
   }
 }

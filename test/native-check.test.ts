@@ -151,6 +151,13 @@ describe('the native warm-scan check', () => {
     rows.set('', encodeRow(UNKNOWN_STAMP, [])); // a folder whose stat is not known
     const input = inputOf(sb.ws, rows, Date.now() + 10_000);
     expect(named(input, nativeCheckRows(input, 10, 1)!).dirty).toEqual(['', 'a']);
+    // A name holding a NUL (a damaged row: no file has one) is never taken for the name before it.
+    const st = fs.lstatSync(sb.abs('a/x.txt'));
+    const nul = { name: 'x.txt\0zzz', type: 'file' as const, mode: st.mode & 0o7777, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: null };
+    const dir = fs.lstatSync(sb.abs('a'));
+    const named2 = inputOf(sb.ws, new Map([['a', encodeRow({ mtimeMs: dir.mtimeMs, ctimeMs: dir.ctimeMs, ino: dir.ino }, [nul])]]), Date.now() + 10_000);
+    expect(named(named2, checkAll(named2))).toEqual({ dirty: [], suspects: ['a#0'] });
+    expect(named(named2, nativeCheckRows(named2, 10, 1)!)).toEqual({ dirty: [], suspects: ['a#0'] });
     // Bad arguments are an error the caller falls back from (null), not a crash.
     expect(nativeCheckRows({ ...input, offsets: new Int32Array(1) }, 10, 1)).toBeNull();
   });

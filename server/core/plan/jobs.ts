@@ -157,7 +157,7 @@ function* jobCheckParent(parent: string, parentReal: string): Step<void> {
 function* jobPrepare(job: FileJob): Step<boolean> {
   if (job.kind !== 'write') return false;
   let checked = false;
-  if (job.bytes !== null && job.bytes.length <= job.inPlaceMax) {
+  if (job.bytes !== null && job.inPlaceMax > 0 && job.bytes.length <= job.inPlaceMax) {
     yield* jobCheckParent(job.parent, job.parentReal);
     checked = true;
     if (yield { call: 'overwrite', path: job.abs, bytes: job.bytes, mode: job.mode, max: job.inPlaceMax }) return true;
@@ -279,6 +279,8 @@ function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
       return undefined;
     }
     case 'overwrite': {
+      // Only where a link can be refused at open (not Windows): never write through one.
+      if (C.O_NOFOLLOW === undefined || C.O_NONBLOCK === undefined) return false;
       let fd: number;
       try {
         fd = fs.openSync(c.path, C.O_WRONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
@@ -291,14 +293,17 @@ function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
       try {
         const st = fs.fstatSync(fd);
         if (!st.isFile() || st.nlink !== 1 || st.size > c.max) return false;
+        // The mode first, while nothing is written: a file this process may write but does not
+        // own cannot have its mode set, and goes by rename (a new file of its own) instead.
+        if ((st.mode & 0o7777) !== c.mode) fs.fchmodSync(fd, c.mode);
         began = true;
         let off = 0;
         while (off < c.bytes.length) off += fs.writeSync(fd, c.bytes, off, c.bytes.length - off, off);
         // Only a file that was longer is cut (a truncate that frees nothing still costs a
         // metadata update on ext4: 500 of them 16 ms).
         if (st.size > c.bytes.length) fs.ftruncateSync(fd, c.bytes.length);
-        // Writing clears set-user/group-id bits: set the mode whenever it has them, or differs.
-        if ((st.mode & 0o7777) !== c.mode || (c.mode & 0o6000) !== 0) fs.fchmodSync(fd, c.mode);
+        // Writing clears set-user/group-id bits: they are set again.
+        if ((c.mode & 0o6000) !== 0) fs.fchmodSync(fd, c.mode);
         return true;
       } catch (e) {
         if (began) throw Object.assign(e as object, { torn: true });
@@ -566,7 +571,7 @@ export function closePool(pool: WritePool): void {
 
 /** True for a job whose second stage may wait on an inode being freed: a removal, or a write that will not be done in place. */
 function mayFreeInode(job: FileJob): boolean {
-  return job.kind === 'remove' || (job.kind === 'write' && (job.bytes === null || job.bytes.length > job.inPlaceMax));
+  return job.kind === 'remove' || (job.kind === 'write' && (job.bytes === null || job.inPlaceMax <= 0 || job.bytes.length > job.inPlaceMax));
 }
 
 /**

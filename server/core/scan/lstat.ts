@@ -49,6 +49,8 @@ export function statReader(fs: { lstatSync: typeof lstatSync }): StatReader {
   if (binding) {
     const lstat = binding;
     return (p) => {
+      // The binding would stat the path cut at a NUL; lstatSync refuses it (no such path).
+      if (p.includes('\0')) return null;
       let s: Float64Array | undefined;
       try {
         s = lstat(p, false, undefined, false);

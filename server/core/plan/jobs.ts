@@ -293,6 +293,8 @@ function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
       try {
         const st = fs.fstatSync(fd);
         if (!st.isFile() || st.nlink !== 1 || st.size > c.max) return false;
+        // Set-user/group-id bits, which writing clears, can be set again only by the owner.
+        if ((c.mode & 0o6000) !== 0 && typeof process.geteuid === 'function' && process.geteuid() !== 0 && st.uid !== process.geteuid()) return false;
         // The mode first, while nothing is written: a file this process may write but does not
         // own cannot have its mode set, and goes by rename (a new file of its own) instead.
         if ((st.mode & 0o7777) !== c.mode) fs.fchmodSync(fd, c.mode);

@@ -323,7 +323,7 @@ describe('a later user edit', () => {
       // Human output says so too, and still writes nothing.
       const human = sb.tb(['undo', set.id]);
       expect(human.code).toBe(1);
-      expect(human.stdout).toMatch(/Nothing was written: 3 files changed since/);
+      expect(human.stdout).toMatch(/Nothing was written: 3 files changed after the change was recorded/);
       expect(human.stdout).toMatch(/--force/);
       expect(sb.tree()).toEqual(edited);
 

@@ -72,6 +72,25 @@ describe('the command line', () => {
     expect(sb.tb(['list']).stdout.split('#2')[1]!.split('#1')[0]).not.toMatch(/more file/);
   });
 
+  it('the first (cold) scan shows its progress on a terminal, and only there', () => {
+    const sb = sandbox();
+    for (let i = 0; i < 2500; i++) sb.write(`d${i % 25}/f${i}.txt`, `${i}\n`);
+    // Not a terminal: nothing on stderr.
+    const piped = sb.tb(['run', '--', 'true']);
+    expect(piped.code).toBe(0);
+    expect(piped.stderr).toBe('');
+    // A terminal (script(1) gives the command one): a fresh journal scans cold and says so.
+    const fresh = { ...sb.env, TAKEBACK_HOME: `${sb.home}-tty` };
+    const tty = spawnSync('script', ['-qc', `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run -- true`, '/dev/null'], { cwd: sb.ws, env: fresh, encoding: 'utf8' });
+    if (tty.status !== 0 && /not found|No such/.test(tty.stderr)) return; // no script(1) here
+    expect(tty.status, tty.stderr).toBe(0);
+    expect(tty.stdout).toMatch(/\rtakeback: first look at this workspace: [\d,]+ files/);
+    expect(tty.stdout).toContain('\r\x1b[K');
+    // Warm, it has nothing to say.
+    const warm = spawnSync('script', ['-qc', `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} run -- true`, '/dev/null'], { cwd: sb.ws, env: fresh, encoding: 'utf8' });
+    expect(warm.stdout).not.toMatch(/first look/);
+  });
+
   it('a file name with a newline or a tab is shown quoted in the human output, and kept as it is', () => {
     const sb = sandbox();
     expect(sb.tb(['run', '--', 'sh', '-c', 'printf x > "$(printf "new\\nline.txt")"; printf y > "$(printf "a\\tb.txt")"']).code).toBe(0);

@@ -93,6 +93,37 @@ function json(value: unknown): void {
   print(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * Progress of a first (cold) scan, which reads every file once, when stderr is a terminal:
+ * `takeback: first look at this workspace: 12,000 files` rewritten in place (at most ten times a
+ * second, from the scan's call every 1,000 files) and cleared by `done`. Nothing otherwise: a
+ * warm scan does not call it, and a script's stderr stays clean.
+ */
+function scanProgress(): { onProgress?: (files: number) => void; done(): void } {
+  if (!process.stderr.isTTY) return { done() {} };
+  let shown = false;
+  let last = 0;
+  const write = (s: string) => {
+    try {
+      writeSync(2, s);
+    } catch {
+      // a terminal gone: nothing to show it on
+    }
+  };
+  return {
+    onProgress(files) {
+      const now = Date.now();
+      if (now - last < 100) return;
+      last = now;
+      shown = true;
+      write(`\rtakeback: first look at this workspace: ${files.toLocaleString('en-US')} files`);
+    },
+    done() {
+      if (shown) write('\r\x1b[K');
+    },
+  };
+}
+
 type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[] };
 
 /**
@@ -259,7 +290,9 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
       const e = await open(cmd);
       const { captureBegin, captureEnd } = await import('../service/capture.js');
       const id = `run-${randomBytes(6).toString('hex')}`;
-      const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn, agent: 'cli' });
+      const progress = scanProgress();
+      const began = captureBegin(e, { id, command: argv.map(shellQuote).join(' '), turn: o.turn, agent: 'cli', onProgress: progress.onProgress });
+      progress.done();
       if (began.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${began.scan.reason}) — workspace ${e.root}\n`);
       // Ctrl-C is for the command (it gets it too): takeback waits for it and still records.
       const ignore = () => {};
@@ -293,6 +326,7 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
     .action(async (paths: string[], o: { id: string; turn?: string; tool?: string; command?: string; agent: string; session?: string; json?: boolean }, cmd: Command) => {
       const e = await open(cmd);
       const { captureBegin } = await import('../service/capture.js');
+      const progress = scanProgress();
       const r = captureBegin(e, {
         id: o.id,
         paths,
@@ -302,7 +336,9 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
         command: o.command,
         agent: o.agent,
         session: o.session,
+        onProgress: progress.onProgress,
       });
+      progress.done();
       if (o.json) json(r);
       done(0);
     });

@@ -12,7 +12,9 @@ const threads = () => lazy('node:worker_threads') as typeof import('node:worker_
  * listing still what it was, and does each child still have its stat? Runs on the main thread
  * and, for a large index, on one worker thread at once: both take rows from a shared counter, so
  * the work balances itself (the worker starts late; the main thread never waits for it to boot).
- * Nothing is read but stats; the main thread looks again at what this reports.
+ * Nothing is read but stats; the main thread looks again at what this reports. Where `npm ci`
+ * built native/scan-check.c, the scan runs that instead (native.ts): the same rules, from C, on
+ * threads of its own; this file stays the reference it is tested against, and the fallback.
  */
 
 /** All rows of the index in one buffer: row `i` is `data[offsets[i]..offsets[i + 1]]`. */

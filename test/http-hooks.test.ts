@@ -185,6 +185,31 @@ describe('init claude-code --http', () => {
 });
 
 describe('http hooks', () => {
+  it('a new daemon writes its ready file well after its port opens: an event sent just before it listened is never left to nobody', async () => {
+    // Claude Code sends each event to the http hook and the command hook at once. Were the ready
+    // file (which tells the command hook to stand down) written as the port opens, an http
+    // request refused a moment earlier and a command hook that found the file just after would
+    // both leave the event (a session's first prompt, whose turn then went missing).
+    const h = await httpSandbox();
+    h.sb.write('f.txt', 'a\n');
+    await h.fire('SessionStart', { source: 'startup' });
+    const connects = () =>
+      new Promise<boolean>((resolve) => {
+        const c = net.connect(h.port, '127.0.0.1');
+        c.once('connect', () => (c.destroy(), resolve(true)));
+        c.once('error', () => resolve(false));
+      });
+    let opened = 0;
+    await until('the daemon to listen', async () => {
+      if (!(await connects())) return false;
+      opened = Date.now();
+      return true;
+    });
+    expect(fs.existsSync(h.ready)).toBe(false);
+    await until('the ready file', () => h.readyPid() !== null && alive(h.readyPid()!));
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(1000);
+  });
+
   it('with no daemon the command hooks record and start one; then the daemon takes every event, once, and the records are those of in-process hooks', async () => {
     const h = await httpSandbox();
     const { sb } = h;

@@ -29,6 +29,9 @@ import { createCaptureServer } from './server.js';
  */
 const HTTP_GRACE_MS = 2000;
 
+/** How long after its http port opens the daemon writes its ready file (ms; see where it is written). */
+const READY_AFTER_MS = 1500;
+
 /** Listens on 127.0.0.1:`port`; resolves the error, or null once listening. */
 function listenHttp(server: HttpServer, port: number): Promise<NodeJS.ErrnoException | null> {
   return new Promise((resolve) => {
@@ -210,6 +213,8 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   let watch: NodeJS.Timeout | undefined;
   let http: HttpServer | null = null;
   let httpOpen = false;
+  let readyTimer: NodeJS.Timeout | undefined;
+  let readyWritten = false;
   const ready = httpPort === null ? null : readyFile(home, httpPort);
 
   if (!(await bind(server, path))) {
@@ -260,7 +265,17 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
       } else {
         httpOpen = true;
         http.on('error', (err) => logHook(home, `hook daemon (http): ${err.stack ?? String(err)}`));
-        writeFileSync(ready, `${process.pid} ${tokenFingerprint(token)}\n`, { mode: 0o600 });
+        // The ready file (which tells the command hooks beside the http ones to stand down) only
+        // some time after listening: Claude Code sends an event to both at once, and an http
+        // request made just before the port opened was refused. A command hook that finds the
+        // file knows the daemon was listening well before its event was sent; one that does not
+        // records the event itself (handled twice meanwhile, which Claude Code's ids make harmless).
+        const fingerprint = tokenFingerprint(token);
+        readyTimer = setTimeout(() => {
+          if (stopping) return;
+          writeFileSync(ready, `${process.pid} ${fingerprint}\n`, { mode: 0o600 });
+          readyWritten = true;
+        }, READY_AFTER_MS);
       }
     } catch (e) {
       logHook(home, `hook daemon: http hooks not served: ${(e as Error).stack ?? String(e)}`);
@@ -307,6 +322,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
   function shutdown(why: string): void {
     if (stopping) return;
     stopping = true;
+    clearTimeout(readyTimer);
     if (httpOpen) logHook(home, `hook daemon ${process.pid}: leaving (${why}); http hooks run in-process until a hook starts another`);
     clearInterval(watch);
     // Taken away first, so that new hooks find no socket and no ready file (and run in-process) at once.
@@ -334,7 +350,7 @@ export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } 
       else if (capture.pending() === 0 && Date.now() - last >= idleMs) shutdown('idle');
       else if (mtime(self) !== built) shutdown('its code was rebuilt');
       // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
-      else if (httpOpen && !readyIsMine()) shutdown('its ready file was removed or replaced');
+      else if (httpOpen && readyWritten && !readyIsMine()) shutdown('its ready file was removed or replaced');
     },
     Math.max(50, Math.min(1000, idleMs / 4)),
   );

@@ -6,7 +6,7 @@
 // report. Real temporary workspaces, real scans.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SkipCache, syncIndex } from '../server/core/capture/index-sync.js';
+import { syncIndex } from '../server/core/capture/index-sync.js';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openEngine, type Engine } from '../server/core/engine.js';
 import { readState } from '../server/core/fsstate.js';
@@ -291,9 +291,22 @@ describe('syncIndex', () => {
       'a/b/secret', 'a/b/secret/s.txt', 'build-out', 'build-out/o.txt', 'a/build-out/o.txt', 'node_modules/p/i.js', 'a/node_modules',
       'dist/x.js', 'keep/dist/y.js', '.git/config', 'a/b/c/d/e/f.txt', 'a/x.log/inner.txt', 'a//b.txt', '../up.txt', 'a/../b.txt', '',
     ];
+    /** The rules applied segment by segment, each folder's from the root down (what the scan's listing does). */
+    const bySegments = (filter: ScanFilter, rel: string, isDir: boolean): boolean => {
+      const segs = rel.split('/');
+      const parents: string[] = [''];
+      for (let i = 0; i < segs.length; i++) {
+        const sub = segs.slice(0, i + 1).join('/');
+        if (filter.isExcluded(segs[i]!, sub)) return true;
+        if (filter.ignoredBy(sub, i === segs.length - 1 ? isDir : true, parents.slice())) return true;
+        parents.push(sub);
+      }
+      return false;
+    };
     for (const isDir of [false, true]) {
-      const filter = new ScanFilter(sb.ws, ['.git', 'node_modules', 'dist'], ['keep/dist']);
-      const cache = new SkipCache(sb.ws, new ScanFilter(sb.ws, ['.git', 'node_modules', 'dist'], ['keep/dist']));
+      const reference = new ScanFilter(sb.ws, ['.git', 'node_modules', 'dist'], ['keep/dist']);
+      const filter = { skips: (p: string, d: boolean) => bySegments(reference, p, d) };
+      const cache = new ScanFilter(sb.ws, ['.git', 'node_modules', 'dist'], ['keep/dist']);
       // A path no scan could list may throw (the rules refuse it): then both throw.
       const outcome = (f: () => boolean) => {
         try {

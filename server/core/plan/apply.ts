@@ -9,7 +9,7 @@ import { isSecretPath } from '../secrets.js';
 import { makeChange } from '../capture/changes.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { gapFor, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
+import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
 import { closePool, isTorn, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
 import { chmodJob, chmodState, ensureParent, IN_PLACE_MAX_BYTES, removeJob, removeTemp, writeContext, writeJob, writeState, type WriteContext } from './safe-fs.js';
@@ -214,29 +214,6 @@ function freesInode(f: PlannedFile): boolean {
   if (!now.exists) return false;
   if (!to.exists) return true;
   return !(now.type === 'file' && to.type === 'file' && now.size <= IN_PLACE_MAX_BYTES && to.size <= IN_PLACE_MAX_BYTES);
-}
-
-/** At most this many bytes of the files read for a plan are held for their rollback copies (the rest are read again). */
-const HELD_BYTES_MAX = 64 * 1024 * 1024;
-
-/**
- * The disk reader of a plan that holds what it read (state and bytes, up to
- * {@link HELD_BYTES_MAX} bytes in all) by workspace path, so that the rollback copies are kept
- * from the very bytes the plan compared, without reading and hashing each file a second time.
- */
-function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string, ReadState> } {
-  const held = new Map<string, ReadState>();
-  let bytes = 0;
-  const read: CurrentReader = (path, abs) => {
-    const r = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) });
-    const size = r.bytes?.length ?? 0;
-    if (bytes + size <= HELD_BYTES_MAX) {
-      held.set(path, r);
-      bytes += size;
-    }
-    return r.state;
-  };
-  return { read, held };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine.js';
-import { readState } from '../fsstate.js';
+import { readState, type ReadState } from '../fsstate.js';
 import { isSecretPath } from '../secrets.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
@@ -94,6 +94,30 @@ function actionFor(current: FileState, target: FileState): Action {
 /** The current state of workspace path `path` from the disk (bytes hashed, not stored). */
 export function diskReader(engine: Engine): CurrentReader {
   return (path, abs) => readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) }).state;
+}
+
+/** At most this many bytes of the files a plan reads are held by {@link heldDiskReader} (the rest are read again). */
+const HELD_BYTES_MAX = 64 * 1024 * 1024;
+
+/**
+ * {@link diskReader} that also holds what it read — each path's state and bytes, by workspace
+ * path, up to {@link HELD_BYTES_MAX} bytes in all — so that the step after the plan (an undo's
+ * rollback copies, a preview's diffs) uses the very bytes the plan compared, without reading and
+ * hashing each file a second time.
+ */
+export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string, ReadState> } {
+  const held = new Map<string, ReadState>();
+  let bytes = 0;
+  const read: CurrentReader = (path, abs) => {
+    const r = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) });
+    const size = r.bytes?.length ?? 0;
+    if (bytes + size <= HELD_BYTES_MAX) {
+      held.set(path, r);
+      bytes += size;
+    }
+    return r.state;
+  };
+  return { read, held };
 }
 
 /**

@@ -1,10 +1,9 @@
 import type { Engine } from '../engine.js';
-import { MAX_DIFF_BYTES, unifiedDiff } from '../diffs.js';
+import { unifiedDiff } from '../diffs.js';
 import { readState } from '../fsstate.js';
-import { isSecretPath } from '../secrets.js';
 import type { CaptureGap, FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import type { Action, Conflict, CurrentReader, Plan } from './plan.js';
+import { heldDiskReader, type Action, type Conflict, type CurrentReader, type Plan } from './plan.js';
 
 /** One path of a preview: what will happen, the diff from now to after, and why it may not. */
 export interface PreviewFile {
@@ -26,40 +25,23 @@ function diskBytes(engine: Engine): BytesReader {
   return (_path, abs) => readState(abs, { maxFileBytes: engine.config.maxFileBytes }).bytes ?? null;
 }
 
-/** At most this many bytes of current files are held between a plan and its preview (the rest are read again). */
-const KEEP_BYTES = 64 * 1024 * 1024;
-
 /**
  * The disk readers of one preview, sharing their reads: `state` reads a path as `diskReader`
- * (plan.ts) does and keeps the bytes it read, and `bytes` hands those out (once) instead of
- * reading and hashing the file again. A path `state` did not keep (not read; a secret place, too
- * large to keep; too large for a diff, {@link MAX_DIFF_BYTES}; past {@link KEEP_BYTES} in all) is
- * read from the disk as before. Holds the bytes it kept until `bytes` takes them: use a pair for
- * one plan and its preview only.
+ * (plan.ts) does and holds the bytes it read ({@link heldDiskReader}), and `bytes` hands those
+ * out (once) instead of reading and hashing the file again. A path whose bytes were not held (a
+ * secret place, too large to keep, past the held total) is read from the disk as before. Use a
+ * pair for one plan and its preview only.
  */
 export function diskReaders(engine: Engine): { state: CurrentReader; bytes: BytesReader } {
-  const kept = new Map<string, Buffer>();
-  let held = 0;
-  const take = (abs: string): Buffer | undefined => {
-    const bytes = kept.get(abs);
-    if (bytes) {
-      kept.delete(abs);
-      held -= bytes.length;
-    }
-    return bytes;
-  };
+  const { read, held } = heldDiskReader(engine);
   const fallback = diskBytes(engine);
   return {
-    state: (path, abs) => {
-      const r = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) });
-      take(abs);
-      if (r.bytes && r.bytes.length < MAX_DIFF_BYTES && held + r.bytes.length <= KEEP_BYTES) {
-        kept.set(abs, r.bytes);
-        held += r.bytes.length;
-      }
-      return r.state;
+    state: read,
+    bytes: (path, abs) => {
+      const r = held.get(path);
+      held.delete(path);
+      return r?.bytes ?? fallback(path, abs);
     },
-    bytes: (path, abs) => take(abs) ?? fallback(path, abs),
   };
 }
 

@@ -1,5 +1,4 @@
 import * as crypto from 'node:crypto';
-import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -11,7 +10,7 @@ let oneShot: typeof crypto.hash | null | undefined;
 /** Hex SHA-256 of `bytes`. */
 export function sha256(bytes: Uint8Array): string {
   if (oneShot === undefined) oneShot = typeof crypto.hash === 'function' ? crypto.hash : null;
-  return oneShot ? oneShot('sha256', bytes, 'hex') : createHash('sha256').update(bytes).digest('hex');
+  return oneShot ? oneShot('sha256', bytes, 'hex') : crypto.createHash('sha256').update(bytes).digest('hex');
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -140,7 +139,7 @@ export class BlobStore {
       mkdirSync(sub, { recursive: true, mode: 0o700 });
       this.madeDirs.add(sub);
     }
-    const tmp = join(sub, `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const tmp = join(sub, `.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
     const data = packed(bytes);
     const fd = openSync(tmp, 'wx', 0o600);
     try {

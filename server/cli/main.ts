@@ -176,8 +176,8 @@ export interface MainOptions {
   loadSidecar?: () => Promise<typeof import('../sidecar/serve.js')>;
 }
 
-/** Builds the command line. Handlers return an exit code. */
-function program(setCode: (n: number) => void, opts: MainOptions): Command {
+/** Builds the command line. Handlers return an exit code. With `jsonErrors` (a `--json` command line), commander writes no error text: main prints the error as JSON. */
+function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = false): Command {
   let colorOn: boolean | undefined;
   const color = (): boolean => (colorOn ??= colorOut());
   const p = new Command('takeback')
@@ -263,12 +263,12 @@ function program(setCode: (n: number) => void, opts: MainOptions): Command {
       .action(async (ids: string[], o: SelectorOpts & { json?: boolean; force?: boolean }, cmd: Command) => {
         const e = await open(cmd);
         const { applyStep } = await import('../service/undo.js');
-        // Ctrl-C (or a SIGTERM) waits for the step, which runs to its end without giving way:
-        // a file being written in place is never left half-written by it. A file size limit
-        // (`ulimit -f`) fails a write with EFBIG, and the step is put back, instead of killing the
-        // process part-way: Node ignores SIGXFSZ, but the signal listeners of a library
-        // (signal-exit, under write-file-atomic) leave it at its default once removed.
-        // The listeners run once the step is over (it never gives way before): they only say so.
+        // With a listener, Ctrl-C (or SIGTERM, SIGHUP) no longer ends the process: the step runs
+        // to its end without giving way (a file being written in place is never left half-written
+        // by it), and the listener, run after it, only says so. A file size limit (`ulimit -f`)
+        // fails a write with EFBIG, and the step is put back, instead of killing the process
+        // part-way: Node ignores SIGXFSZ, but the signal listeners of a library (signal-exit,
+        // under write-file-atomic) leave it at its default once removed.
         for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
           process.on(sig, () => process.stderr.write(`takeback: ${sig} came during the ${direction}, which was finished first (see above)\n`));
         }
@@ -521,17 +521,17 @@ function errorCode(e: unknown): number {
 }
 
 /** Runs the command line with `argv` (without node and script). Resolves to the exit code (see {@link EXIT}). */
-/** True while a command line with `--json` runs: commander's own error text is not written then. */
-let jsonErrors = false;
-
 export async function main(argv: string[], opts: MainOptions = {}): Promise<number> {
   let code = 0;
   const wantsJson = argv.includes('--json');
-  jsonErrors = wantsJson;
   try {
-    await program((n) => {
-      code = n;
-    }, opts).parseAsync(argv, { from: 'user' });
+    await program(
+      (n) => {
+        code = n;
+      },
+      opts,
+      wantsJson,
+    ).parseAsync(argv, { from: 'user' });
     return code;
   } catch (e) {
     if (e instanceof CommanderError) {

@@ -34,7 +34,7 @@ export function realFolder(dir: string): string {
  * journal that holds nothing — made by a `list` or a `doctor` run there once — claims no
  * subfolder: run once in `$HOME`, it would otherwise take in every project below.
  */
-export function findWorkspaceRootIn(home: string, dir: string, recorded: (dbFile: string) => boolean = () => true): string {
+export function findWorkspaceRootIn(home: string, dir: string, recorded: (dbFile: string) => boolean): string {
   const root = findWorkspaceRoot(dir);
   if (existsSync(join(root, '.git'))) return root;
   for (let d = root; ; d = dirname(d)) {

@@ -54,7 +54,14 @@ function world(opts: { keymap?: boolean } = {}) {
   const write = (rel: string, text: string) => fs.writeFileSync(path.join(ws, rel), text);
   const takeback = (...args: string[]) => tb(args, { cwd: ws, env });
   // Helix saves through a backup and a rename: the file can be missing for a moment.
-  const readNow = (rel: string) => (fs.existsSync(path.join(ws, rel)) ? read(rel) : null);
+  const readNow = (rel: string) => {
+    try {
+      return read(rel);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null; // between the backup and the rename
+      throw e;
+    }
+  };
   /** Waits until the file on disk holds exactly `text`. */
   const disk = (rel: string, text: string, what: string) =>
     waitFor(`${rel} on disk: ${what}`, () => readNow(rel) === text, 10_000, () => `on disk: ${JSON.stringify(readNow(rel))}\nwanted: ${JSON.stringify(text)}\nscreen:\n${helix.screen()}`);

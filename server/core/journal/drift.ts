@@ -26,12 +26,6 @@ export class Drift {
     }
   }
 
-  /** Forgets drift of `paths` (a tool call claimed them). */
-  forget(paths: string[]): void {
-    const del = this.db.prepare('DELETE FROM drift WHERE path = ?');
-    for (const p of paths) del.run(p);
-  }
-
   /**
    * Removes and returns the drift of `turn`. Drift of turns already ended (stale: an agent killed
    * before its Stop) is dropped too; that of other open turns (another agent at work) stays.

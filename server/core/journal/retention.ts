@@ -1,6 +1,5 @@
 import type { Config } from '../config.js';
 import type { FileChange } from '../types.js';
-import type { Db } from './db.js';
 
 /*
  * How long change sets are kept: `retentionDays` (default 30), and, past `maxJournalBytes` of kept
@@ -18,26 +17,12 @@ export interface SetRefs {
   blobs: string[];
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
 /** The hashes a change's states refer to. */
 export function changeRefs(files: FileChange[], out: string[] = []): string[] {
   for (const f of files) {
     for (const s of [f.before, f.after]) if (s.exists && s.type === 'file' && s.sha256) out.push(s.sha256);
   }
   return out;
-}
-
-/** Every set of `db` not yet expired, oldest first, with the copies it refers to. */
-export function liveSets(db: Db, journal: number): SetRefs[] {
-  const rows = db.prepare("SELECT id, created_at, files FROM sets WHERE state != 'expired' ORDER BY created_at, id").raw().all() as [number, number, string][];
-  return rows.map(([id, time, files]) => ({ journal, id: String(id), time, blobs: changeRefs(JSON.parse(files) as FileChange[]) }));
-}
-
-/** Sets past `config.retentionDays` at `now`. */
-export function pastRetention(sets: SetRefs[], config: Config, now: number): SetRefs[] {
-  const cutoff = now - config.retentionDays * DAY_MS;
-  return sets.filter((s) => s.time < cutoff);
 }
 
 /**

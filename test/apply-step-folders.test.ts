@@ -1,15 +1,14 @@
-// Within one undo step, a folder verified for one write is only re-checked (not walked again)
-// for the next: that re-check, right before each rename, must still refuse a folder swapped for
-// a link between two writes of the same step.
+// The write path an undo runs (one batch of file jobs after the folders are checked) refuses a
+// folder swapped for a link after the plan was made: nothing is written through the link.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openEngine } from '../server/core/engine.js';
-import { applyUndo, diskWriter, type FileWriter } from '../server/core/plan/apply.js';
+import { runStep } from '../server/core/plan/apply.js';
 import { sandbox, tree } from './support/takeback.js';
 
-describe('undo re-checks the folder before every rename of a step', () => {
-  it('a folder swapped for a link after the first write of the step: refused, nothing written outside', () => {
+describe('undo checks the folders of its writes', () => {
+  it('a folder swapped for a link between the plan and the writes: refused, nothing written outside', () => {
     const sb = sandbox();
     sb.write('d/a.txt', 'a\n');
     sb.write('d/b.txt', 'b\n');
@@ -21,21 +20,17 @@ describe('undo re-checks the folder before every rename of a step', () => {
     const before = tree(outside);
     const engine = openEngine({ workspace: sb.ws, env: sb.env });
     try {
-      const disk = diskWriter(engine);
-      let n = 0;
-      const writer: FileWriter = (op, bytes, tag, made) => {
-        const note = disk(op, bytes, tag, made);
-        if (++n === 1) {
-          fs.renameSync(sb.abs('d'), sb.abs('d-moved'));
-          fs.symlinkSync(outside, sb.abs('d'));
-        }
-        return note;
-      };
       const sets = engine.journal.sets.list();
       expect(sets.length).toBe(1);
-      expect(() => applyUndo(engine, () => sets, 'undo', { writer })).toThrow(/folder moved|symbolic link/);
-      expect(n).toBe(1);
+      // The swap lands after the sets are read, when the plan is about to be made through `d`.
+      const select = () => {
+        fs.renameSync(sb.abs('d'), sb.abs('d-moved'));
+        fs.symlinkSync(outside, sb.abs('d'));
+        return sets;
+      };
+      expect(() => runStep(engine, select, 'undo')).toThrow(/folder moved|symbolic link/);
       expect(tree(outside)).toEqual(before);
+      expect(fs.readFileSync(sb.abs('d-moved/a.txt'), 'utf8')).toBe('a2\n');
       expect(fs.readFileSync(sb.abs('d-moved/b.txt'), 'utf8')).toBe('b2\n');
     } finally {
       engine.journal.close();

@@ -43,6 +43,28 @@ function build(sb: Sandbox, opts: { turn2?: boolean } = {}): Record<string, Entr
   return S;
 }
 
+/**
+ * Puts the journal `file` back to schema 2, which kept each set's history as JSON, its state and
+ * its files' `undone` flags in the set's row, and knew no steps: rebuilt from what `list` and
+ * `show` say, the operation log emptied.
+ */
+function toSchema2(sb: Sandbox, file: string): void {
+  const sets = sb.json(['list', '--all']).sets as { id: string; state: string; files: { path: string; undone: boolean }[] }[];
+  const history = new Map(sets.map((s) => [s.id, sb.json(['show', s.id]).history]));
+  const db = new Database(file);
+  db.exec(`ALTER TABLE sets ADD COLUMN history TEXT NOT NULL DEFAULT '[]';
+    DELETE FROM operations; DELETE FROM op_files; DELETE FROM op_paths; DELETE FROM set_files;`);
+  for (const s of sets) {
+    const undone = new Set(s.files.filter((f) => f.undone).map((f) => f.path));
+    const files = (JSON.parse(db.prepare('SELECT files FROM sets WHERE id = ?').pluck().get(Number(s.id)) as string) as { path: string; undone?: boolean }[]).map((f) =>
+      undone.has(f.path) ? { ...f, undone: true } : f,
+    );
+    db.prepare('UPDATE sets SET state = ?, files = ?, history = ? WHERE id = ?').run(s.state, JSON.stringify(files), JSON.stringify(history.get(s.id)), Number(s.id));
+  }
+  db.pragma('user_version = 2');
+  db.close();
+}
+
 const states = (sb: Sandbox) => Object.fromEntries(sb.json(['list', '--all']).sets.map((s: any) => [s.id, s.state]));
 
 describe('redo --last takes back the most recent undo step', () => {
@@ -169,9 +191,7 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.json(['undo', '3']).sets).toEqual(['3']);
     expect(sb.json(['undo', '--turn', 't1']).sets).toEqual(['2', '1']);
     const file = path.join(sb.journalDir(), 'journal.db');
-    const db = new Database(file);
-    db.exec('DROP INDEX sets_undo_seq; ALTER TABLE sets DROP COLUMN undo_seq; PRAGMA user_version = 2;');
-    db.close();
+    toSchema2(sb, file);
 
     expect(sb.json(['redo', '--last']).sets).toEqual(['1', '2']);
     const check = new Database(file, { readonly: true });

@@ -44,10 +44,9 @@ export interface DoctorReport {
 export function doctor(engine: Engine, version: string): DoctorReport {
   const { journal, config } = engine;
   const problems: string[] = [];
-  const counts = { applied: 0, undone: 0, expired: 0 };
-  for (const r of journal.db.prepare('SELECT state, count(*) AS n FROM sets GROUP BY state').all() as { state: keyof typeof counts; n: number }[]) {
-    counts[r.state] = r.n;
-  }
+  const { partial, ...counts } = journal.sets.counts();
+  // A partly undone set is counted as itself, in the JSON only.
+  if (partial > 0) Object.assign(counts, { partial });
   const turns = journal.db.prepare('SELECT count(*) AS total, sum(ended_at IS NULL) AS open FROM turns').get() as { total: number; open: number | null };
   const gc = collectGarbage({ home: engine.home, config, dryRun: true });
   const meta = journal.snapshot.meta();

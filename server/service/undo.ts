@@ -1,6 +1,6 @@
 import type * as W from '../../protocol/src/types.js';
 import type { Engine } from '../core/engine.js';
-import { applyUndo, prepareStep, type FileWriter, type PreparedStep } from '../core/plan/apply.js';
+import { prepareStep, runStep, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
 import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
 import { selectSets, type Selector } from '../core/plan/select.js';
@@ -52,12 +52,12 @@ export function applyStep(
   engine: Engine,
   sel: Selector,
   direction: 'undo' | 'redo',
-  opts: { force?: boolean; read?: CurrentReader; writer?: FileWriter; unsaved?: EditorReaders['unsaved'] } = {},
+  opts: { force?: boolean; read?: CurrentReader; unsaved?: EditorReaders['unsaved'] } = {},
 ): W.ApplyResult {
   // Resolve the selector once outside the lock so that bad ids fail before anything else.
   selectSets(engine.journal, sel, direction);
   const { unsaved, ...rest } = opts;
-  const r = applyUndo(engine, () => selectSets(engine.journal, sel, direction), direction, {
+  const r = runStep(engine, () => selectSets(engine.journal, sel, direction), direction, {
     ...rest,
     paths: sel.paths,
     ...(unsaved ? { annotate: (plan: Plan) => markUnsaved(plan, unsaved) } : {}),
@@ -71,7 +71,7 @@ export function applyStep(
  * writes with `writeStep` and records with `recordStep` (core/plan/apply.ts). Throws as
  * {@link applyStep}.
  */
-export function prepareUndo(engine: Engine, sel: Selector, direction: 'undo' | 'redo', opts: { force?: boolean } & EditorReaders = {}): PreparedStep {
+export function prepareEditorStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', opts: { force?: boolean } & EditorReaders = {}): PreparedStep {
   selectSets(engine.journal, sel, direction);
   return prepareStep(engine, () => selectSets(engine.journal, sel, direction), direction, {
     force: opts.force,

@@ -16,8 +16,7 @@ export interface FileChanges {
 /** Reads the journal for what touched `path`. */
 export function fileChanges(s: Session, path: string): FileChanges {
   const { journal } = s.engine;
-  const live = journal.sets.inState('applied', 'partial');
-  const touching = live.filter((set) => set.files.some((f) => f.path === path && !f.undone && !f.gap));
+  const touching = journal.sets.touching(path, false);
   const newest = touching.at(-1) ?? null;
   let undo: FileChanges['undo'] = null;
   let turn: FileChanges['turn'] = null;
@@ -34,8 +33,8 @@ export function fileChanges(s: Session, path: string): FileChanges {
     }
     const selector: Selector = newest.turn ? { turn: newest.turn, paths: [path] } : { ids: [newest.id], paths: [path] };
     undo = { selector, added, removed, sets: mine.map((x) => x.id) };
-    if (newest.turn) turn = { id: newest.turn, count: live.filter((set) => set.turn === newest.turn).length };
+    if (newest.turn) turn = { id: newest.turn, count: journal.sets.list({ turn: newest.turn }).filter((set) => set.state === 'applied' || set.state === 'partial').length };
   }
-  const undone = journal.sets.inState('undone', 'partial').some((set) => set.files.some((f) => f.path === path && f.undone && !f.gap));
+  const undone = journal.sets.touching(path, true).length > 0;
   return { path, undo, turn, redo: undone ? { last: true, paths: [path] } : null };
 }

@@ -10,7 +10,7 @@ import { describeSelector, type Selector } from '../core/plan/select.js';
 import { isSecretPath } from '../core/secrets.js';
 import { sameState, type FileState } from '../core/types.js';
 import { fromWorkspacePath } from '../core/workspace.js';
-import { applyStep, prepareUndo } from '../service/undo.js';
+import { applyStep, prepareEditorStep } from '../service/undo.js';
 import type { Session } from './session.js';
 import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toClientText } from './text.js';
 
@@ -260,7 +260,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
     return r;
   }
 
-  const step = prepareUndo(engine, req.selector, req.direction, { force: req.force, ...readers });
+  const step = prepareEditorStep(engine, req.selector, req.direction, { force: req.force, ...readers });
   const base = {
     direction: req.direction,
     conflicts: conflictsOf(step),

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { migrateToOpLog } from './migrate-oplog.js';
 
 export type Db = Database.Database;
 
@@ -10,9 +11,16 @@ export type Db = Database.Database;
  * leaves either the whole of a write or none of it.
  *
  * - `turns`: one row a turn.
- * - `sets`: one row a change set; `files` and `history` are JSON arrays (see `types.ts`);
- *   `undo_seq` numbers the undo step that last took files of the set back (one number for every
- *   set a step undid together: `redo --last` redoes them together), null when none has.
+ * - `sets`: one row a change set, never changed once recorded but by its expiry: `files` is a JSON
+ *   array of its changes (see `types.ts`); `state` is `expired` for a tombstone (its copies are
+ *   gone, its `sha256`s dropped), `applied` otherwise: the state it was recorded in, which an
+ *   undo never changes. Whether a set is undone or partly undone now is derived from the
+ *   operation log.
+ * - `operations`: the operation log (`oplog.ts`): one row a capture, undo, redo or forced
+ *   replacement, with its parent; `op_files` the (set, path) pairs each one moved; `op_paths`
+ *   what an undo or redo found at each path and what it wrote.
+ * - `set_files`: one row a path of a set, derived from the log: whether it is undone, and the
+ *   operation that last moved it; indexed by path for per-file questions (code lenses, conflicts).
  * - `captures`: tool calls begun and not yet ended (the file states kept at `begin`).
  * - `snapshot_rows`: the last look at the workspace for the command scan, packed one row a folder
  *   (`snapshot-index.ts`, `scan/packed.ts`).
@@ -29,9 +37,23 @@ CREATE TABLE IF NOT EXISTS turns (
 CREATE INDEX IF NOT EXISTS turns_open ON turns (ended_at, session);
 CREATE TABLE IF NOT EXISTS sets (
   id INTEGER PRIMARY KEY AUTOINCREMENT, turn TEXT, source TEXT NOT NULL, created_at INTEGER NOT NULL,
-  state TEXT NOT NULL, files TEXT NOT NULL, history TEXT NOT NULL, agent TEXT, session TEXT,
-  undo_seq INTEGER);
+  state TEXT NOT NULL, files TEXT NOT NULL, agent TEXT, session TEXT);
 CREATE INDEX IF NOT EXISTS sets_turn ON sets (turn);
+CREATE TABLE IF NOT EXISTS operations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, parent INTEGER, kind TEXT NOT NULL, direction TEXT,
+  forced INTEGER NOT NULL, time INTEGER NOT NULL, set_id INTEGER, inverts INTEGER, replaced INTEGER);
+CREATE TABLE IF NOT EXISTS op_files (
+  set_id INTEGER NOT NULL, op INTEGER NOT NULL, path TEXT NOT NULL,
+  PRIMARY KEY (set_id, op, path)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS op_files_op ON op_files (op);
+CREATE TABLE IF NOT EXISTS op_paths (
+  op INTEGER NOT NULL, path TEXT NOT NULL, found TEXT NOT NULL, wrote TEXT NOT NULL,
+  PRIMARY KEY (op, path)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS set_files (
+  set_id INTEGER NOT NULL, path TEXT NOT NULL, gap INTEGER NOT NULL, undone INTEGER NOT NULL,
+  last_op INTEGER NOT NULL, PRIMARY KEY (set_id, path)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS set_files_path ON set_files (path, set_id);
+CREATE INDEX IF NOT EXISTS set_files_undone ON set_files (last_op) WHERE undone = 1;
 CREATE TABLE IF NOT EXISTS captures (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, turn TEXT, tool TEXT, command TEXT,
   started_at INTEGER NOT NULL, files TEXT NOT NULL, agent TEXT, session TEXT, pair TEXT);
@@ -41,52 +63,16 @@ CREATE TABLE IF NOT EXISTS drift (
   PRIMARY KEY (turn, path)) WITHOUT ROWID;
 `;
 
-/** Indexes on columns added by a migration: made after it (an older journal has no such column before). */
-const INDEXES = `CREATE INDEX IF NOT EXISTS sets_undo_seq ON sets (undo_seq);`;
-
 /** The schema's version (`PRAGMA user_version`); journals made before a change are brought up to it on open. */
-export const SCHEMA_VERSION = 3;
-
-/**
- * Numbers the undo steps of sets undone before the journal numbered them (`undo_seq` null):
- * the sets one step undid share the time of that step's `undone` history entry, so sets are
- * grouped by the time of their last one (their creation time when none is recorded) and the
- * groups numbered in time order, after any step already numbered.
- */
-function backfillUndoSeq(db: Db): void {
-  const rows = db
-    .prepare("SELECT id, created_at, history FROM sets WHERE state IN ('undone', 'partial') AND undo_seq IS NULL ORDER BY id")
-    .all() as { id: number; created_at: number; history: string }[];
-  if (rows.length === 0) return;
-  const byTime = new Map<number, number[]>();
-  for (const r of rows) {
-    let time = r.created_at;
-    try {
-      const history = JSON.parse(r.history) as { action?: string; time?: number }[];
-      const last = history.filter((h) => h.action === 'undone' && typeof h.time === 'number').at(-1);
-      if (last) time = last.time!;
-    } catch {
-      // A history that does not parse: the set's creation time.
-    }
-    const ids = byTime.get(time);
-    if (ids) ids.push(r.id);
-    else byTime.set(time, [r.id]);
-  }
-  let seq = (db.prepare('SELECT COALESCE(MAX(undo_seq), 0) FROM sets').pluck().get() as number) + 1;
-  const upd = db.prepare('UPDATE sets SET undo_seq = ? WHERE id = ?');
-  for (const time of [...byTime.keys()].sort((a, b) => a - b)) {
-    for (const id of byTime.get(time)!) upd.run(seq, id);
-    seq++;
-  }
-}
+export const SCHEMA_VERSION = 4;
 
 /**
  * Brings a journal of an older schema up to {@link SCHEMA_VERSION}, in one transaction.
  * Version 2 (2026-11): every turn, set and capture names its agent and session; turns keep the
  * agent's own turn id; drift is kept per turn (two agents' turns may be open at once).
- * Version 3: sets record which undo step took them back (`undo_seq`), so that `redo --last`
- * redoes a whole step (a turn, several ids) at once; sets already undone are numbered from their
- * history ({@link backfillUndoSeq}).
+ * Version 3: sets recorded which undo step took them back (`undo_seq`).
+ * Version 4: the history is an operation log; each set's JSON `history`, its `undo_seq` and its
+ * files' `undone` flags become operation rows and `set_files` ({@link migrateToOpLog}).
  */
 function migrate(db: Db, from: number): void {
   const columns = (table: string) => new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
@@ -110,13 +96,12 @@ function migrate(db: Db, from: number): void {
           DROP TABLE drift_v1;`);
       }
     }
-    if (from < 3) {
-      // Also when a takeback of version 2 opened (and set back) a journal of version 3: only the
-      // sets it undid lack a number.
-      if (!columns('sets').has('undo_seq')) db.exec('ALTER TABLE sets ADD COLUMN undo_seq INTEGER');
-      backfillUndoSeq(db);
+    if (from < 4 && columns('sets').has('history')) {
+      migrateToOpLog(db);
+      db.exec('DROP INDEX IF EXISTS sets_undo_seq');
+      db.exec('ALTER TABLE sets DROP COLUMN history');
+      if (columns('sets').has('undo_seq')) db.exec('ALTER TABLE sets DROP COLUMN undo_seq');
     }
-    db.exec(INDEXES);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   });
 }
@@ -151,10 +136,8 @@ export function openDb(file: string): Db {
   if (version === SCHEMA_VERSION) return db;
   const fresh = !db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'sets'").get();
   db.exec(SCHEMA);
-  if (fresh) {
-    db.exec(INDEXES);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  } else migrate(db, version);
+  if (fresh) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  else migrate(db, version);
   return db;
 }
 

@@ -5,6 +5,7 @@ import { workspaceKey } from '../workspace.js';
 import { Captures } from './captures.js';
 import { openDb, writeTxn, type Db } from './db.js';
 import { Drift } from './drift.js';
+import { OpLog } from './oplog.js';
 import { Sets } from './sets.js';
 import { SnapshotIndex } from './snapshot-index.js';
 import { Turns } from './turns.js';
@@ -19,6 +20,8 @@ export class Journal {
   readonly blobs: BlobStore;
   readonly turns: Turns;
   readonly sets: Sets;
+  /** The history: every capture, undo, redo and forced replacement, in order. */
+  readonly oplog: OpLog;
   readonly captures: Captures;
   readonly snapshot: SnapshotIndex;
   readonly drift: Drift;
@@ -32,7 +35,8 @@ export class Journal {
     this.dir = join(home, 'workspaces', workspaceKey(root));
     this.blobs = new BlobStore(home);
     this.turns = new Turns(db);
-    this.sets = new Sets(db);
+    this.oplog = new OpLog(db);
+    this.sets = new Sets(db, this.oplog);
     this.captures = new Captures(db);
     this.snapshot = new SnapshotIndex(db);
     this.drift = new Drift(db);

@@ -1,6 +1,7 @@
 import { TakebackError, checkId } from '../errors.js';
 import type { ChangeSet, ChangeSource, FileChange, HistoryEntry, SetState } from '../types.js';
 import type { Db } from './db.js';
+import { OpLog } from './oplog.js';
 
 interface SetRow {
   id: number;
@@ -9,24 +10,77 @@ interface SetRow {
   created_at: number;
   state: string;
   files: string;
-  history: string;
   agent: string | null;
   session: string | null;
-  undo_seq: number | null;
+  /** JSON array of the paths undone (`set_files`). */
+  undone: string;
+  /** JSON array of `[op, direction, time, forced, path]`, one per path an undo, redo or replace moved (`op_files`). */
+  moves: string;
 }
+
+/**
+ * The columns every read of sets takes: the row, the paths undone now and the moves of its
+ * history, each from an index seek by set id (`set_files`, `op_files`).
+ */
+const COLUMNS = `s.id, s.turn, s.source, s.created_at, s.state, s.files, s.agent, s.session,
+  (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone = 1) AS undone,
+  (SELECT json_group_array(json_array(m.op, o.direction, o.time, o.forced, m.path)) FROM op_files m JOIN operations o ON o.id = m.op
+    WHERE m.set_id = s.id) AS moves`;
+
+/** True when a live set has a path undone now. */
+const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone = 1)';
+/** True when a live set has a path that can move and is in place now. */
+const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone = 0 AND f.gap = 0)';
+
+/** Each state as a condition on a set row `s` (see {@link toSet} for the rule). */
+const STATE_SQL: Record<SetState, string> = {
+  expired: "s.state = 'expired'",
+  applied: `(s.state != 'expired' AND NOT ${HAS_UNDONE})`,
+  partial: `(s.state != 'expired' AND ${HAS_UNDONE} AND ${HAS_IN_PLACE})`,
+  undone: `(s.state != 'expired' AND ${HAS_UNDONE} AND NOT ${HAS_IN_PLACE})`,
+};
 
 /**
  * One undo step as the journal remembers it, for `redo --last`: the sets it took back that still
  * have files undone.
  */
 export interface UndoStep {
-  /** The step's number (`undo_seq`): later steps have larger ones. */
+  /** The step's operation (its id in the log): later steps have larger ones. */
   seq: number;
   /** Its sets that still have undone files, oldest first. */
   sets: ChangeSet[];
 }
 
+/**
+ * A set row as the engine's `ChangeSet`. Its state: `expired` for a tombstone; else, counting the
+ * files a capture gap does not keep from moving, `undone` when all of them are undone, `applied`
+ * when none is, `partial` otherwise. Its history: `applied` at its creation, then one entry per
+ * undo or redo that moved files of it, with their paths when not all of the set's.
+ */
 function toSet(r: SetRow): ChangeSet {
+  const files = JSON.parse(r.files) as FileChange[];
+  const undone = new Set(JSON.parse(r.undone) as string[]);
+  for (const f of files) if (undone.has(f.path)) f.undone = true;
+  let state: SetState = 'expired';
+  if (r.state !== 'expired') {
+    const movable = files.filter((f) => !f.gap);
+    const n = movable.filter((f) => f.undone).length;
+    state = n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
+  }
+  const history: HistoryEntry[] = [{ action: 'applied', time: r.created_at }];
+  const moves = JSON.parse(r.moves) as [number, 'undo' | 'redo', number, number, string][];
+  if (moves.length > 0) {
+    moves.sort((a, b) => a[0] - b[0] || (a[4] < b[4] ? -1 : 1));
+    for (let i = 0; i < moves.length; ) {
+      const [op, direction, time, forced] = moves[i]!;
+      const paths: string[] = [];
+      for (; i < moves.length && moves[i]![0] === op; i++) paths.push(moves[i]![4]);
+      const entry: HistoryEntry = { action: direction === 'undo' ? 'undone' : 'redone', time };
+      if (forced) entry.forced = true;
+      if (paths.length < files.length) entry.paths = paths;
+      history.push(entry);
+    }
+  }
   return {
     id: String(r.id),
     turn: r.turn,
@@ -34,24 +88,32 @@ function toSet(r: SetRow): ChangeSet {
     session: r.session,
     source: JSON.parse(r.source) as ChangeSource,
     time: r.created_at,
-    state: r.state as SetState,
-    files: JSON.parse(r.files) as FileChange[],
-    history: JSON.parse(r.history) as HistoryEntry[],
+    state,
+    files,
+    history,
   };
 }
 
-/** Change sets: written whole in one statement, so a killed process leaves all of a set or none. */
+/**
+ * Change sets: each written whole in one transaction with the operation that records it, so a
+ * killed process leaves all of a set or none. A set's row never changes but by its expiry; its
+ * state comes from the operation log ({@link OpLog}, `set_files`).
+ */
 export class Sets {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly log: OpLog = new OpLog(db),
+  ) {}
 
   /**
-   * Records a change set. `agent` and `session` default to the turn's. Returns it, or `null` when
-   * `files` is empty (nothing to keep).
+   * Records a change set with the operation that captured it. `agent` and `session` default to
+   * the turn's. With `replace`, it is what a forced step wrote over: recorded by a `replace`
+   * operation that takes it back at once (state `undone`). Returns it, or `null` when `files` is
+   * empty (nothing to keep). Call inside a transaction when it goes with other writes.
    */
-  add(opts: { turn: string | null; agent?: string | null; session?: string | null; source: ChangeSource; files: FileChange[]; now?: number }): ChangeSet | null {
+  add(opts: { turn: string | null; agent?: string | null; session?: string | null; source: ChangeSource; files: FileChange[]; now?: number; replace?: boolean }): ChangeSet | null {
     if (opts.files.length === 0) return null;
     const now = opts.now ?? Date.now();
-    const history: HistoryEntry[] = [{ action: 'applied', time: now }];
     const files = [...opts.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     let agent = opts.agent ?? null;
     let session = opts.session ?? null;
@@ -60,10 +122,19 @@ export class Sets {
       agent ??= t?.agent ?? null;
       session ??= t?.session ?? null;
     }
-    const info = this.db
-      .prepare('INSERT INTO sets (turn, agent, session, source, created_at, state, files, history) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(opts.turn, agent, session, JSON.stringify(opts.source), now, 'applied', JSON.stringify(files), JSON.stringify(history));
-    return { id: String(info.lastInsertRowid), turn: opts.turn, agent, session, source: opts.source, time: now, state: 'applied', files, history };
+    return this.db.transaction((): ChangeSet => {
+      const info = this.db
+        .prepare("INSERT INTO sets (turn, agent, session, source, created_at, state, files) VALUES (?, ?, ?, ?, ?, 'applied', ?)")
+        .run(opts.turn, agent, session, JSON.stringify(opts.source), now, JSON.stringify(files));
+      const id = Number(info.lastInsertRowid);
+      this.log.recordSet(id, files, now, opts.replace ?? false);
+      const history: HistoryEntry[] = [{ action: 'applied', time: now }];
+      if (opts.replace) {
+        for (const f of files) f.undone = true;
+        history.push({ action: 'undone', time: now, forced: true });
+      }
+      return { id: String(id), turn: opts.turn, agent, session, source: opts.source, time: now, state: opts.replace ? 'undone' : 'applied', files, history };
+    })();
   }
 
   /** The agents that recorded sets here (expired ones too), sorted. */
@@ -74,7 +145,7 @@ export class Sets {
   /** The set `id`. Throws `invalid-id`, `not-found`, or `expired` (its copies are gone; a tombstone remains). */
   get(id: string): ChangeSet {
     checkId(id, 'change set id');
-    const row = /^\d+$/.test(id) ? (this.db.prepare('SELECT * FROM sets WHERE id = ?').get(Number(id)) as SetRow | undefined) : undefined;
+    const row = /^\d+$/.test(id) ? (this.db.prepare(`SELECT ${COLUMNS} FROM sets s WHERE s.id = ?`).get(Number(id)) as SetRow | undefined) : undefined;
     if (!row) throw new TakebackError('not-found', `no change set ${id}`, { id });
     const set = toSet(row);
     if (set.state === 'expired') throw new TakebackError('expired', `change set ${id} has expired: its copies are gone`, { id });
@@ -85,8 +156,8 @@ export class Sets {
   list(opts: { turn?: string } = {}): ChangeSet[] {
     const rows = (
       opts.turn !== undefined
-        ? this.db.prepare('SELECT * FROM sets WHERE turn = ? ORDER BY id').all(opts.turn)
-        : this.db.prepare('SELECT * FROM sets ORDER BY id').all()
+        ? this.db.prepare(`SELECT ${COLUMNS} FROM sets s WHERE s.turn = ? ORDER BY s.id`).all(opts.turn)
+        : this.db.prepare(`SELECT ${COLUMNS} FROM sets s ORDER BY s.id`).all()
     ) as SetRow[];
     return rows.map(toSet);
   }
@@ -96,10 +167,10 @@ export class Sets {
    * first; expired tombstones too unless `live`. Reads only those rows (`list` of a long journal).
    */
   recent(turns: string[], since: number, opts: { live?: boolean } = {}): ChangeSet[] {
-    const live = opts.live ? " AND state != 'expired'" : '';
+    const live = opts.live ? " AND s.state != 'expired'" : '';
     const rows = this.db
       .prepare(
-        `SELECT * FROM sets WHERE (turn IN (SELECT value FROM json_each(?)) OR (turn IS NULL AND created_at >= ?))${live} ORDER BY id`,
+        `SELECT ${COLUMNS} FROM sets s WHERE (s.turn IN (SELECT value FROM json_each(?)) OR (s.turn IS NULL AND s.created_at >= ?))${live} ORDER BY s.id`,
       )
       .all(JSON.stringify(turns), since) as SetRow[];
     return rows.map(toSet);
@@ -107,20 +178,63 @@ export class Sets {
 
   /** Sets with ids from `from` to `to` (inclusive), oldest first. */
   range(from: number, to: number): ChangeSet[] {
-    return (this.db.prepare('SELECT * FROM sets WHERE id BETWEEN ? AND ? ORDER BY id').all(from, to) as SetRow[]).map(toSet);
-  }
-
-  /** The newest set in one of `states`, or null. */
-  newest(...states: SetState[]): ChangeSet | null {
-    const row = this.db
-      .prepare(`SELECT * FROM sets WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY id DESC LIMIT 1`)
-      .get(...states) as SetRow | undefined;
-    return row ? toSet(row) : null;
+    return (this.db.prepare(`SELECT ${COLUMNS} FROM sets s WHERE s.id BETWEEN ? AND ? ORDER BY s.id`).all(from, to) as SetRow[]).map(toSet);
   }
 
   /** Sets in one of `states`, oldest first. */
   inState(...states: SetState[]): ChangeSet[] {
-    return (this.db.prepare(`SELECT * FROM sets WHERE state IN (${states.map(() => '?').join(',')}) ORDER BY id`).all(...states) as SetRow[]).map(toSet);
+    const where = states.map((st) => STATE_SQL[st]).join(' OR ');
+    return (this.db.prepare(`SELECT ${COLUMNS} FROM sets s WHERE ${where} ORDER BY s.id`).all() as SetRow[]).map(toSet);
+  }
+
+  /** How many sets are in each state. */
+  counts(): Record<SetState, number> {
+    const out = { applied: 0, undone: 0, partial: 0, expired: 0 } as Record<SetState, number>;
+    for (const st of Object.keys(out) as SetState[]) out[st] = this.db.prepare(`SELECT count(*) FROM sets s WHERE ${STATE_SQL[st]}`).pluck().get() as number;
+    return out;
+  }
+
+  /**
+   * The newest live set with a file that can move (no capture gap) and is in place now (undone:
+   * taken back now), among `paths` when given; null when there is none. From `set_files` alone.
+   */
+  newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
+    const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
+    const args: unknown[] = [undone ? 1 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
+    const id = this.db
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone = ? AND f.gap = 0${only} AND s.state != 'expired' ORDER BY f.set_id DESC LIMIT 1`)
+      .pluck()
+      .get(...args) as number | undefined;
+    return id === undefined ? null : this.get(String(id));
+  }
+
+  /**
+   * The live sets whose change to `path` can move (no capture gap) and is in place now (undone:
+   * taken back now), oldest first. From the `set_files` index on path: no other set is read.
+   */
+  touching(path: string, undone: boolean): ChangeSet[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT ${COLUMNS} FROM sets s WHERE s.id IN (SELECT set_id FROM set_files WHERE path = ? AND undone = ? AND gap = 0) AND s.state != 'expired' ORDER BY s.id`,
+        )
+        .all(path, undone ? 1 : 0) as SetRow[]
+    ).map(toSet);
+  }
+
+  /**
+   * Ids of the live sets numbered strictly between `from` and `to` whose change to `path` is in
+   * place now (not undone), oldest first.
+   */
+  inPlaceBetween(path: string, from: number, to: number): string[] {
+    return (
+      this.db
+        .prepare(
+          "SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.set_id > ? AND f.set_id < ? AND f.undone = 0 AND s.state != 'expired' ORDER BY f.set_id",
+        )
+        .pluck()
+        .all(path, from, to) as number[]
+    ).map(String);
   }
 
   /**
@@ -130,7 +244,7 @@ export class Sets {
   afterTurn(turn: { seq: number; start: number; end: number | null }): ChangeSet[] {
     const rows = this.db
       .prepare(
-        `SELECT s.* FROM sets s LEFT JOIN turns t ON s.turn = t.id
+        `SELECT ${COLUMNS} FROM sets s LEFT JOIN turns t ON s.turn = t.id
          WHERE t.seq > ? OR (t.id IS NULL AND s.created_at > ?) ORDER BY s.id`,
       )
       .all(turn.seq, turn.end ?? turn.start) as SetRow[];
@@ -156,56 +270,23 @@ export class Sets {
 
   /**
    * The undo steps that still have sets with undone files, oldest step first (each step's sets
-   * oldest first). Sets of one step share its number; a step whose sets were all redone since is
-   * not listed, and one whose sets were partly redone lists the rest.
+   * oldest first). A set belongs to the newest undo (or replace) that took back one of its files
+   * still undone; a step whose sets were all redone since is not listed, and one whose sets were
+   * partly redone lists the rest.
    */
   undoSteps(): UndoStep[] {
     const rows = this.db
-      .prepare("SELECT * FROM sets WHERE state IN ('undone', 'partial') ORDER BY undo_seq, id")
-      .all() as SetRow[];
+      .prepare(
+        `SELECT ${COLUMNS}, u.op AS step FROM (SELECT set_id, MAX(last_op) AS op FROM set_files WHERE undone = 1 GROUP BY set_id) u
+         JOIN sets s ON s.id = u.set_id WHERE s.state != 'expired' ORDER BY u.op, s.id`,
+      )
+      .all() as (SetRow & { step: number })[];
     const steps: UndoStep[] = [];
     for (const r of rows) {
-      // Null only in a journal a takeback of schema 2 wrote to after the migration (the next
-      // open numbers them): such sets sort first, and each is a step of its own.
-      const seq = r.undo_seq ?? 0;
       const last = steps.at(-1);
-      if (last && r.undo_seq !== null && last.seq === seq) last.sets.push(toSet(r));
-      else steps.push({ seq, sets: [toSet(r)] });
+      if (last && last.seq === r.step) last.sets.push(toSet(r));
+      else steps.push({ seq: r.step, sets: [toSet(r)] });
     }
     return steps;
-  }
-
-  /**
-   * Marks files of sets undone (`undone: true`) or applied again, appends `entry` to each set's
-   * history and derives each set's state: `undone` when all its files are, `applied` when none
-   * are, `partial` otherwise. `files` maps set id → the paths moved (all of them, or some).
-   * Marking files undone is one undo step: every set of `files` gets the step's new number
-   * (`undo_seq`, see {@link undoSteps}), which `redo --last` goes by. Call inside a transaction.
-   */
-  markFiles(files: Map<string, string[]>, undone: boolean, entry: HistoryEntry): void {
-    const sel = this.db.prepare('SELECT state, files, history FROM sets WHERE id = ?');
-    const upd = this.db.prepare('UPDATE sets SET state = ?, files = ?, history = ?, undo_seq = COALESCE(?, undo_seq) WHERE id = ?');
-    const seq = undone && files.size > 0 ? (this.db.prepare('SELECT COALESCE(MAX(undo_seq), 0) FROM sets').pluck().get() as number) + 1 : null;
-    for (const [id, paths] of files) {
-      const row = sel.get(Number(id)) as { state: string; files: string; history: string } | undefined;
-      // Expired meanwhile (the retention sweep, between an undo's start and its end): a tombstone
-      // stays one; its copies are no longer kept for it.
-      if (!row || row.state === 'expired') continue;
-      const list = JSON.parse(row.files) as FileChange[];
-      const moved = new Set(paths);
-      for (const f of list) {
-        if (!moved.has(f.path)) continue;
-        if (undone) f.undone = true;
-        else delete f.undone;
-      }
-      const history = JSON.parse(row.history) as HistoryEntry[];
-      const whole = list.every((f) => moved.has(f.path));
-      history.push(whole ? entry : { ...entry, paths: [...moved].sort() });
-      // Files a capture gap keeps from moving do not count: they can never be undone.
-      const movable = list.filter((f) => !f.gap);
-      const n = movable.filter((f) => f.undone).length;
-      const state: SetState = n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
-      upd.run(state, JSON.stringify(list), JSON.stringify(history), seq, Number(id));
-    }
   }
 }

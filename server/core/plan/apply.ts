@@ -4,6 +4,7 @@ import { syncIndex } from '../capture/index-sync.js';
 import type { Engine } from '../engine.js';
 import { TakebackError } from '../errors.js';
 import { readState, type ReadState } from '../fsstate.js';
+import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
 import { isSecretPath } from '../secrets.js';
 import { makeChange } from '../capture/changes.js';
@@ -11,7 +12,7 @@ import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileS
 import { fromWorkspacePath } from '../workspace.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
-import { closePool, isTorn, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
+import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
 import { chmodJob, chmodState, ensureParent, IN_PLACE_MAX_BYTES, removeJob, removeTemp, writeContext, writeJob, writeState, type WriteContext } from './safe-fs.js';
 
 /*
@@ -21,9 +22,9 @@ import { chmodJob, chmodState, ensureParent, IN_PLACE_MAX_BYTES, removeJob, remo
  *   write   — under the lock: a transaction record, then each file written (a small one over
  *             the file there, in place; others beside their place and renamed in), put back
  *             on failure;
- *   record  — under the lock: the sets' files marked undone (or redone) and the snapshot index
- *             taught the new states.
- * `applyUndo` runs all three under one lock (the command line). The sidecar runs them as
+ *   record  — under the lock: the step recorded in the operation log (the sets' files undone,
+ *             or redone) and the snapshot index taught the new states.
+ * `runStep` runs all three under one lock (the command line). The sidecar runs them as
  * separate steps so that an editor round trip can sit between prepare and write, and the record
  * can wait until the editor has saved: `prepareStep`, `writeStep`, `recordStep` re-check what
  * they rely on, since the lock is let go in between.
@@ -48,28 +49,20 @@ export interface ApplyResult {
 }
 
 /**
- * Writes the files of a planned step. Takes the plan's files that have work to do; the default
- * writes to disk. The sidecar passes one that sends text edits to the editor for some paths and
- * falls back to this for the rest.
+ * Writes `op.to` to disk with {@link writeState} (or only the mode, when that is all that
+ * differs), one op at a time: how a failed step's writes are put back. Folders verified within
+ * one tag are walked once; each write re-checks its own folder right before the rename.
  */
-export type FileWriter = (op: TxnOp, bytes: Buffer | null, tag: string, made: string[]) => string | null;
-
-/** Writes `op.to` to disk with {@link writeState} (or only the mode, when that is all that differs). */
-export function diskWriter(engine: Engine): FileWriter {
-  // Folders verified within one step (one tag) are walked once; each write re-checks its own
-  // folder right before the rename. A new tag (another step, or a rollback) starts afresh.
+function putBackWriter(engine: Engine): (op: TxnOp, bytes: Buffer | null, tag: string) => void {
   let ctxTag: string | null = null;
   let ctx: WriteContext | null = null;
-  return (op, bytes, tag, made) => {
+  return (op, bytes, tag) => {
     if (ctx === null || ctxTag !== tag) {
       ctx = writeContext(engine.root);
       ctxTag = tag;
     }
-    if (modeOnly(op)) {
-      chmodState(engine.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
-      return null;
-    }
-    return writeState(engine.root, op.path, op.to, bytes, tag, made, ctx);
+    if (modeOnly(op)) chmodState(engine.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
+    else writeState(engine.root, op.path, op.to, bytes, tag, [], ctx);
   };
 }
 
@@ -94,7 +87,7 @@ function folderOp(op: TxnOp): boolean {
 }
 
 /**
- * The default writer of {@link writeInLock}: writes `ops` (in the order of {@link order}) to disk.
+ * How {@link writeInLock} writes `ops` (in the order of {@link order}) to disk.
  * Each run of consecutive file and link ops (removals first, then writes) is independent of
  * itself, and runs as one batch of jobs ({@link runJobs}: several at once once there are enough);
  * a folder op runs alone, in order, between them. Each write checks its folder (a real folder, not
@@ -217,7 +210,7 @@ function freesInode(f: PlannedFile): boolean {
 }
 
 /**
- * Steps 1–3 of {@link applyUndo}. Call inside the lock, after recovery. `planned` is told how many
+ * Steps 1–3 of {@link runStep}. Call inside the lock, after recovery. `planned` is told how many
  * of the step's writes are likely to free an inode ({@link freesInode}), once the plan is made and
  * before their rollback copies are kept.
  */
@@ -266,39 +259,25 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
 }
 
 /**
- * Step 4: records transaction `txnId`, writes `ops` in order (with `writer`, one at a time; by
- * default to disk by {@link writeOnDisk}) and, on a failure part-way, puts back what was already
- * written and rethrows. Returns the notes. Call inside the lock.
+ * Step 4: records transaction `txnId`, writes `ops` in order ({@link writeOnDisk}) and, on a
+ * failure part-way, puts back what was already written and rethrows. Returns the notes. Call
+ * inside the lock.
  */
-function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', writer: FileWriter | undefined, txnId: string, pool: WritePool | null = null): string[] {
+function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', txnId: string, pool: WritePool | null = null): string[] {
   const { journal } = engine;
   journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
-  const disk = diskWriter(engine);
+  const putBack = putBackWriter(engine);
   const done: TxnOp[] = [];
   const notes: string[] = [];
   try {
-    if (!writer) writeOnDisk(engine, ops, txnId, done, notes, pool);
-    else {
-      for (const { op, bytes } of ops) {
-        const made: string[] = [];
-        let note: string | null;
-        try {
-          note = writer(op, bytes, txnId, made);
-        } catch (e) {
-          if (isTorn(e)) done.push(op); // written in place part-way: put back with the rest
-          throw e;
-        }
-        done.push(op);
-        if (note) notes.push(note);
-      }
-    }
+    writeOnDisk(engine, ops, txnId, done, notes, pool);
   } catch (e) {
     // Put back what was already written, newest first, from the copies kept above.
     const failures: string[] = [];
     for (const op of done.reverse()) {
       try {
         const back = op.from.exists && op.from.type === 'file' && op.from.sha256 ? journal.blobs.get(op.from.sha256) : null;
-        disk({ path: op.path, from: op.to, to: op.from }, back, `${txnId}r`, []);
+        putBack({ path: op.path, from: op.to, to: op.from }, back, `${txnId}r`);
       } catch (e2) {
         failures.push(`${op.path}: ${(e2 as Error).message}`);
       }
@@ -315,47 +294,48 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
 }
 
 /**
- * Step 5: marks the step's files undone (redo: applied again) in their sets. A forced step keeps
- * what it wrote over (the `from` of its ops, kept in prepare) as a set of its own, already taken
- * back: redoing the step and then that set gives the later changes back. Call inside the lock.
+ * Step 5: records the step in the operation log: the (set, path) pairs it moved, and per path
+ * what it found there (kept in prepare) and what it wrote. A forced step first records what it
+ * wrote over (from what it expected to find to what it found, for each conflicting path) as a set
+ * of its own, taken back at once by a `replace` operation that comes just before the step's own,
+ * and the step names that set: `redo --last` takes the step back first, then those changes. Call
+ * inside the lock.
  */
 function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
   const { journal } = engine;
   const moved = new Map<string, string[]>();
+  const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
+  const paths: OpPath[] = [];
   for (const f of step.plan.files) {
     if (f.gap) continue;
+    paths.push({ path: f.path, found: found.get(f.path) ?? f.current, wrote: f.target });
     for (const id of f.sets) {
-      const paths = moved.get(id);
-      if (paths) paths.push(f.path);
+      const list = moved.get(id);
+      if (list) list.push(f.path);
       else moved.set(id, [f.path]);
     }
   }
   const forced = step.force && step.conflicts.length > 0;
+  let replaced: string | null = null;
   if (forced) {
     const conflicting = new Map(step.conflicts.map((f) => [f.path, f]));
     const files: FileChange[] = [];
     for (const { op } of step.ops) {
       const f = conflicting.get(op.path);
       if (!f) continue;
-      // The later change: from what the step expected to find, to what it found (kept in prepare).
       const c = makeChange(journal.blobs, op.path, f.expected, op.from);
       if (c) files.push(c);
     }
-    // Recorded just before the step (times 2 and 1 ms earlier), so that `redo --last` takes the
-    // step back first, then these changes.
     const kept = journal.sets.add({
       turn: null,
       source: { kind: 'replaced', direction: step.direction, sets: step.plan.sets.map((s) => s.id) },
       files,
-      now: now - 2,
+      now,
+      replace: true,
     });
-    if (kept) journal.sets.markFiles(new Map([[kept.id, kept.files.map((x) => x.path)]]), true, { action: 'undone', time: now - 1, forced: true });
+    replaced = kept?.id ?? null;
   }
-  journal.sets.markFiles(moved, step.direction === 'undo', {
-    action: step.direction === 'undo' ? 'undone' : 'redone',
-    time: now,
-    ...(forced ? { forced: true } : {}),
-  });
+  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now });
 }
 
 function markDone(engine: Engine, txnId: string): void {
@@ -384,22 +364,18 @@ function newTxnId(): string {
  *    {@link POOL_MIN_JOBS} or more removals and renames, those run several at once on a worker
  *    thread started at step 3); a failure part-way — a write in place cut short included — puts
  *    back what was already written, and rethrows;
- * 5. the sets are marked undone (or redone) and the snapshot index learns the new states, in
- *    the same SQLite transaction that records the step as done.
+ * 5. the step is recorded in the operation log (the sets' files undone, or redone) and the
+ *    snapshot index learns the new states, in the same SQLite transaction that records the step
+ *    as done.
  */
-export function applyUndo(
-  engine: Engine,
-  select: () => ChangeSet[],
-  direction: 'undo' | 'redo',
-  opts: PrepareOptions & { writer?: FileWriter; now?: number } = {},
-): ApplyResult {
+export function runStep(engine: Engine, select: () => ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions & { now?: number } = {}): ApplyResult {
   const { journal } = engine;
   let txnId: string | null = null;
   // A step with enough removals and renames for the write pool starts its worker as soon as the
   // plan says so: it starts while the rollback copies are kept and the targets verified.
   let pool: WritePool | null = null;
   const planned = (slow: number) => {
-    if (!opts.writer && slow >= POOL_MIN_JOBS) pool = startPool();
+    if (slow >= POOL_MIN_JOBS) pool = startPool();
   };
   let result: ApplyResult;
   try {
@@ -411,7 +387,7 @@ export function applyUndo(
       // Nothing to write and nothing already in place (every path a capture gap): no step at all.
       if (step.ops.length === 0 && step.inPlace.length === 0) return { ...base, sets: [], applied: [], notes: [], written: false };
       const id = newTxnId();
-      const notes = writeInLock(engine, step.ops, direction, opts.writer, id, pool);
+      const notes = writeInLock(engine, step.ops, direction, id, pool);
       txnId = id;
       recordInLock(engine, step, opts.now ?? Date.now());
       syncIndex(
@@ -467,7 +443,7 @@ function setsMoved(engine: Engine, step: PreparedStep): string | null {
  * left alone. Otherwise nothing is written: `busy`. The snapshot index learns the states written.
  * Returns the notes.
  */
-export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[], opts: { writer?: FileWriter } = {}): { notes: string[] } {
+export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[]): { notes: string[] } {
   if (ops.length === 0) return { notes: [] };
   const { journal } = engine;
   let txnId: string | null = null;
@@ -487,7 +463,7 @@ export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[], opt
       todo.push(dirMade ? { ...o, op: { ...o.op, from: now } } : o);
     }
     const id = newTxnId();
-    const n = writeInLock(engine, todo, step.direction, opts.writer, id);
+    const n = writeInLock(engine, todo, step.direction, id);
     txnId = id;
     syncIndex(
       engine,

@@ -123,7 +123,8 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
 /**
  * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
- * state comes from the first set the walk meets and the target from the last (Conch ADR 0030).
+ * state comes from the first set the walk meets and the target from the last (what the first
+ * change found is what the walk back arrives at).
  * A path is a conflict when what is there now is neither the expected state nor already the
  * target; a path whose expected or target bytes were not kept is a gap. Reads, never writes.
  */
@@ -167,20 +168,11 @@ export function makePlan(
   // Changes still in place that sit between the selected ones on the same path.
   const activeIds = new Set(active.map((s) => s.id));
   const between = new Map<string, string[]>();
-  const multi = [...byPath.values()].filter((a) => a.sets.length > 1);
-  if (multi.length > 0) {
-    const ids = multi.flatMap((a) => a.sets.map(Number));
-    for (const other of engine.journal.sets.range(Math.min(...ids), Math.max(...ids))) {
-      if (activeIds.has(other.id) || other.state === 'expired') continue;
-      for (const f of other.files) {
-        if (f.undone) continue;
-        const acc = byPath.get(f.path);
-        if (!acc || acc.sets.length < 2) continue;
-        const nums = acc.sets.map(Number);
-        const id = Number(other.id);
-        if (id > Math.min(...nums) && id < Math.max(...nums)) between.set(f.path, [...(between.get(f.path) ?? []), other.id]);
-      }
-    }
+  for (const [path, acc] of byPath) {
+    if (acc.sets.length < 2) continue;
+    const nums = acc.sets.map(Number);
+    const ids = engine.journal.sets.inPlaceBetween(path, Math.min(...nums), Math.max(...nums)).filter((id) => !activeIds.has(id));
+    if (ids.length > 0) between.set(path, ids);
   }
 
   const files: PlannedFile[] = [];

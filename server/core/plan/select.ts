@@ -49,8 +49,7 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
       (f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (direction === 'undo' ? !f.undone : f.undone),
     );
   if (direction === 'undo') {
-    const newest = sel.paths?.length ? null : journal.sets.newest('applied', 'partial');
-    const pick = newest && movable(newest) ? newest : journal.sets.inState('applied', 'partial').filter(movable).at(-1);
+    const pick = journal.sets.newestMovable(false, sel.paths);
     if (!pick) throw new TakebackError('not-found', 'no change to undo');
     return [pick];
   }

@@ -1,0 +1,162 @@
+import type { FileChange, FileState } from '../types.js';
+import type { Db } from './db.js';
+
+/*
+ * The journal's history is a log of operations, each an immutable row with its parent (the
+ * operation before it): a capture records a change set; an undo or a redo moves files of sets;
+ * a forced undo or redo also records what it wrote over, as a set of its own already taken back
+ * (a `replace` operation, just before the step's own). Nothing in a past row changes. What a
+ * set's files are now (applied or undone) is derived from the log, and kept in `set_files` as an
+ * index: each path of each set, whether it is undone and which operation last moved it.
+ */
+
+/** What an operation is: `capture` (records a set), `undo`, `redo`, `replace` (records what a forced step wrote over, taken back at once). */
+export type OpKind = 'capture' | 'undo' | 'redo' | 'replace';
+
+/** One path as an undo or redo found it and left it. */
+export interface OpPath {
+  path: string;
+  /** What was there when the step began (what it replaced, when it was forced). */
+  found: FileState;
+  /** What the step left there. */
+  wrote: FileState;
+}
+
+/** One operation of the log as read back (`operations` and its rows). */
+export interface Operation {
+  id: number;
+  /** The operation before it; null for the first. */
+  parent: number | null;
+  kind: OpKind;
+  /** `undo` for an undo and a replace, `redo` for a redo, null for a capture. */
+  direction: 'undo' | 'redo' | null;
+  forced: boolean;
+  /** Ms since the epoch. */
+  time: number;
+  /** For a capture or a replace: the set it recorded. */
+  set: string | null;
+  /** For a redo: the undo (or replace) it takes back, when every path it moved was last moved by that one operation. */
+  inverts: number | null;
+  /** For a forced undo or redo: the set that keeps what it wrote over (its replace operation's). */
+  replaced: string | null;
+  /** The sets' paths it moved (set id → paths, sorted). Empty for a capture. */
+  files: Map<string, string[]>;
+  /** Per path, what it found and what it wrote (undo and redo only). */
+  paths: OpPath[];
+}
+
+/** The operation log's tables (see db.ts for the schema). */
+export class OpLog {
+  constructor(private readonly db: Db) {}
+
+  private insertOp(kind: OpKind, direction: 'undo' | 'redo' | null, forced: boolean, time: number, set: number | null, inverts: number | null, replaced: number | null): number {
+    const parent = this.db.prepare('SELECT MAX(id) FROM operations').pluck().get() as number | null;
+    const info = this.db
+      .prepare('INSERT INTO operations (parent, kind, direction, forced, time, set_id, inverts, replaced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(parent, kind, direction, forced ? 1 : 0, time, set, inverts, replaced);
+    return Number(info.lastInsertRowid);
+  }
+
+  /**
+   * Records set `set` (just inserted) with `files`: a `capture` operation, or with `replace` a
+   * `replace` operation that also takes every file of it back at once (what a forced step wrote
+   * over). Fills `set_files`. Returns the operation's id. Call inside a transaction.
+   */
+  recordSet(set: number, files: FileChange[], time: number, replace = false): number {
+    const op = this.insertOp(replace ? 'replace' : 'capture', replace ? 'undo' : null, replace, time, set, null, null);
+    const row = this.db.prepare('INSERT INTO set_files (set_id, path, gap, undone, last_op) VALUES (?, ?, ?, ?, ?)');
+    const moved = replace ? this.db.prepare('INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)') : null;
+    for (const f of files) {
+      row.run(set, f.path, f.gap ? 1 : 0, replace ? 1 : 0, op);
+      moved?.run(set, op, f.path);
+    }
+    return op;
+  }
+
+  /**
+   * Records an undo or redo that moved `files` (set id → paths) and left `paths` as they say:
+   * each (set, path) is marked undone (redo: applied again) in `set_files`. Sets expired
+   * meanwhile are passed over (a tombstone stays one). A redo names the operation it inverts
+   * when every path it moved was last moved by the same undo or replace. `replaced`: the set
+   * keeping what a forced step wrote over. Returns the operation's id. Call inside a transaction.
+   */
+  recordStep(opts: { direction: 'undo' | 'redo'; forced: boolean; files: Map<string, string[]>; paths: OpPath[]; replaced: string | null; time: number }): number {
+    const live = this.db.prepare("SELECT state != 'expired' FROM sets WHERE id = ?").pluck();
+    const last = this.db.prepare('SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck();
+    const moves: [number, string][] = [];
+    const before = new Set<number>();
+    for (const [id, paths] of opts.files) {
+      if (live.get(Number(id)) !== 1) continue;
+      for (const p of paths) {
+        const op = last.get(Number(id), p) as number | undefined;
+        if (op === undefined) continue;
+        before.add(op);
+        moves.push([Number(id), p]);
+      }
+    }
+    let inverts: number | null = null;
+    if (opts.direction === 'redo' && before.size === 1) {
+      const [only] = before;
+      const kind = this.db.prepare('SELECT direction FROM operations WHERE id = ?').pluck().get(only) as string | null;
+      if (kind === 'undo') inverts = only!;
+    }
+    const op = this.insertOp(opts.direction, opts.direction, opts.forced, opts.time, null, inverts, opts.replaced === null ? null : Number(opts.replaced));
+    const mark = this.db.prepare('UPDATE set_files SET undone = ?, last_op = ? WHERE set_id = ? AND path = ?');
+    const moved = this.db.prepare('INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)');
+    const undone = opts.direction === 'undo' ? 1 : 0;
+    for (const [id, p] of moves) {
+      mark.run(undone, op, id, p);
+      moved.run(id, op, p);
+    }
+    const at = this.db.prepare('INSERT INTO op_paths (op, path, found, wrote) VALUES (?, ?, ?, ?)');
+    for (const p of opts.paths) at.run(op, p.path, JSON.stringify(p.found), JSON.stringify(p.wrote));
+    return op;
+  }
+
+  /** The operation `id`, or null. */
+  get(id: number): Operation | null {
+    const r = this.db.prepare('SELECT * FROM operations WHERE id = ?').get(id) as OpRow | undefined;
+    if (!r) return null;
+    const files = new Map<string, string[]>();
+    for (const f of this.db.prepare('SELECT set_id, path FROM op_files WHERE op = ? ORDER BY set_id, path').all(id) as { set_id: number; path: string }[]) {
+      const list = files.get(String(f.set_id));
+      if (list) list.push(f.path);
+      else files.set(String(f.set_id), [f.path]);
+    }
+    const paths = (this.db.prepare('SELECT path, found, wrote FROM op_paths WHERE op = ? ORDER BY path').all(id) as { path: string; found: string; wrote: string }[]).map((p) => ({
+      path: p.path,
+      found: JSON.parse(p.found) as FileState,
+      wrote: JSON.parse(p.wrote) as FileState,
+    }));
+    return {
+      id: r.id,
+      parent: r.parent,
+      kind: r.kind as OpKind,
+      direction: r.direction as Operation['direction'],
+      forced: r.forced === 1,
+      time: r.time,
+      set: r.set_id === null ? null : String(r.set_id),
+      inverts: r.inverts,
+      replaced: r.replaced === null ? null : String(r.replaced),
+      files,
+      paths,
+    };
+  }
+
+  /** The newest operation's id, or null when the log is empty. */
+  head(): number | null {
+    return this.db.prepare('SELECT MAX(id) FROM operations').pluck().get() as number | null;
+  }
+}
+
+interface OpRow {
+  id: number;
+  parent: number | null;
+  kind: string;
+  direction: string | null;
+  forced: number;
+  time: number;
+  set_id: number | null;
+  inverts: number | null;
+  replaced: number | null;
+}

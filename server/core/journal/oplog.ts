@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import type { FileChange, FileState } from '../types.js';
 import type { Db } from './db.js';
 
@@ -47,13 +48,32 @@ export interface Operation {
 
 /** The operation log's tables (see db.ts for the schema). */
 export class OpLog {
+  /** Statements compiled once per connection: a capture records its set through them. */
+  private readonly statements = new Map<string, Database.Statement>();
+
   constructor(private readonly db: Db) {}
 
+  private stmt(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
   private insertOp(kind: OpKind, direction: 'undo' | 'redo' | null, forced: boolean, time: number, set: number | null, inverts: number | null, replaced: number | null): number {
-    const parent = this.db.prepare('SELECT MAX(id) FROM operations').pluck().get() as number | null;
-    const info = this.db
-      .prepare('INSERT INTO operations (parent, kind, direction, forced, time, set_id, inverts, replaced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(parent, kind, direction, forced ? 1 : 0, time, set, inverts, replaced);
+    const parent = this.stmt('SELECT MAX(id) FROM operations').pluck().get() as number | null;
+    const info = this.stmt('INSERT INTO operations (parent, kind, direction, forced, time, set_id, inverts, replaced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      parent,
+      kind,
+      direction,
+      forced ? 1 : 0,
+      time,
+      set,
+      inverts,
+      replaced,
+    );
     return Number(info.lastInsertRowid);
   }
 
@@ -64,8 +84,8 @@ export class OpLog {
    */
   recordSet(set: number, files: FileChange[], time: number, replace = false): number {
     const op = this.insertOp(replace ? 'replace' : 'capture', replace ? 'undo' : null, replace, time, set, null, null);
-    const row = this.db.prepare('INSERT INTO set_files (set_id, path, gap, undone, last_op) VALUES (?, ?, ?, ?, ?)');
-    const moved = replace ? this.db.prepare('INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)') : null;
+    const row = this.stmt('INSERT INTO set_files (set_id, path, gap, undone, last_op) VALUES (?, ?, ?, ?, ?)');
+    const moved = replace ? this.stmt('INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)') : null;
     for (const f of files) {
       row.run(set, f.path, f.gap ? 1 : 0, replace ? 1 : 0, op);
       moved?.run(set, op, f.path);

@@ -1,5 +1,6 @@
 import { TakebackError, checkId } from '../errors.js';
 import type { ChangeSet, ChangeSource, FileChange, HistoryEntry, SetState } from '../types.js';
+import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { OpLog } from './oplog.js';
 
@@ -100,6 +101,9 @@ function toSet(r: SetRow): ChangeSet {
  * state comes from the operation log ({@link OpLog}, `set_files`).
  */
 export class Sets {
+  /** The insert of a set, compiled once per connection. */
+  private insert: Database.Statement | null = null;
+
   constructor(
     private readonly db: Db,
     private readonly log: OpLog = new OpLog(db),
@@ -122,10 +126,10 @@ export class Sets {
       agent ??= t?.agent ?? null;
       session ??= t?.session ?? null;
     }
+    this.insert ??= this.db.prepare("INSERT INTO sets (turn, agent, session, source, created_at, state, files) VALUES (?, ?, ?, ?, ?, 'applied', ?)");
+    const insert = this.insert;
     return this.db.transaction((): ChangeSet => {
-      const info = this.db
-        .prepare("INSERT INTO sets (turn, agent, session, source, created_at, state, files) VALUES (?, ?, ?, ?, ?, 'applied', ?)")
-        .run(opts.turn, agent, session, JSON.stringify(opts.source), now, JSON.stringify(files));
+      const info = insert.run(opts.turn, agent, session, JSON.stringify(opts.source), now, JSON.stringify(files));
       const id = Number(info.lastInsertRowid);
       this.log.recordSet(id, files, now, opts.replace ?? false);
       const history: HistoryEntry[] = [{ action: 'applied', time: now }];

@@ -26,8 +26,9 @@ export interface TxnRecord {
  * Undo/redo transactions in flight, one file each (`txn-<id>.json` in the workspace's journal
  * folder). The file is written before the first file of the workspace is touched, while the
  * journal's write lock is held; the journal records `txn:<id>` as done in the same SQLite
- * transaction that marks the sets. A file whose transaction is not recorded as done belongs to
- * a process that died mid-apply: it is rolled back the next time the journal is opened.
+ * transaction that records the step in the operation log. A file whose transaction is not
+ * recorded as done belongs to a process that died mid-apply: it is rolled back the next time the
+ * journal is opened.
  */
 export class Txns {
   constructor(private readonly dir: string) {}

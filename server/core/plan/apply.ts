@@ -487,9 +487,9 @@ export interface RecordOutcome {
 }
 
 /**
- * Phase 3: when every path of the step is in place on disk, marks the sets' files undone (redo:
- * applied again) and teaches the snapshot index the states, under the lock. Otherwise marks
- * nothing and names the paths still missing. Can be called again later (after an editor saved).
+ * Phase 3: when every path of the step is in place on disk, records the step in the operation
+ * log (the sets' files undone; redo: applied again) and teaches the snapshot index the states,
+ * under the lock. Otherwise records nothing and names the paths still missing. Can be called again later (after an editor saved).
  */
 export function recordStep(engine: Engine, step: PreparedStep, opts: { now?: number } = {}): RecordOutcome {
   return engine.journal.write((): RecordOutcome => {

@@ -183,6 +183,22 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.tb(['redo', '--last']).code).toBe(3);
   });
 
+  it('an undo redone since does not count: redo --last takes back the newest undo still in effect', () => {
+    const sb = sandbox({ git: true });
+    step(sb, ['run', '--', 'sh', '-c', 'echo 1 > x && echo 1 > y']); // set 1
+    step(sb, ['run', '--', 'sh', '-c', 'echo 1 > z']); // set 2
+    step(sb, ['undo', '1', '--file', 'x']); // step A: set 1's x
+    step(sb, ['undo', '2']); // step B: set 2
+    step(sb, ['undo', '1', '--file', 'y']); // step C: set 1's y...
+    step(sb, ['redo', '1', '--file', 'y']); // ...redone: what C took back is in place again
+    // B is the newest undo still in effect (set 1 is undone by A only).
+    expect(sb.json(['redo', '--last']).sets).toEqual(['2']);
+    expect(sb.exists('z')).toBe(true);
+    expect(sb.exists('x')).toBe(false);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['1']);
+    expect(sb.read('x').toString()).toBe('1\n');
+  });
+
   it('a journal of schema 2: sets undone before steps were numbered are grouped by their undo', () => {
     const sb = sandbox({ git: true });
     const S = build(sb, { turn2: true });

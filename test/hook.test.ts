@@ -2,6 +2,7 @@
 // logged under $TAKEBACK_HOME/logs/hook.log), and the recorded events of a real Claude Code
 // session (test/fixtures/claude-events/) replayed against a real folder give the right sets.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,8 +34,8 @@ describe('the hook never stands in the way', () => {
   it('garbage, empty input, unknown events and bad fields: exit 0, stdout empty, failures logged', () => {
     const sb = sandbox();
     const cases: [string, unknown, RegExp | null][] = [
-      ['garbage', 'this is {not json', /input is not JSON: "this is \{not json"/],
-      ['empty stdin', '', /input is not JSON: ""/],
+      ['garbage', 'this is {not json', /input is not JSON \(17 bytes, sha256 [0-9a-f]{64}\)/],
+      ['empty stdin', '', /input is not JSON \(0 bytes, sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\)/],
       ['a JSON array', '[1,2]', /no hook_event_name/],
       ['no event name', { session_id: 's' }, /no hook_event_name/],
       ['an unknown event', { hook_event_name: 'Notification', cwd: sb.ws, message: 'hi' }, null],
@@ -59,6 +60,17 @@ describe('the hook never stands in the way', () => {
     expect(fs.statSync(path.join(sb.home, 'logs', 'hook.log')).mode & 0o777).toBe(0o600);
     // None of it recorded anything.
     expect(sb.json(['list']).sets).toEqual([]);
+  });
+
+  it('an event that is not JSON is logged by its length and digest, none of its text', () => {
+    const sb = sandbox();
+    const token = `ghp_${'A1b2C3d4E5'.repeat(3)}123456`;
+    const text = `{"hook_event_name": "PreToolUse", "tool_input": {"command": "curl -H 'Authorization: ${token}'"`;
+    expect(sb.hook(text).code).toBe(0);
+    const log = hookLog(sb);
+    expect(log).toContain(`input is not JSON (${Buffer.byteLength(text)} bytes, sha256 ${createHash('sha256').update(text).digest('hex')})`);
+    expect(log).not.toContain(token);
+    expect(log).not.toContain('PreToolUse');
   });
 
   it('a tool call id with any characters pairs its Pre and Post (by a hash of the id)', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { logHook } from '../agents/log.js';
 import { AGENTS, handleAgentEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
@@ -33,7 +34,8 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
     try {
       ev = JSON.parse(text) as { hook_event_name: string };
     } catch {
-      logHook(home, `hook ${agent}: input is not JSON: ${JSON.stringify(text.slice(0, 200))}`);
+      // Its length and digest, never its text: what an agent sends may hold a token or a key.
+      logHook(home, `hook ${agent}: input is not JSON (${Buffer.byteLength(text)} bytes, sha256 ${createHash('sha256').update(text).digest('hex')})`);
       return false;
     }
     if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') {

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, type Stats } from 'node:fs';
+import { holdsSecret } from './secrets.js';
 import type { BlobStore } from './store/blobs.js';
 import { sha256 } from './store/blobs.js';
 import type { FileState, GapReason } from './types.js';
@@ -54,7 +55,8 @@ function isNotFound(e: unknown): boolean {
  * The state of `abs`, never following a link: a link is kept as a link, a folder by its mode, a
  * regular file by its bytes (stored in `blobs` when given, else only hashed).
  *
- * Bytes are not kept, and `gap` says why, for a secret place (`secret: true`), a file over
+ * Bytes are not kept, and `gap` says why, for a secret (`secret: true` for a secret place, or
+ * content in which {@link holdsSecret} finds a token or key: `secret`), a file over
  * `maxFileBytes` (`too-large`) and a file that cannot be read (`unreadable`: permissions, a
  * socket or a device). The file is opened with `O_NOFOLLOW` and measured with `fstat` on the same
  * descriptor, so a file swapped for a link between the look and the read is not followed.
@@ -88,6 +90,7 @@ export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: 
       return { state: { exists: true, type: 'file', sha256: null, size: fst.size, mode: fst.mode & 0o7777 }, gap: 'too-large', stat: fst };
     }
     const bytes = readFd(fd, fst.size);
+    if (holdsSecret(bytes, abs)) return { state: { exists: true, type: 'file', sha256: null, size: bytes.length, mode: fst.mode & 0o7777 }, gap: 'secret', stat: fst };
     const hash = opts.blobs ? opts.blobs.put(bytes) : sha256(bytes);
     return { state: { exists: true, type: 'file', sha256: hash, size: bytes.length, mode: fst.mode & 0o7777 }, bytes, stat: fst };
   } finally {

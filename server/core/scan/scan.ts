@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from '../journal/snapshot-index.js';
-import { isSecretPath } from '../secrets.js';
+import { holdsSecret, isSecretPath } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
@@ -539,7 +539,8 @@ function rulesMoved(root: string, known: Map<string, string>): boolean {
 /**
  * Changes whose file refers to a git blob only get that blob's bytes into the blob store (their
  * "before", usually: the first time a command changes a tracked file). A blob that cannot be read
- * back as the file's bytes leaves the state unkept, named `unreadable`.
+ * back as the file's bytes leaves the state unkept, named `unreadable`; one that holds a secret
+ * (see secrets.ts) is left unkept too, named `secret`.
  */
 function materializeGit(root: string, blobs: BlobStore, changes: ScanChange[]): void {
   const want: { e: IndexEntry; oid: string; path: string; size: number }[] = [];
@@ -552,7 +553,8 @@ function materializeGit(root: string, blobs: BlobStore, changes: ScanChange[]): 
   const got = readGitBlobs(root, want);
   for (const w of want) {
     const bytes = got.get(`${w.oid} ${w.path}`);
-    if (bytes) w.e.sha256 = blobs.put(bytes);
+    if (bytes && holdsSecret(bytes, w.path)) w.e.gap = 'secret'; // committed, but never copied into takeback's store
+    else if (bytes) w.e.sha256 = blobs.put(bytes);
     else w.e.gap = 'unreadable';
   }
 }

@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { TakebackError } from '../errors.js';
@@ -70,9 +70,9 @@ function wholeBlob(path: string, size: number, rawLength: number): boolean {
   if (size === rawLength) return true;
   if (size < HEADER) return false;
   const head = Buffer.alloc(HEADER);
-  const fd = openSync(path, 'r');
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
-    if (readSync(fd, head, 0, HEADER, 0) !== HEADER) return false;
+    if (!fstatSync(fd).isFile() || readSync(fd, head, 0, HEADER, 0) !== HEADER) return false;
   } finally {
     closeSync(fd);
   }
@@ -108,10 +108,10 @@ export class BlobStore {
     return join(this.dir, hash.slice(0, 2), hash.slice(2));
   }
 
+  /** True when blob `hash` is in the store as a regular file (its bytes are verified when read, not here). */
   has(hash: string): boolean {
     try {
-      statSync(this.pathOf(hash));
-      return true;
+      return lstatSync(this.pathOf(hash)).isFile();
     } catch {
       return false;
     }
@@ -122,15 +122,16 @@ export class BlobStore {
     const hash = knownHash ?? sha256(bytes);
     const file = this.pathOf(hash);
     try {
-      const st = statSync(file);
-      if (wholeBlob(file, st.size, bytes.length)) {
+      const st = lstatSync(file);
+      if (st.isFile() && wholeBlob(file, st.size, bytes.length)) {
         // Already there: freshen its mtime, so that a sweep running now leaves it to the row about
         // to refer to it (store/gc.ts). Gone in between (swept): store it again below.
         const now = new Date();
         utimesSync(file, now, now);
         return hash;
       }
-      // A blob of the wrong size (a torn write from before a power loss): replace it.
+      // A blob of the wrong size (a torn write from before a power loss), or something other than
+      // a file in its place (a link, a FIFO): replaced by the rename below.
     } catch {
       // Not there yet.
     }
@@ -158,43 +159,48 @@ export class BlobStore {
   }
 
   /**
-   * The bytes of blob `hash`, verified. Throws `capture-gap` when the blob is missing or its
-   * bytes do not hash to `hash`.
+   * The bytes of blob `hash`, verified. Throws `capture-gap` when the blob is missing, when it is
+   * not a regular file (a link, a FIFO, a device put in its place) or when its bytes do not hash
+   * to `hash`.
    *
-   * Most blobs are small: the first read goes into a shared scratch buffer, and what it gives is
-   * handed out (copied) when it hashes to `hash`, which a read cut short cannot. Otherwise the
-   * blob is read whole and verified again.
+   * The blob is opened with `O_NOFOLLOW|O_NONBLOCK` and measured on the same descriptor: a link
+   * is refused rather than followed (to `/dev/zero` it would read without end), a FIFO is opened
+   * without waiting for a writer and refused, and no more than the file's size at that moment is
+   * read. Most blobs are small: they are read into a shared scratch buffer, and what it holds is
+   * handed out (copied) when it hashes to `hash`; larger ones are read into a buffer of their own.
    */
   get(hash: string): Buffer {
     const missing = () => new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is missing from the journal`, { hash });
-    let path: string;
-    let n: number;
+    const damaged = (why: string) => new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is damaged (${why})`, { hash });
+    let fd: number;
     try {
-      path = this.pathOf(hash);
-      const fd = openSync(path, 'r');
-      try {
-        n = readSync(fd, scratch, 0, scratch.length, 0);
-      } finally {
-        closeSync(fd);
-      }
-    } catch {
+      fd = openSync(this.pathOf(hash), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw damaged('a link in its place');
       throw missing();
-    }
-    if (n < scratch.length) {
-      const read = scratch.subarray(0, n);
-      const bytes = verified(read, hash);
-      // Raw bytes are the scratch buffer's: copied out; inflated ones are new.
-      if (bytes) return bytes === read ? Buffer.from(read) : bytes;
     }
     let file: Buffer;
     try {
-      file = readFileSync(path);
-    } catch {
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw damaged('not a regular file');
+      file = st.size <= scratch.length ? scratch.subarray(0, st.size) : Buffer.allocUnsafe(st.size);
+      let n = 0;
+      while (n < file.length) {
+        const got = readSync(fd, file, n, file.length - n, n);
+        if (got === 0) break;
+        n += got;
+      }
+      file = file.subarray(0, n);
+    } catch (e) {
+      if (e instanceof TakebackError) throw e;
       throw missing();
+    } finally {
+      closeSync(fd);
     }
     const bytes = verified(file, hash);
-    if (!bytes) throw new TakebackError('capture-gap', `the kept copy ${hash.slice(0, 12)}… is damaged (its hash does not match)`, { hash });
-    return bytes;
+    if (!bytes) throw damaged('its hash does not match');
+    // Raw bytes in the scratch buffer are copied out; inflated ones and a buffer of their own are new.
+    return bytes.buffer === scratch.buffer ? Buffer.from(bytes) : bytes;
   }
 
   /** Every blob hash in the store, with the bytes it takes (compressed or not) and its mtime (for the sweep and `doctor`). */

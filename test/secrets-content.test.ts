@@ -141,6 +141,17 @@ describe('a file that holds a secret is a capture gap, its bytes never kept', ()
     });
   }
 
+  it('a file tool that takes the token out of a .env: the change is named secret (its before was), not too large', () => {
+    const sb = sandbox();
+    sb.write('.env', `GITHUB_TOKEN=${GITHUB}\n`);
+    sb.tb(['capture', 'begin', '--id', 'w1', '--tool', 'Write', '.env']);
+    sb.write('.env', 'DEBUG=1\n');
+    sb.tb(['capture', 'end', '--id', 'w1']);
+    const set = sb.json(['list']).sets[0];
+    expect(set.files).toEqual([expect.objectContaining({ path: '.env', status: 'modified', gap: 'secret', undoable: false })]);
+    expect(anyFileContains(sb.home, GITHUB)).toBeNull();
+  });
+
   it('a committed .env that a command changes: the copy git keeps is not copied into the store', () => {
     const sb = sandbox({ git: true });
     sb.write('.env', `GITHUB_TOKEN=${GITHUB}\n`);

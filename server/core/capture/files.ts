@@ -56,7 +56,7 @@ export function beginFiles(
     // A path outside the workspace is hashed (its change is named, as a gap) but never kept.
     const inside = toWorkspacePath(engine.root, abs) !== null;
     const r = readState(abs, { blobs: inside ? journal.blobs : undefined, maxFileBytes: config.maxFileBytes, secret: isSecretPath(abs) });
-    files.push({ path: abs, state: r.state, missingDirs: r.state.exists ? [] : missingDirs(abs) });
+    files.push({ path: abs, state: r.state, missingDirs: r.state.exists ? [] : missingDirs(abs), ...(r.gap ? { gap: r.gap } : {}) });
   }
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const pending: PendingCapture = {
@@ -90,7 +90,7 @@ export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | n
     const secret = isSecretPath(f.path);
     const r = readState(f.path, { blobs: rel === null ? undefined : journal.blobs, maxFileBytes: config.maxFileBytes, secret });
     let gap: GapReason | undefined = r.gap;
-    if (!gap && f.state.exists && f.state.type === 'file' && f.state.sha256 === null) gap = secret ? 'secret' : 'too-large';
+    if (!gap && f.state.exists && f.state.type === 'file' && f.state.sha256 === null) gap = f.gap ?? (secret ? 'secret' : 'too-large');
     if (f.state.exists && f.state.type === 'symlink' && r.state.exists && r.state.type === 'symlink' && f.state.target === r.state.target) {
       gap = 'symlink-target'; // the tool wrote through the link: the target's content is not kept
     }

@@ -1,10 +1,11 @@
 import { checkId } from '../errors.js';
-import type { FileState } from '../types.js';
+import type { FileState, GapReason } from '../types.js';
 import type { Db } from './db.js';
 
 /**
  * A tool call begun and not yet ended. For a file tool, `files` holds each path's state kept at
- * `begin` (absolute path → state, plus the folders that did not exist yet). For a command,
+ * `begin` (absolute path → state, plus the folders that did not exist yet, and why its bytes
+ * were not kept when they were not: `gap`). For a command,
  * `files` is empty: the workspace snapshot is the "before".
  */
 export interface PendingCapture {
@@ -14,7 +15,7 @@ export interface PendingCapture {
   tool: string | null;
   command: string | null;
   start: number;
-  files: { path: string; state: FileState; missingDirs: string[] }[];
+  files: { path: string; state: FileState; missingDirs: string[]; gap?: GapReason }[];
   /** The agent and its session (`null` when not known). */
   agent?: string | null;
   session?: string | null;

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * Limits and retention. Defaults follow Conch's ADR 0030 (5 MB per file; 10,000 files or
@@ -15,6 +15,13 @@ export interface Config {
   maxWorkspaceBytes: number;
   /** Folder names the command scan always skips, besides `.gitignore` rules. */
   excludeNames: string[];
+  /**
+   * Absolute real paths that no scan and no file tool capture ever look at, wherever they are:
+   * the journal's home (`$TAKEBACK_HOME`), so that a home inside a workspace does not record
+   * takeback's own store as the agent's changes, nor an undo delete from it. Set by
+   * {@link loadConfig}, not by the config file.
+   */
+  excludePaths: string[];
   /** Change sets older than this many days expire (`takeback gc`, the sidecar). `TAKEBACK_RETENTION_DAYS`. */
   retentionDays: number;
   /** Past this many bytes of kept copies (all workspaces together) the oldest sets expire first. `TAKEBACK_MAX_JOURNAL_BYTES`. */
@@ -38,6 +45,7 @@ export const DEFAULT_CONFIG: Config = {
   maxWorkspaceFiles: 10_000,
   maxWorkspaceBytes: 200 * 1024 * 1024,
   excludeNames: DEFAULT_EXCLUDES,
+  excludePaths: [],
   retentionDays: 30,
   maxJournalBytes: 1024 * 1024 * 1024,
 };
@@ -51,6 +59,19 @@ function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
+/** The real path of `path`, or of its parent with its name when it does not exist yet (a home not made yet). */
+function realPathOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    try {
+      return join(realpathSync(dirname(resolve(path))), basename(path));
+    } catch {
+      return resolve(path);
+    }
+  }
+}
+
 /** Reads `$TAKEBACK_HOME/config.json` (if any) over the defaults, then the environment over both. */
 export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): Config {
   let file: Partial<Config> = {};
@@ -59,7 +80,7 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
   } catch {
     // No config file, or an unreadable one: the defaults stand.
   }
-  const cfg: Config = { ...DEFAULT_CONFIG, ...file };
+  const cfg: Config = { ...DEFAULT_CONFIG, ...file, excludePaths: [realPathOf(home)] };
   cfg.maxFileBytes = envNumber(env, 'TAKEBACK_MAX_FILE_BYTES') ?? cfg.maxFileBytes;
   cfg.maxWorkspaceFiles = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_FILES') ?? cfg.maxWorkspaceFiles;
   cfg.maxWorkspaceBytes = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_BYTES') ?? cfg.maxWorkspaceBytes;

@@ -1,3 +1,4 @@
+import { excludedIn } from '../core/scan/filter.js';
 import { haveNativeCheck } from '../core/scan/native.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +62,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
     if (!h.alive) problems.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
   }
   problems.push(...hookProblems(claudeCode, engine.root, engine.home));
+  if (excludedIn(engine.root, config.excludePaths).length > 0) problems.push(`TAKEBACK_HOME (${engine.home}) is inside this workspace: every scan and capture leaves it out, but a command here can still delete the history (move it outside)`);
   const dbFile = join(journal.dir, 'journal.db');
   try {
     if ((statSync(dbFile).mode & 0o077) !== 0) problems.push(`${dbFile} is readable by others (expected 0600)`);

@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import type { Engine } from '../engine.js';
 import { checkId } from '../errors.js';
 import { readState } from '../fsstate.js';
@@ -27,8 +27,9 @@ function missingDirs(abs: string): string[] {
 /**
  * A file tool is about to run: keeps the bytes (or the absence, or the link) of each of `paths`
  * (absolute, or relative to `cwd`), inside or outside the workspace. `id` is the tool call's id;
- * ending the capture with the same id records the change set. Secret places and files over the
- * size limit are kept without their bytes and named as gaps.
+ * ending the capture with the same id records the change set. Secrets and files over the size
+ * limit are kept without their bytes and named as gaps; paths under the journal's home
+ * (`config.excludePaths`) are left out.
  */
 export function beginFiles(
   engine: Engine,
@@ -53,6 +54,8 @@ export function beginFiles(
     const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
     if (seen.has(abs)) continue;
     seen.add(abs);
+    // takeback's own store (a journal home inside the workspace) is never captured.
+    if (config.excludePaths.some((x) => abs === x || abs.startsWith(`${x}${sep}`))) continue;
     // A path outside the workspace is hashed (its change is named, as a gap) but never kept.
     const inside = toWorkspacePath(engine.root, abs) !== null;
     const r = readState(abs, { blobs: inside ? journal.blobs : undefined, maxFileBytes: config.maxFileBytes, secret: isSecretPath(abs) });

@@ -17,7 +17,7 @@ export function syncIndex(engine: Engine, changed: { path: string; state: FileSt
   const { journal, root, config } = engine;
   const meta = journal.snapshot.meta();
   if (!meta || meta.status !== 'ok' || changed.length === 0) return;
-  const filter = new ScanFilter(root, config.excludeNames, meta.trackedExcluded ?? []);
+  const filter = new ScanFilter(root, config.excludeNames, meta.trackedExcluded ?? [], config.excludePaths);
   // [mode, size, ino, mtimeMs, ctimeMs]: Node's `*Ms` values, as the packed index keeps them.
   const lstat = mainReader();
   const upserts: [string, PackedEntry][] = [];

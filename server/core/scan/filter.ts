@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readFileSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import type { Config } from '../config.js';
 
 /** A rule file's stat in one string: when it moves, the rules may have. */
 export function ruleStamp(st: Stats): string {
@@ -11,16 +12,34 @@ export function ruleStamp(st: Stats): string {
 export const INFO_EXCLUDE = '.git/info/exclude';
 
 /**
+ * Which of the absolute `paths` (real paths, as {@link Config.excludePaths}) lie inside workspace
+ * `root` (a real path), as workspace-relative paths with `/` separators; the root itself is not
+ * one of them.
+ */
+export function excludedIn(root: string, paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    const r = relative(root, p);
+    if (r === '' || r === '..' || r.startsWith(`..${sep}`) || isAbsolute(r)) continue;
+    out.push(sep === '/' ? r : r.split(sep).join('/'));
+  }
+  return out;
+}
+
+/**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
  * an excluded name (`.git`, `node_modules`, build output: see `config.ts`) — unless git tracks
  * files in that folder (version control folders are skipped always) — or when the
  * `.gitignore` files on its way (and `.git/info/exclude`) ignore it. Rules are read from each
  * folder's `.gitignore` once per filter and matched with the `ignore` package (git's rules);
- * a deeper file's `!negation` can take back a shallower rule, as in git.
+ * a deeper file's `!negation` can take back a shallower rule, as in git. The journal's home, when
+ * it lies inside the workspace, is skipped always, with everything under it (`excludePaths`).
  */
 export class ScanFilter {
   private readonly excluded: Set<string>;
   private readonly tracked: Set<string>;
+  /** Workspace-relative paths skipped always (the journal's home inside the workspace). */
+  readonly excludedPaths: readonly string[];
   private readonly rules = new Map<string, Ignore | null>();
   /** The rule files read so far (workspace-relative) and their {@link ruleStamp}s. */
   readonly sources = new Map<string, string>();
@@ -28,20 +47,26 @@ export class ScanFilter {
   /**
    * `excludeNames`: folder names always skipped; `trackedExcluded`: folders of those names that
    * hold files git tracks (workspace-relative: `dist`, `pkg/build`), which are scanned after all
-   * (see `trackedExcludedDirs` in git-index.ts).
+   * (see `trackedExcludedDirs` in git-index.ts); `excludePaths`: absolute real paths skipped
+   * always ({@link Config.excludePaths}), of which those inside `root` apply.
    */
   constructor(
     private readonly root: string,
     excludeNames: string[],
     trackedExcluded: readonly string[] = [],
+    excludePaths: readonly string[] = [],
   ) {
     this.excluded = new Set(excludeNames);
     this.tracked = new Set(trackedExcluded);
+    this.excludedPaths = excludedIn(root, excludePaths);
   }
 
-  /** True when the entry `name` at workspace-relative `rel` is skipped for its name (and git tracks nothing in it). */
+  /**
+   * True when the entry `name` at workspace-relative `rel` is skipped for its name (and git tracks
+   * nothing in it), or is one of the paths skipped always.
+   */
   isExcluded(name: string, rel: string): boolean {
-    return this.excluded.has(name) && !this.tracked.has(rel);
+    return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel));
   }
 
   /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */

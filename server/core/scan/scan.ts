@@ -186,9 +186,9 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
   const gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
   const indexMoved = forceFull || baseline || gitIndex !== prevMeta?.gitIndex;
   const trackedExcluded = gitIndex === '' ? [] : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
-  // A change of either the names or the folders kept lists every folder again.
-  const excludes = JSON.stringify(config.excludeNames) + (trackedExcluded.length > 0 ? JSON.stringify(trackedExcluded) : '');
-  const filter = new ScanFilter(root, config.excludeNames, trackedExcluded);
+  // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
+  const filter = new ScanFilter(root, config.excludeNames, trackedExcluded, config.excludePaths);
+  const excludes = JSON.stringify(config.excludeNames) + (trackedExcluded.length > 0 ? JSON.stringify(trackedExcluded) : '') + (filter.excludedPaths.length > 0 ? JSON.stringify(filter.excludedPaths) : '');
   const knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
   const full = forceFull || baseline || rows.size === 0 || prevMeta.excludes !== excludes || !knownRules || rulesMoved(root, knownRules);
   // git's index: read up front by a full scan; by a warm one only when it can save reads.

@@ -1,13 +1,61 @@
 import type * as W from '../protocol/src/types.js';
+import type { CommandScan } from './core/capture/command.js';
 import type { ApplyResult } from './core/plan/apply.js';
-import type { Plan } from './core/plan/plan.js';
+import type { Action, Conflict, Plan } from './core/plan/plan.js';
 import type { PreviewFile } from './core/plan/preview.js';
+import type * as D from './core/types.js';
 import type { ChangeSet, FileChange, FileState, Turn } from './core/types.js';
 
 /*
  * The engine's model as the JSON shapes of `protocol/src/types.ts`: the CLI's `--json` output
- * and the sidecar's results are made here, once.
+ * and the sidecar's results are made here, once. The engine (server/core) and the services
+ * (server/service) import nothing of the protocol: they name the wire's shapes through the
+ * re-exports below.
  */
+
+export type {
+  ApplyResult as WireApplyResult,
+  CaptureBeginResult,
+  CaptureEndResult,
+  CaptureStatus,
+  ChangeSetDetail,
+  ChangeSetSummary,
+  ListResult,
+  PreviewResult,
+  TurnBeginResult,
+  TurnEndResult,
+  TurnSummary,
+} from '../protocol/src/types.js';
+
+/** True when A and B are the same type (each assignable to the other, unions compared as wholes). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Compiles only for `true`. */
+type Holds<T extends true> = T;
+
+/**
+ * The vocabulary the engine and the wire both name, held equal by the compiler: a value added to
+ * or dropped from one side and not the other fails `tsc` here, so the wire never carries a word
+ * the engine does not know, nor the reverse.
+ */
+export type VocabularyChecks = [
+  Holds<Same<D.FileType, W.FileType>>,
+  Holds<Same<D.GapReason, W.GapReason>>,
+  Holds<Same<D.CaptureGap, W.CaptureGap>>,
+  Holds<Same<D.ChangeStatus, W.ChangeStatus>>,
+  Holds<Same<D.ChangeSource, W.ChangeSource>>,
+  Holds<Same<D.SourceKind, W.ChangeSource['kind']>>,
+  Holds<Same<D.SetState, W.SetState>>,
+  Holds<Same<D.HistoryEntry, W.HistoryEntry>>,
+  Holds<Same<D.HistoryEntry['action'], W.HistoryEntry['action']>>,
+  Holds<Same<Turn, W.TurnSummary>>,
+  Holds<Same<Action, W.Action>>,
+  Holds<Same<Conflict, W.Conflict>>,
+  Holds<Same<Conflict['reason'], W.Conflict['reason']>>,
+  Holds<Same<CommandScan, W.CaptureScan>>,
+  Holds<Same<CommandScan['status'], W.CaptureScan['status']>>,
+  Holds<Same<Plan['direction'], W.PreviewResult['direction']>>,
+  Holds<Same<ApplyResult['direction'], W.ApplyResult['direction']>>,
+];
 
 /** A one-line label for a change set: `Edit src/a.ts`, `Bash: sed -i …`, `changed during this turn`. */
 export function setLabel(s: ChangeSet): string {
@@ -29,6 +77,7 @@ function fileSummary(f: FileChange): W.FileSummary {
   return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), type };
 }
 
+/** A change set as `changes/list` and `takeback list --json` give it: its files summed up, with a label. */
 export function toSetSummary(s: ChangeSet): W.ChangeSetSummary {
   let added = 0;
   let removed = 0;
@@ -36,13 +85,26 @@ export function toSetSummary(s: ChangeSet): W.ChangeSetSummary {
     added += f.added;
     removed += f.removed;
   }
-  return { id: s.id, turn: s.turn, agent: s.agent, session: s.session, source: s.source, label: setLabel(s), state: s.state, time: s.time, added, removed, files: s.files.map(fileSummary) };
+  return {
+    id: s.id,
+    turn: s.turn,
+    agent: s.agent,
+    session: s.session,
+    source: s.source,
+    label: setLabel(s),
+    state: s.state,
+    time: s.time,
+    added,
+    removed,
+    files: s.files.map(fileSummary),
+  };
 }
 
 function wireState(s: FileState): W.FileState {
   return { ...s };
 }
 
+/** A change set in full (`changes/show`, `takeback show --json`): each file's states before and after, and the history. */
 export function toSetDetail(s: ChangeSet): W.ChangeSetDetail {
   const sum = toSetSummary(s);
   return {
@@ -52,10 +114,12 @@ export function toSetDetail(s: ChangeSet): W.ChangeSetDetail {
   };
 }
 
+/** A turn as the wire gives it. */
 export function toTurnSummary(t: Turn): W.TurnSummary {
   return { id: t.id, seq: t.seq, agent: t.agent, session: t.session, agentTurn: t.agentTurn, label: t.label, start: t.start, end: t.end };
 }
 
+/** A preview (`undo/preview`, `takeback preview --json`): the plan's direction and sets, each file's diff, the conflicts and gaps counted. */
 export function toPreviewResult(plan: Plan, files: PreviewFile[]): W.PreviewResult {
   return {
     direction: plan.direction,
@@ -67,16 +131,27 @@ export function toPreviewResult(plan: Plan, files: PreviewFile[]): W.PreviewResu
   };
 }
 
-export function toApplyResult(r: ApplyResult, via: (path: string) => 'disk' | 'editor' = () => 'disk'): W.ApplyResult {
+/** The outcome of an undo or redo written by takeback itself (every path `via: 'disk'`). */
+export function toApplyResult(r: ApplyResult): W.ApplyResult {
   return {
     direction: r.direction,
     sets: r.sets,
-    applied: r.applied.map((f) => ({ path: f.path, action: f.action, via: via(f.path) })),
-    conflicts: r.conflicts.map((f) => ({ path: f.path, reason: f.conflict!.reason, detail: f.conflict!.detail })),
+    applied: r.applied.map((f) => toAppliedFile(f, 'disk')),
+    conflicts: r.conflicts.map(toConflictFile),
     gaps: r.gaps,
     skipped: r.skipped,
     written: r.written,
     forced: r.forced,
     notes: r.notes,
   };
+}
+
+/** A path an undo or redo wrote (or found in place), and where it landed. */
+export function toAppliedFile(f: { path: string; action: Action }, via: 'disk' | 'editor'): W.AppliedFile {
+  return { path: f.path, action: f.action, via };
+}
+
+/** A path that conflicts, as the wire gives it. Its `conflict` is set (the planner's conflicts all are). */
+export function toConflictFile(f: { path: string; conflict: Conflict | null }): W.ConflictFile {
+  return { path: f.path, reason: f.conflict!.reason, detail: f.conflict!.detail };
 }

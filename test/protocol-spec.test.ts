@@ -84,6 +84,12 @@ describe('protocol/README.md', () => {
     }
   });
 
+  it('gives every method the schema its params are checked with', () => {
+    for (const [name, m] of Object.entries(Methods)) {
+      expect((m as { params?: { kind?: string } }).params?.kind, `${name} has no params schema`).toBe('schema');
+    }
+  });
+
   it('documents only methods that exist', () => {
     const documented = [...README.matchAll(/\*\*Method:\*\* `([^`]+)`/g)].map((m) => m[1]!);
     for (const m of documented) expect(Object.keys(Methods), `documented method ${m} is not in protocol/src`).toContain(m);

@@ -1,4 +1,4 @@
-import type { Selector } from './types.js';
+import type { Selector } from './selector.js';
 
 /*
  * Commands for `workspace/executeCommand`, the UI for clients with no plugin: code lenses and

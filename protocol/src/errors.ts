@@ -31,6 +31,14 @@ export const ErrorCodes = {
   Busy: 3007,
   /** Malformed params (JSON-RPC's own code). `data: { field? }`. */
   InvalidParams: -32602,
+  /**
+   * Not a request JSON-RPC allows (JSON-RPC's own code), answered with `id: null`: an id that is
+   * an object, an array or a boolean, a message that is not one JSON object. Also a second
+   * `initialize` on one connection (answered with its id).
+   */
+  InvalidRequest: -32600,
+  /** A message body that is not JSON (JSON-RPC's own code), answered with `id: null`. */
+  ParseError: -32700,
   /** A request before `initialize` (LSP's code). */
   ServerNotInitialized: -32002,
   /** A bug in the sidecar; the request failed, the server goes on (JSON-RPC's own code). */
@@ -49,6 +57,8 @@ export interface ErrorData {
   [ErrorCodes.CaptureGap]: { hash?: string; path?: string };
   [ErrorCodes.Busy]: { failures?: string[] };
   [ErrorCodes.InvalidParams]: { field?: string };
+  [ErrorCodes.InvalidRequest]: null;
+  [ErrorCodes.ParseError]: null;
   [ErrorCodes.ServerNotInitialized]: null;
   [ErrorCodes.InternalError]: null;
 }

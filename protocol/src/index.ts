@@ -1,5 +1,6 @@
 /** The takeback sidecar protocol: wire shapes, methods, commands and error codes. */
 export * from './types.js';
+export * from './selector.js';
 export * from './methods.js';
 export * from './commands.js';
 export * from './errors.js';

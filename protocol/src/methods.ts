@@ -1,21 +1,15 @@
+import * as v from 'valibot';
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
-import type {
-  ApplyResult,
-  CaptureBeginResult,
-  CaptureEndResult,
-  ChangeSetDetail,
-  ListResult,
-  PreviewResult,
-  Selector,
-  TurnBeginResult,
-  TurnEndResult,
-} from './types.js';
+import { maybe, Selector, StepDirection, StringList } from './selector.js';
+import type { ApplyResult, CaptureBeginResult, CaptureEndResult, ChangeSetDetail, ListResult, PreviewResult, TurnBeginResult, TurnEndResult } from './types.js';
 
 /*
  * The sidecar's methods: one namespace a method, each with its literal `method` name, its typed
- * `type` (vscode-jsonrpc), its `direction`, and its params. Results are the shapes of
- * `types.ts`. Transport: LSP's base protocol over stdio (`takeback serve`), after LSP's
- * `initialize`. Errors are listed per method; their codes are in `errors.ts`.
+ * `type` (vscode-jsonrpc), its `direction`, and the schema of its params (`params`, valibot),
+ * from which the params' type is inferred: the sidecar checks what arrives with that schema and
+ * answers `InvalidParams` naming the field. Results are the shapes of `types.ts`. Transport:
+ * LSP's base protocol over stdio (`takeback serve`), after LSP's `initialize`. Errors are listed
+ * per method; their codes are in `errors.ts`.
  */
 
 /** Who sends a message. */
@@ -25,14 +19,15 @@ export type Direction = 'clientToServer' | 'serverToClient';
 // Changes
 
 /** Params of `changes/list`. */
-export interface ChangesListParams {
+export const ChangesListParams = v.object({
   /** Only this turn (id `t3` or number `3`). */
-  turn?: string;
+  turn: maybe(v.string()),
   /** Every turn (not only the newest 20) and expired tombstones too. */
-  all?: boolean;
+  all: maybe(v.boolean()),
   /** Only this agent's turns and sets (`claude-code`, `codex`, `gemini`, `cli`). */
-  agent?: string;
-}
+  agent: maybe(v.string()),
+});
+export type ChangesListParams = v.InferInput<typeof ChangesListParams>;
 
 /**
  * `changes/list`: the change sets of the workspace, newest first, with their turns.
@@ -41,14 +36,17 @@ export interface ChangesListParams {
 export namespace ChangesListRequest {
   export const method = 'changes/list' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema (absent or null params are `{}`). */
+  export const params = v.optional(v.nullable(ChangesListParams, {}), {});
   export const type = new RequestType<ChangesListParams, ListResult, void>(method);
 }
 
 /** Params of `changes/show`. */
-export interface ChangesShowParams {
+export const ChangesShowParams = v.object({
   /** The change set id (a decimal string). */
-  id: string;
-}
+  id: v.string(),
+});
+export type ChangesShowParams = v.InferInput<typeof ChangesShowParams>;
 
 /**
  * `changes/show`: one change set in full, with each file's states before and after and the set's
@@ -57,21 +55,25 @@ export interface ChangesShowParams {
 export namespace ChangesShowRequest {
   export const method = 'changes/show' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema. */
+  export const params = ChangesShowParams;
   export const type = new RequestType<ChangesShowParams, ChangeSetDetail, void>(method);
 }
 
 /** Why the journal changed. */
-export type ChangeReason = 'recorded' | 'undone' | 'redone' | 'external';
+export const ChangeReason = v.picklist(['recorded', 'undone', 'redone', 'external']);
+export type ChangeReason = v.InferOutput<typeof ChangeReason>;
 
 /** Params of `changes/didChange`. */
-export interface ChangesDidChangeParams {
+export const ChangesDidChangeParams = v.object({
   /**
    * `recorded`: a capture or turn through this server recorded something; `undone`/`redone`: a
    * step through this server was recorded; `external`: another process (an agent's hook, the
    * command line) changed the journal.
    */
-  reason: ChangeReason;
-}
+  reason: ChangeReason,
+});
+export type ChangesDidChangeParams = v.InferInput<typeof ChangesDidChangeParams>;
 
 /**
  * `changes/didChange` (server → client): the journal changed, whichever process changed it.
@@ -81,6 +83,8 @@ export interface ChangesDidChangeParams {
 export namespace ChangesDidChangeNotification {
   export const method = 'changes/didChange' as const;
   export const direction: Direction = 'serverToClient';
+  /** The params' schema. */
+  export const params = ChangesDidChangeParams;
   export const type = new NotificationType<ChangesDidChangeParams>(method);
 }
 
@@ -88,11 +92,12 @@ export namespace ChangesDidChangeNotification {
 // Undo and redo
 
 /** Params of `undo/preview`. */
-export interface UndoPreviewParams {
-  selector: Selector;
+export const UndoPreviewParams = v.object({
+  selector: Selector,
   /** Default `undo`. */
-  direction?: 'undo' | 'redo';
-}
+  direction: maybe(StepDirection),
+});
+export type UndoPreviewParams = v.InferInput<typeof UndoPreviewParams>;
 
 /**
  * `undo/preview`: what an undo (or redo) would do, from what is there now, writing nothing. What
@@ -104,17 +109,20 @@ export interface UndoPreviewParams {
 export namespace UndoPreviewRequest {
   export const method = 'undo/preview' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema. */
+  export const params = UndoPreviewParams;
   export const type = new RequestType<UndoPreviewParams, PreviewResult, void>(method);
 }
 
 /** Params of `undo/apply`. */
-export interface UndoApplyParams {
-  selector: Selector;
+export const UndoApplyParams = v.object({
+  selector: Selector,
   /** Default `undo`. */
-  direction?: 'undo' | 'redo';
+  direction: maybe(StepDirection),
   /** Replace later changes (on disk or unsaved in the editor) to the same files. */
-  force?: boolean;
-}
+  force: maybe(v.boolean()),
+});
+export type UndoApplyParams = v.InferInput<typeof UndoApplyParams>;
 
 /**
  * `undo/apply`: undo (or redo) the selected sets as one step. Conflicts without `force` are not
@@ -127,6 +135,8 @@ export interface UndoApplyParams {
 export namespace UndoApplyRequest {
   export const method = 'undo/apply' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema. */
+  export const params = UndoApplyParams;
   export const type = new RequestType<UndoApplyParams, ApplyResult, void>(method);
 }
 
@@ -134,24 +144,25 @@ export namespace UndoApplyRequest {
 // Capture (agents and scripts)
 
 /** Params of `capture/begin`. */
-export interface CaptureBeginParams {
+export const CaptureBeginParams = v.object({
   /** The tool call's id, `^[A-Za-z0-9_-]{1,64}$`; `capture/end` takes the same. */
-  id: string;
+  id: v.string(),
   /** A file tool: the paths it will change (absolute, or relative to `cwd`). Absent or empty: a command. */
-  paths?: string[];
+  paths: maybe(StringList),
   /** The folder relative paths are resolved against (default: the workspace root). */
-  cwd?: string;
+  cwd: maybe(v.string()),
   /** The turn (default: the session's open turn, else the newest open turn, else none). */
-  turn?: string;
+  turn: maybe(v.string()),
   /** The tool's name (`Write`, `Bash`). */
-  tool?: string;
+  tool: maybe(v.string()),
   /** The command line (for a command). */
-  command?: string;
+  command: maybe(v.string()),
   /** The agent's session id. */
-  session?: string;
+  session: maybe(v.string()),
   /** The agent (`claude-code`, `codex`, `gemini`); default: the turn's. */
-  agent?: string;
-}
+  agent: maybe(v.string()),
+});
+export type CaptureBeginParams = v.InferInput<typeof CaptureBeginParams>;
 
 /**
  * `capture/begin`: a tool call is about to run. With `paths`, their current states are kept;
@@ -161,14 +172,17 @@ export interface CaptureBeginParams {
 export namespace CaptureBeginRequest {
   export const method = 'capture/begin' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema. */
+  export const params = CaptureBeginParams;
   export const type = new RequestType<CaptureBeginParams, CaptureBeginResult, void>(method);
 }
 
 /** Params of `capture/end`. */
-export interface CaptureEndParams {
+export const CaptureEndParams = v.object({
   /** The id given to `capture/begin`. */
-  id: string;
-}
+  id: v.string(),
+});
+export type CaptureEndParams = v.InferInput<typeof CaptureEndParams>;
 
 /**
  * `capture/end`: the tool call is over: compare and record its change set (then
@@ -177,39 +191,45 @@ export interface CaptureEndParams {
 export namespace CaptureEndRequest {
   export const method = 'capture/end' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema. */
+  export const params = CaptureEndParams;
   export const type = new RequestType<CaptureEndParams, CaptureEndResult, void>(method);
 }
 
 /** Params of `turn/begin`. */
-export interface TurnBeginParams {
+export const TurnBeginParams = v.object({
   /** The turn id (default `t<number>`). */
-  id?: string;
+  id: maybe(v.string()),
   /** A label: the first line of the prompt. */
-  label?: string;
+  label: maybe(v.string()),
   /** The agent (`claude-code`). */
-  agent?: string;
+  agent: maybe(v.string()),
   /** The agent's session id; the session's previous turn, if still open, is ended first. */
-  session?: string;
+  session: maybe(v.string()),
   /** The agent's own id for the turn (Codex's `turn_id`); `turn/end` can name the turn by it. */
-  agentTurn?: string;
-}
+  agentTurn: maybe(v.string()),
+});
+export type TurnBeginParams = v.InferInput<typeof TurnBeginParams>;
 
 /** `turn/begin`: a prompt was submitted. Errors: `InvalidId`, `InvalidParams`. */
 export namespace TurnBeginRequest {
   export const method = 'turn/begin' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema (absent or null params are `{}`). */
+  export const params = v.optional(v.nullable(TurnBeginParams, {}), {});
   export const type = new RequestType<TurnBeginParams, TurnBeginResult, void>(method);
 }
 
 /** Params of `turn/end`. */
-export interface TurnEndParams {
+export const TurnEndParams = v.object({
   /** The turn (default: the session's open turn, else the newest open turn). */
-  id?: string;
+  id: maybe(v.string()),
   /** The agent's session id. */
-  session?: string;
+  session: maybe(v.string()),
   /** The agent's own id for the turn, as given to `turn/begin` (Codex's `turn_id`). */
-  agentTurn?: string;
-}
+  agentTurn: maybe(v.string()),
+});
+export type TurnEndParams = v.InferInput<typeof TurnEndParams>;
 
 /**
  * `turn/end`: the agent stopped. What changed during the turn that no tool call claimed is
@@ -218,6 +238,8 @@ export interface TurnEndParams {
 export namespace TurnEndRequest {
   export const method = 'turn/end' as const;
   export const direction: Direction = 'clientToServer';
+  /** The params' schema (absent or null params are `{}`). */
+  export const params = v.optional(v.nullable(TurnEndParams, {}), {});
   export const type = new RequestType<TurnEndParams, TurnEndResult, void>(method);
 }
 

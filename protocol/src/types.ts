@@ -35,14 +35,7 @@ export interface FileState {
  * `outside-workspace` (never written), `workspace-too-large` (commands not captured),
  * `unreadable`.
  */
-export type GapReason =
-  | 'too-large'
-  | 'secret'
-  | 'symlink-target'
-  | 'excluded'
-  | 'outside-workspace'
-  | 'workspace-too-large'
-  | 'unreadable';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable';
 
 /** A capture gap: a path, the reason, and a sentence for people. */
 export interface CaptureGap {
@@ -274,27 +267,6 @@ export interface ApplyResult {
    * editor's documents (the editor's own undo takes them back).
    */
   failed?: FailedFile[];
-}
-
-/**
- * Which change sets an undo, redo or preview is about. Exactly one of `ids`, `turn`, `last`,
- * `afterTurn`; `paths` narrows any of them to those files.
- */
-export interface Selector {
-  /** One or more change set ids (decimal strings). */
-  ids?: string[];
-  /** Every set of a turn: its id (`t3`) or its number (`3`). */
-  turn?: string;
-  /**
-   * Undo: the newest set still applied. Redo: what the most recent undo step took back (every set
-   * of it still undone, e.g. a whole turn), oldest first, as one step. With `paths`: the newest
-   * such set, or step, touching them (of a step, its sets that touch them).
-   */
-  last?: boolean;
-  /** Everything after a turn (rewind to that boundary). */
-  afterTurn?: string;
-  /** Workspace-relative paths (`/` separators): only these files of the selected sets. */
-  paths?: string[];
 }
 
 /**

@@ -1,6 +1,7 @@
 import type * as W from '../../protocol/src/types.js';
 import type { GcReport } from '../core/store/gc.js';
 import type { DoctorReport } from '../service/doctor.js';
+import { plural } from '../service/text.js';
 import { painter, type Style } from './style.js';
 
 /*
@@ -22,10 +23,6 @@ function counts(p: Paint, added: number, removed: number): string {
  */
 function shownPath(path: string): string {
   return /[\u0000-\u001f\u007f]/.test(path) ? JSON.stringify(path) : path;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 function time(ms: number): string {

@@ -2,18 +2,89 @@
  * The domain model of takeback: what the journal records and what the planner works on.
  *
  * This module (and everything under `server/core/`) is free of JSON-RPC and of the command
- * line; the protocol package (`protocol/`) and the CLI translate these shapes for the wire.
+ * line, and imports nothing of the protocol package (`protocol/`): `server/wire.ts` translates
+ * these shapes to the wire's, and checks at compile time that the vocabularies both share (gap
+ * reasons, statuses, sources, set states, actions, conflict reasons) stay equal.
  */
 
-/*
- * The vocabulary shared with the wire (gap reasons, change statuses, sources, set states,
- * history entries) is defined once, in the protocol package, with its documentation; the
- * engine's own shapes (states, changes, sets) are stricter and live here. Type-only imports:
- * nothing of the protocol package runs in the engine.
- */
-import type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState, TurnSummary } from '../../protocol/src/types.js';
+/** What a path is: a regular file, a symbolic link, or a folder. */
+export type FileType = 'file' | 'symlink' | 'dir';
 
-export type { CaptureGap, ChangeSource, ChangeStatus, FileType, GapReason, HistoryEntry, SetState };
+/**
+ * Why a path's bytes were not kept, or why it cannot be written back:
+ * - `too-large`: over the size limit (`maxFileBytes`, 5 MB by default);
+ * - `secret`: a secret place or a file that holds a secret (keys, `.ssh`, credential stores);
+ * - `symlink-target`: the content behind a link (links are kept as links, never followed);
+ * - `excluded`: not scanned (ignored);
+ * - `outside-workspace`: recorded, never written;
+ * - `workspace-too-large`: over the scan limits, so commands are not captured;
+ * - `unreadable`: the file could not be read.
+ */
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable';
+
+/** A capture gap: the path, why, and a sentence for people. */
+export interface CaptureGap {
+  path: string;
+  reason: GapReason;
+  detail: string;
+}
+
+/** How `before` became `after`: `created`, `modified`, `deleted`, `mode` (permission bits only) or `type` (a link became a file, …). */
+export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
+
+/**
+ * What produced a change set:
+ * - `tool`: a file tool call (`Write`, `Edit`) with the agent's tool call id;
+ * - `command`: a command (`Bash`, `takeback run`), maybe run by a tool call;
+ * - `turn`: the turn itself, what changed during it that no tool call claimed;
+ * - `replaced`: what a forced undo or redo (`sets`, the sets it moved) wrote over, kept as a set
+ *   of its own that is already taken back, so that redoing the step and then this set gives the
+ *   replaced changes back.
+ *
+ * `pairedBy: 'order'`: the agent gave no tool call id (Gemini CLI) and the call's end was paired
+ * with its beginning by order within the session.
+ */
+export type ChangeSource =
+  | { kind: 'tool'; tool: string; toolCallId: string; pairedBy?: 'order' }
+  | { kind: 'command'; command: string; tool?: string; toolCallId?: string; pairedBy?: 'order' }
+  | { kind: 'turn' }
+  | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] };
+
+/** The kinds of {@link ChangeSource}. */
+export type SourceKind = ChangeSource['kind'];
+
+/**
+ * A change set's state: `applied` (in place), `undone` (taken back; can be redone), `partial`
+ * (some of its files undone on their own), `expired` (a tombstone: its copies are gone).
+ */
+export type SetState = 'applied' | 'undone' | 'partial' | 'expired';
+
+/** One entry of a set's history: what happened to it, when (ms since the epoch). */
+export interface HistoryEntry {
+  action: 'applied' | 'undone' | 'redone';
+  time: number;
+  /** True when later changes were replaced. */
+  forced?: boolean;
+  /** The paths concerned, when not the whole set. */
+  paths?: string[];
+}
+
+/**
+ * Which change sets an undo, redo or preview is about: exactly one of `ids`, `turn`, `last`,
+ * `afterTurn`; `paths` (workspace-relative) narrows any of them to those files.
+ */
+export interface Selector {
+  /** Change set ids (decimal strings). */
+  ids?: string[];
+  /** Every set of a turn: its id (`t3`) or its number (`3`). */
+  turn?: string;
+  /** Undo: the newest set still applied. Redo: what the most recent undo step took back. */
+  last?: boolean;
+  /** Everything after a turn. */
+  afterTurn?: string;
+  /** Only these files of the selected sets. */
+  paths?: string[];
+}
 
 /**
  * The state of one path at one moment.
@@ -70,10 +141,26 @@ export interface ChangeSet {
   history: HistoryEntry[];
 }
 
-/** A turn: one prompt of an agent and everything it did until it stopped (the wire's `TurnSummary`). */
-export type Turn = TurnSummary;
+/** A turn: one prompt of an agent and everything it did until it stopped. Times in ms since the epoch. */
+export interface Turn {
+  /** `t<seq>` unless the caller named it. */
+  id: string;
+  /** 1, 2, 3… in the order turns began in this workspace. */
+  seq: number;
+  /** The agent (`claude-code`, `codex`, `gemini`, `cli`, or a script's name), or null when unknown. */
+  agent: string | null;
+  /** The agent's session id, or null. */
+  session: string | null;
+  /** The agent's own id for the turn (Codex's `turn_id`, Claude Code's `prompt_id`), or null. */
+  agentTurn: string | null;
+  /** The first line of the prompt, shortened. */
+  label: string | null;
+  start: number;
+  /** Null while the turn is open. */
+  end: number | null;
+}
 
-/** Ids checked before anything touches the disk (Conch ADR 0030). */
+/** Ids checked before anything touches the disk: letters, digits, `_` and `-`, 1 to 64 of them. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** True when the state's bytes (or its absence, link, folder) are kept and can be written back. */

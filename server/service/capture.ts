@@ -1,4 +1,3 @@
-import type * as W from '../../protocol/src/types.js';
 import { beginCommand, endCommand, type CommandScan } from '../core/capture/command.js';
 import { beginFiles, endFiles } from '../core/capture/files.js';
 import { scanAndCommit } from '../core/capture/scan-commit.js';
@@ -7,7 +6,7 @@ import type { Engine } from '../core/engine.js';
 import { TakebackError, checkId } from '../core/errors.js';
 import type { PendingCapture } from '../core/journal/captures.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
-import { toSetSummary, toTurnSummary } from '../wire.js';
+import { type CaptureBeginResult, type CaptureEndResult, toSetSummary, toTurnSummary, type ChangeSetSummary, type TurnSummary } from '../wire.js';
 
 /**
  * Resolves the turn a capture belongs to: the named one; else the session's open turn, else an
@@ -16,15 +15,6 @@ import { toSetSummary, toTurnSummary } from '../wire.js';
 function resolveTurn(engine: Engine, turn: string | undefined, session?: string | null): string | null {
   if (turn !== undefined) return engine.journal.turns.get(turn).id;
   return engine.journal.turns.forSession(session)?.id ?? null;
-}
-
-/** The result of `capture/begin`. */
-export interface CaptureBeginResult {
-  id: string;
-  kind: 'files' | 'command';
-  turn: string | null;
-  /** For a command: how the scan went (`too-large`: commands are not captured here). */
-  scan?: CommandScan;
 }
 
 /**
@@ -59,13 +49,6 @@ export function captureBegin(
     const scan = beginCommand(engine, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress });
     return { id: opts.id, kind: 'command', turn, scan };
   });
-}
-
-/** The result of `capture/end`: the set recorded (null when nothing changed). */
-export interface CaptureEndResult {
-  id: string;
-  set: W.ChangeSetSummary | null;
-  scan?: CommandScan;
 }
 
 function finish(engine: Engine, pending: PendingCapture): CaptureEndResult {
@@ -104,7 +87,7 @@ export function captureEndByOrder(engine: Engine, opts: { agent: string; session
 export function turnBegin(
   engine: Engine,
   opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
-): { turn: W.TurnSummary; closed: W.ChangeSetSummary | null } {
+): { turn: TurnSummary; closed: ChangeSetSummary | null } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
     // A label is one line (a prompt's first line, shortened), whoever gives it.
@@ -121,7 +104,7 @@ export function turnBegin(
 export function turnEnd(
   engine: Engine,
   opts: { id?: string; session?: string | null; agentTurn?: string | null },
-): { turn: string; set: W.ChangeSetSummary | null } {
+): { turn: string; set: ChangeSetSummary | null } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
     const { turns } = engine.journal;

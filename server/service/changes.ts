@@ -1,12 +1,11 @@
-import type * as W from '../../protocol/src/types.js';
 import type { Engine } from '../core/engine.js';
-import { toSetDetail, toSetSummary, toTurnSummary } from '../wire.js';
+import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
 /** How many turns `list` shows without `all`. */
 export const DEFAULT_LIST_TURNS = 20;
 
 /** Whether commands are captured here (from the last scan). */
-export function captureStatus(engine: Engine): W.CaptureStatus {
+export function captureStatus(engine: Engine): CaptureStatus {
   const meta = engine.journal.snapshot.meta();
   if (meta && meta.status === 'too-large') {
     return { commands: false, reason: `the workspace is ${meta.reason ?? 'over the scan limits'}: file tools only` };
@@ -20,7 +19,7 @@ export function captureStatus(engine: Engine): W.CaptureStatus {
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
  * `codex`, `gemini`, `cli`). Throws `not-found`/`invalid-id` for a bad turn.
  */
-export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean; agent?: string } = {}): W.ListResult {
+export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
   const { journal } = engine;
   let turns;
   let omittedTurns = 0;
@@ -55,6 +54,6 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
 }
 
 /** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */
-export function showChange(engine: Engine, id: string): W.ChangeSetDetail {
+export function showChange(engine: Engine, id: string): ChangeSetDetail {
   return toSetDetail(engine.journal.sets.get(id));
 }

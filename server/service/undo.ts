@@ -1,11 +1,10 @@
-import type * as W from '../../protocol/src/types.js';
 import type { Engine } from '../core/engine.js';
 import { prepareStep, runStep, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
 import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
 import { selectSets, type Selector } from '../core/plan/select.js';
 import type { FileState } from '../core/types.js';
-import { toApplyResult, toPreviewResult } from '../wire.js';
+import { toApplyResult, toPreviewResult, type WireApplyResult, type PreviewResult } from '../wire.js';
 
 /** Reads that see an editor: the current state and bytes of a path, and whether it holds unsaved text. */
 export interface EditorReaders {
@@ -28,7 +27,7 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void
 }
 
 /** Previews an undo (or redo) of the selected sets: actions, diffs, conflicts and gaps. Writes nothing. */
-export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): W.PreviewResult {
+export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(engine) : null;
   const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths);
@@ -53,7 +52,7 @@ export function applyStep(
   sel: Selector,
   direction: 'undo' | 'redo',
   opts: { force?: boolean; read?: CurrentReader; unsaved?: EditorReaders['unsaved'] } = {},
-): W.ApplyResult {
+): WireApplyResult {
   // Resolve the selector once outside the lock so that bad ids fail before anything else.
   selectSets(engine.journal, sel, direction);
   const { unsaved, ...rest } = opts;

@@ -1,22 +1,21 @@
-import type { CodeAction, CodeActionParams, Command } from 'vscode-languageserver/node';
+import type * as v from 'valibot';
+import type { CodeAction, Command } from 'vscode-languageserver/node';
 import { Commands } from '../../protocol/src/commands.js';
+import { plural } from '../service/text.js';
 import { planStep } from '../service/undo.js';
 import { fileChanges } from './file-changes.js';
+import type { CodeActionParams } from './lsp-params.js';
 import type { Session } from './session.js';
 
 /** The kind of takeback's code actions (clients that ask for `source` actions get them too). */
 export const ACTION_KIND = 'source.takeback';
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
 
 /**
  * Code actions on a file the agent changed: "Undo the agent's change to this file", "Undo all N
  * changes from this turn", "Undo, replacing later changes" (when later changes stand in the way:
  * Helix asks no questions, so forcing is an action of its own), "Redo". Each runs a command.
  */
-export function codeActions(s: Session, params: CodeActionParams, literals: boolean): (CodeAction | Command)[] {
+export function codeActions(s: Session, params: v.InferOutput<typeof CodeActionParams>, literals: boolean): (CodeAction | Command)[] {
   const only = params.context.only;
   if (only && only.length > 0 && !only.some((k) => ACTION_KIND === k || ACTION_KIND.startsWith(`${k}.`))) return [];
   const path = s.docs.pathOf(params.textDocument.uri);

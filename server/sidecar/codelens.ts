@@ -1,6 +1,8 @@
-import type { CodeLens, CodeLensParams } from 'vscode-languageserver/node';
+import type * as v from 'valibot';
+import type { CodeLens } from 'vscode-languageserver/node';
 import { Commands } from '../../protocol/src/commands.js';
 import { fileChanges } from './file-changes.js';
+import type { CodeLensParams } from './lsp-params.js';
 import type { Session } from './session.js';
 
 const TOP = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
@@ -10,7 +12,7 @@ const TOP = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }
  * the diff), "Undo", "Diff"; on a file whose change is undone: "Agent's change undone", "Redo".
  * One lens per action, so every client can run each.
  */
-export function codeLenses(s: Session, params: CodeLensParams): CodeLens[] {
+export function codeLenses(s: Session, params: v.InferOutput<typeof CodeLensParams>): CodeLens[] {
   const path = s.docs.pathOf(params.textDocument.uri);
   if (path === null) return [];
   const fc = fileChanges(s, path);

@@ -1,11 +1,15 @@
-import { ResponseError, type ExecuteCommandParams } from 'vscode-languageserver/node';
+import * as v from 'valibot';
+import { ResponseError } from 'vscode-languageserver/node';
 import { Commands } from '../../protocol/src/commands.js';
 import { ErrorCodes } from '../../protocol/src/errors.js';
+import { Selector } from '../../protocol/src/selector.js';
 import type * as W from '../../protocol/src/types.js';
 import { describeSelector } from '../core/plan/select.js';
+import { plural } from '../service/text.js';
 import { previewStep } from '../service/undo.js';
 import { invalidParams } from './errors.js';
-import { selector } from './params.js';
+import type { ExecuteCommandParams } from './lsp-params.js';
+import { parseParams, workspaceSelector } from './params.js';
 import type { Session } from './session.js';
 import { runStep } from './undo-through-editor.js';
 
@@ -17,16 +21,17 @@ import { runStep } from './undo-through-editor.js';
 /** Every command, for `executeCommandProvider.commands`. */
 export const COMMAND_NAMES: string[] = Object.values(Commands);
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
+/** A command's arguments: one selector. */
+const OneSelector = v.object({ arguments: v.tuple([Selector]) });
 
 /** Up to this many lines of diff go into a preview message. */
 const PREVIEW_LINES = 60;
 
 function previewMessage(r: W.PreviewResult, what: string): string {
   if (r.sets.length === 0) return `takeback: nothing to ${r.direction} for ${what}${r.skipped.length ? ` (${r.skipped.map((x) => `#${x.id} ${x.reason}`).join(', ')})` : ''}`;
-  const lines = [`takeback: ${r.direction} ${what} (${r.sets.map((x) => `#${x}`).join(' ')}) would change ${plural(r.files.length, 'file')}${r.conflicts ? `; ${plural(r.conflicts, 'conflict')}` : ''}`];
+  const lines = [
+    `takeback: ${r.direction} ${what} (${r.sets.map((x) => `#${x}`).join(' ')}) would change ${plural(r.files.length, 'file')}${r.conflicts ? `; ${plural(r.conflicts, 'conflict')}` : ''}`,
+  ];
   for (const f of r.files) {
     lines.push(`${f.path}: ${f.action}${f.conflict ? ` — CONFLICT: ${f.conflict.detail}` : ''}${f.gap ? ` — ${f.gap.detail}` : ''}${f.note ? ` (${f.note})` : ''}`);
     if (f.diff) lines.push(...f.diff.trimEnd().split('\n'));
@@ -58,14 +63,14 @@ function applyMessage(r: W.ApplyResult, what: string): { type: 'info' | 'warning
 }
 
 /** Runs one command. Throws ResponseError for a bad command or arguments, and `Conflicts` when later changes stop an undo. */
-export async function executeCommand(s: Session, params: ExecuteCommandParams): Promise<W.ApplyResult | W.PreviewResult> {
+export async function executeCommand(s: Session, params: v.InferOutput<typeof ExecuteCommandParams>): Promise<W.ApplyResult | W.PreviewResult> {
   const m = 'workspace/executeCommand';
   if (!COMMAND_NAMES.includes(params.command)) {
     throw new ResponseError(ErrorCodes.InvalidParams, `${m}: unknown command ${JSON.stringify(params.command)} (known: ${COMMAND_NAMES.join(', ')})`, { field: 'command' });
   }
   const args = params.arguments ?? [];
   if (args.length !== 1) throw invalidParams(m, `${params.command} takes one argument, a selector`, 'arguments');
-  const sel = selector(m, s.engine, args[0], 'arguments[0]');
+  const sel = workspaceSelector(m, s.engine, parseParams(m, OneSelector, { arguments: args }).arguments[0]);
   const what = describeSelector(sel) + (sel.paths?.length ? ` in ${sel.paths.join(', ')}` : '');
   try {
     if (params.command === Commands.preview) {

@@ -192,24 +192,4 @@ export class Documents {
     this.events.on(event, fn);
     return () => this.events.off(event, fn);
   }
-
-  /** Resolves true as soon as `test()` holds (checked now and after each document event), false after `ms`. */
-  waitFor(test: () => boolean, ms: number): Promise<boolean> {
-    if (test()) return Promise.resolve(true);
-    return new Promise((res) => {
-      const check = () => {
-        if (!test()) return;
-        done(true);
-      };
-      const offChange = this.on('change', check);
-      const offSave = this.on('save', check);
-      const timer = setTimeout(() => done(false), ms);
-      function done(v: boolean) {
-        clearTimeout(timer);
-        offChange();
-        offSave();
-        res(v);
-      }
-    });
-  }
 }

@@ -1,36 +1,49 @@
 import { fileURLToPath } from 'node:url';
+import type * as v from 'valibot';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { ResponseError, TextDocumentSyncKind, type InitializeParams, type InitializeResult, type TextDocuments } from 'vscode-languageserver/node';
+import { ResponseError, TextDocumentSyncKind, type ClientCapabilities, type InitializeResult, type TextDocuments } from 'vscode-languageserver/node';
 import { ErrorCodes } from '../../protocol/src/errors.js';
-import { SERVER_NAME, type InitializationOptions } from '../../protocol/src/initialize.js';
+import { SERVER_NAME } from '../../protocol/src/initialize.js';
 import { openEngine, type Engine } from '../core/engine.js';
 import { abilitiesOf, type ClientAbilities, type EditorClient } from './client.js';
 import { ACTION_KIND } from './codeactions.js';
 import { COMMAND_NAMES } from './commands.js';
 import { Documents } from './documents.js';
+import { invalidParams } from './errors.js';
+import type { InitializeParams } from './lsp-params.js';
 import type { Session } from './session.js';
 import { PendingSteps } from './undo-through-editor.js';
 
 const DEFAULTS = { verifyTimeoutMs: 2000, watchIntervalMs: 500 };
 
-/** The workspace folder the client names: `rootUri`, else the first workspace folder, else `rootPath`. */
-function rootOf(p: InitializeParams): string | null {
-  const uri = p.rootUri ?? p.workspaceFolders?.[0]?.uri ?? null;
-  if (uri && uri.startsWith('file:')) return fileURLToPath(uri);
-  return p.rootPath ?? null;
-}
+type Params = v.InferOutput<typeof InitializeParams>;
 
-function positive(v: unknown, fallback: number): number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
+/**
+ * The workspace folder the client names: `rootUri`, else the first workspace folder, else
+ * `rootPath`. A `file:` URI that names no local path (a host, a bad escape) is InvalidParams.
+ */
+function rootOf(p: Params): string | null {
+  const field = p.rootUri != null ? 'rootUri' : 'workspaceFolders';
+  const uri = p.rootUri ?? p.workspaceFolders?.[0]?.uri ?? null;
+  if (uri && uri.startsWith('file:')) {
+    try {
+      return fileURLToPath(uri);
+    } catch (e) {
+      throw invalidParams('initialize', `${field} ${JSON.stringify(uri)} is not a local file URI: ${(e as Error).message}`, field);
+    }
+  }
+  return p.rootPath ?? null;
 }
 
 /**
  * LSP's `initialize`: opens the journal of the client's workspace, reads what the client can do
  * (applyEdit, documentChanges, code lens refresh, code action literals) and its
- * initializationOptions, and answers takeback's capabilities.
+ * initializationOptions, and answers takeback's capabilities. `params` are checked already
+ * (lsp-params.ts). Throws InvalidParams for a root URI that names no local path, InternalError
+ * when the journal cannot be opened.
  */
 export function initialize(
-  params: InitializeParams,
+  params: Params,
   ctx: { env?: NodeJS.ProcessEnv; cwd?: string; version: string; textDocuments: TextDocuments<TextDocument>; client: (abilities: ClientAbilities) => EditorClient },
 ): { session: Session; literals: boolean; result: InitializeResult } {
   const root = rootOf(params) ?? ctx.cwd ?? process.cwd();
@@ -40,8 +53,8 @@ export function initialize(
   } catch (e) {
     throw new ResponseError(ErrorCodes.InternalError, `takeback: cannot open the journal of ${root}: ${(e as Error).message}`, null);
   }
-  const init = (params.initializationOptions ?? {}) as InitializationOptions;
-  const abilities = abilitiesOf(params.capabilities, init.applyEdits !== false);
+  const init = params.initializationOptions ?? {};
+  const abilities = abilitiesOf(params.capabilities as ClientCapabilities, init.applyEdits !== false);
   if (params.clientInfo?.name === 'Neovim') abilities.eolOption = true;
   const literals = Boolean(params.capabilities.textDocument?.codeAction?.codeActionLiteralSupport);
   const session: Session = {
@@ -51,8 +64,8 @@ export function initialize(
     abilities,
     pending: new PendingSteps(),
     options: {
-      verifyTimeoutMs: positive(init.verifyTimeoutMs, DEFAULTS.verifyTimeoutMs),
-      watchIntervalMs: Math.max(10, positive(init.watchIntervalMs, DEFAULTS.watchIntervalMs)),
+      verifyTimeoutMs: init.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+      watchIntervalMs: Math.max(10, init.watchIntervalMs ?? DEFAULTS.watchIntervalMs),
     },
   };
   const result: InitializeResult = {

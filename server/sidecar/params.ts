@@ -1,80 +1,81 @@
-import type { Selector } from '../../protocol/src/types.js';
+import * as v from 'valibot';
+import type { Selector as WireSelector } from '../../protocol/src/selector.js';
 import type { Engine } from '../core/engine.js';
 import { TakebackError } from '../core/errors.js';
+import type { Selector } from '../core/types.js';
 import { toWorkspacePath } from '../core/workspace.js';
 import { invalidParams } from './errors.js';
 
 /*
- * Checks of incoming params: a malformed request gets InvalidParams naming the field, before
- * anything is read or written.
+ * Incoming params, checked against their method's schema before anything is read or written: a
+ * malformed request gets InvalidParams with a sentence naming the field and `data.field`, the
+ * innermost field's name.
  */
 
-type Obj = Record<string, unknown>;
-
-export function object(method: string, p: unknown, optional = false): Obj {
-  if ((p === undefined || p === null) && optional) return {};
-  if (typeof p !== 'object' || p === null || Array.isArray(p)) throw invalidParams(method, 'params must be an object');
-  return p as Obj;
-}
-
-export function str(method: string, o: Obj, key: string, required: true): string;
-export function str(method: string, o: Obj, key: string, required?: false): string | undefined;
-export function str(method: string, o: Obj, key: string, required = false): string | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) {
-    if (required) throw invalidParams(method, `${key} is required (a string)`, key);
-    return undefined;
+/** How a schema's `expected` reads in a sentence. */
+function expectation(expected: string | null): string {
+  switch (expected) {
+    case null:
+      return 'something else';
+    case 'Object':
+      return 'an object';
+    case 'Array':
+      return 'an array';
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'true or false';
+    default:
+      return expected;
   }
-  if (typeof v !== 'string') throw invalidParams(method, `${key} must be a string, not ${JSON.stringify(v)}`, key);
-  return v;
 }
 
-export function bool(method: string, o: Obj, key: string): boolean | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'boolean') throw invalidParams(method, `${key} must be true or false, not ${JSON.stringify(v)}`, key);
-  return v;
+/** The innermost field an issue is about, and its dotted path (`selector.ids`), or null for the params themselves. */
+function fieldOf(issue: v.BaseIssue<unknown>): { name: string; path: string } | null {
+  const keys = (issue.path ?? []).map((p) => p.key);
+  const names = keys.filter((k): k is string => typeof k === 'string');
+  if (names.length === 0) return null;
+  const path = keys.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join('');
+  return { name: names[names.length - 1]!, path };
 }
 
-export function strings(method: string, o: Obj, key: string): string[] | undefined {
-  const v = o[key];
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw invalidParams(method, `${key} must be an array of strings`, key);
-  return v as string[];
+/** One sentence for the first issue: `id is required (a string)`, `selector must be an object, not 5`. */
+function sentence(issue: v.BaseIssue<unknown>, field: { name: string; path: string } | null): string {
+  const what = field?.path ?? 'params';
+  if (issue.kind === 'validation') return `${what} ${issue.message}`;
+  if (issue.type === 'strict_object' && issue.expected === 'never') return `${what} is not a field of its object`;
+  if (issue.input === undefined && field) return `${what} is required (${expectation(issue.expected)})`;
+  return `${what} must be ${expectation(issue.expected)}, not ${issue.received}`;
 }
 
-export function direction(method: string, o: Obj): 'undo' | 'redo' {
-  const v = o.direction ?? 'undo';
-  if (v !== 'undo' && v !== 'redo') throw invalidParams(method, `direction must be "undo" or "redo", not ${JSON.stringify(v)}`, 'direction');
-  return v;
+/** The params checked against `schema` (its output, with defaults); throws InvalidParams naming the field. */
+export function parseParams<const S extends v.GenericSchema>(method: string, schema: S, raw: unknown): v.InferOutput<S> {
+  const r = v.safeParse(schema, raw, { abortEarly: true });
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const field = fieldOf(issue);
+  throw invalidParams(method, sentence(issue, field), field?.name);
 }
 
 /**
- * A selector: exactly one of ids/turn/last/afterTurn, and `paths` (workspace-relative, or
- * absolute inside the workspace) made workspace-relative. A path outside: OutsideWorkspace.
+ * A checked selector for the engine: `paths` (workspace-relative, or absolute inside the
+ * workspace) made workspace-relative, absent fields left out. A path outside the workspace (or
+ * with a NUL): OutsideWorkspace.
  */
-export function selector(method: string, engine: Engine, raw: unknown, field = 'selector'): Selector {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidParams(method, `${field} must be an object like {"ids": ["12"]}, {"turn": "t3"}, {"last": true} or {"afterTurn": "t2"}`, field);
-  const o = raw as Obj;
-  for (const k of Object.keys(o)) {
-    if (!['ids', 'turn', 'last', 'afterTurn', 'paths'].includes(k)) throw invalidParams(method, `${field}.${k} is not a selector field (ids, turn, last, afterTurn, paths)`, `${field}.${k}`);
-  }
-  const sel: Selector = {
-    ids: strings(method, o, 'ids'),
-    turn: str(method, o, 'turn'),
-    last: bool(method, o, 'last'),
-    afterTurn: str(method, o, 'afterTurn'),
-  };
-  const kinds = [sel.ids?.length, sel.turn !== undefined, sel.last, sel.afterTurn !== undefined].filter(Boolean).length;
-  if (kinds !== 1) throw invalidParams(method, `${field} needs exactly one of ids, turn, last, afterTurn`, field);
-  const paths = strings(method, o, 'paths');
-  if (paths?.length) {
-    sel.paths = paths.map((p) => {
+export function workspaceSelector(method: string, engine: Engine, sel: v.InferOutput<typeof WireSelector>): Selector {
+  const out: Selector = {};
+  if (sel.ids !== undefined) out.ids = sel.ids;
+  if (sel.turn !== undefined) out.turn = sel.turn;
+  if (sel.last !== undefined) out.last = sel.last;
+  if (sel.afterTurn !== undefined) out.afterTurn = sel.afterTurn;
+  if (sel.paths?.length) {
+    out.paths = sel.paths.map((p) => {
       const rel = p.includes('\0') ? null : toWorkspacePath(engine.root, p);
       if (rel === null) throw new TakebackError('outside-workspace', `${method}: ${p} is outside the workspace ${engine.root}`, { path: p });
       return rel;
     });
   }
-  for (const k of Object.keys(sel) as (keyof Selector)[]) if (sel[k] === undefined) delete sel[k];
-  return sel;
+  return out;
 }

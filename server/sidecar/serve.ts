@@ -1,14 +1,22 @@
 import { format } from 'node:util';
 import { takebackHome } from '../core/config.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './framing.js';
 import { IdleSweeper } from './idle-sweeper.js';
 import { startServer } from './server.js';
 
 /** How often a running sidecar asks whether the retention rules are due (they run every 6 hours). */
 const GC_CHECK_MS = 60 * 60 * 1000;
 
+/** TAKEBACK_MAX_MESSAGE_BYTES (a positive whole number of bytes), else the default bound of 64 MiB. */
+export function maxMessageBytes(env: NodeJS.ProcessEnv): number {
+  const v = env.TAKEBACK_MAX_MESSAGE_BYTES;
+  return v && /^[1-9]\d{0,15}$/.test(v.trim()) ? Number(v.trim()) : DEFAULT_MAX_MESSAGE_BYTES;
+}
+
 /**
- * `takeback serve`: the sidecar over stdio until the client sends `exit` (or closes stdin).
- * Resolves to the exit code: 0 after `shutdown`, else 1.
+ * `takeback serve`: the sidecar over stdio until the client sends `exit` (or closes stdin, or
+ * sends what cannot be framed: the reason goes to stderr). Resolves to the exit code: 0 after
+ * `shutdown`, else 1.
  */
 export function serve(opts: { cwd: string; version: string }): Promise<number> {
   // stdout carries the protocol: anything printed there by mistake would corrupt it.
@@ -33,6 +41,8 @@ export function serve(opts: { cwd: string; version: string }): Promise<number> {
       cwd: opts.cwd,
       version: opts.version,
       activity: sweeper,
+      maxMessageBytes: maxMessageBytes(process.env),
+      onInputLost: (reason) => toStderr(reason),
       onExit: (code) => {
         sweeper.stop();
         resolve(code);

@@ -1,15 +1,33 @@
+import type * as v from 'valibot';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { createConnection, ResponseError, TextDocuments, type Connection, type MessageReader, type MessageWriter } from 'vscode-languageserver/node';
+import {
+  createConnection,
+  ResponseError,
+  StreamMessageWriter,
+  TextDocuments,
+  type Connection,
+  type MessageReader,
+  type MessageWriter,
+  type RequestHandler,
+  type RequestType,
+  type ResponseMessage,
+} from 'vscode-languageserver/node';
 import { ErrorCodes } from '../../protocol/src/errors.js';
 import * as M from '../../protocol/src/methods.js';
+import * as capture from './capture.js';
 import * as changes from './changes.js';
 import { connectionClient } from './client.js';
 import { codeActions } from './codeactions.js';
 import { codeLenses } from './codelens.js';
 import { executeCommand } from './commands.js';
-import { guard, guardNote } from './errors.js';
+import { guard, guardNote, toResponseError } from './errors.js';
+import { BoundedMessageReader, DEFAULT_MAX_MESSAGE_BYTES } from './framing.js';
 import { initialize } from './initialize.js';
+import * as LSP from './lsp-params.js';
+import { parseParams } from './params.js';
 import type { Session } from './session.js';
+import * as turns from './turns.js';
+import * as undo from './undo.js';
 import { JournalWatch } from './watch.js';
 
 /*
@@ -27,8 +45,15 @@ export interface ServerOptions {
   /** The workspace when the client names none. Default: the current folder. */
   cwd?: string;
   version: string;
-  /** Called on LSP's `exit` with 0 after `shutdown`, else 1 (vscode-languageserver then ends the process). */
+  /**
+   * Called once when the connection ends: on LSP's `exit` with 0 after `shutdown`, else 1; with 1
+   * when the input stream ends or its framing is lost.
+   */
   onExit?: (code: number) => void;
+  /** The bound on one incoming message (bytes) when `input` is a stream. Default 64 MiB. */
+  maxMessageBytes?: number;
+  /** Told why the input was given up (a message over the bound, a header that is not LSP's), before `onExit(1)`. */
+  onInputLost?: (reason: string) => void;
   /** Told when a request's handler starts and when it has settled: background work (serve.ts) runs only in between. */
   activity?: Activity;
 }
@@ -39,9 +64,40 @@ export interface Activity {
   end(): void;
 }
 
+/**
+ * LSP requests whose params vscode-languageserver reads before the handler runs (capabilities,
+ * work-done and partial-result tokens): checked as they arrive, so that a bad shape is
+ * InvalidParams rather than a throw inside the library. Their handlers check them again (a
+ * server given a MessageReader of its own has no screen).
+ */
+const SCREENED: Record<string, v.GenericSchema> = {
+  initialize: LSP.InitializeParams,
+  'textDocument/codeLens': LSP.CodeLensParams,
+  'textDocument/codeAction': LSP.CodeActionParams,
+  'workspace/executeCommand': LSP.ExecuteCommandParams,
+};
+
 /** Creates the server on `opts.input`/`opts.output` and starts listening. */
 export function startServer(opts: ServerOptions): Connection {
-  const connection = createConnection(opts.input as MessageReader, opts.output as MessageWriter);
+  const writer = isWritable(opts.output) ? new StreamMessageWriter(opts.output) : opts.output;
+  const reader = isReadable(opts.input)
+    ? new BoundedMessageReader(opts.input, {
+        maxMessageBytes: opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        reject: (id, error) => void writer.write({ jsonrpc: '2.0', id, error } as ResponseMessage),
+        screen: (r) => {
+          const schema = SCREENED[r.method];
+          if (!schema) return null;
+          try {
+            parseParams(r.method, schema, r.params);
+            return null;
+          } catch (e) {
+            return toResponseError(e).toJson();
+          }
+        },
+        lost: (reason) => opts.onInputLost?.(`takeback: input given up: ${reason}`),
+      })
+    : opts.input;
+  const connection = createConnection(reader, writer);
   const log = (m: string) => connection.console.error(m);
   const textDocuments = new TextDocuments(TextDocument);
   let session: Session | null = null;
@@ -65,8 +121,18 @@ export function startServer(opts: ServerOptions): Connection {
     return session;
   };
 
-  // Lifecycle.
-  connection.onInitialize((params) => {
+  // One of the protocol's requests, bound by its type: tsc holds the handler's params to the
+  // method's schema and its result to the method's result type. Params are checked first.
+  const request = <S extends v.GenericSchema, P, R>(
+    req: { method: string; params: S; type: RequestType<P, R, void> },
+    fn: (s: Session, params: v.InferOutput<S>) => NoInfer<R> | Promise<NoInfer<R>>,
+  ) => connection.onRequest<P, R, void>(req.type, handle((p: P) => fn(ready(), parseParams(req.method, req.params, p))) as RequestHandler<P, R, void>);
+
+  // Lifecycle. One initialize a connection: a second would open another workspace's journal
+  // under the first one's documents and pending steps.
+  connection.onInitialize((raw) => {
+    if (session) throw new ResponseError(ErrorCodes.InvalidRequest, 'takeback: initialize was already sent on this connection');
+    const params = parseParams('initialize', LSP.InitializeParams, raw);
     const r = initialize(params, { ...opts, textDocuments, client: (abilities) => connectionClient(connection, () => abilities) });
     const s = (session = r.session);
     literals = r.literals;
@@ -79,7 +145,10 @@ export function startServer(opts: ServerOptions): Connection {
     shutDown = true;
     watch?.stop();
   });
-  connection.onExit(() => {
+  let ended = false;
+  const end = (code: number) => {
+    if (ended) return;
+    ended = true;
     watch?.stop();
     try {
       session?.engine.journal.close();
@@ -87,27 +156,38 @@ export function startServer(opts: ServerOptions): Connection {
       log(`takeback: closing the journal: ${(e as Error).message}`);
     }
     session = null;
-    opts.onExit?.(shutDown ? 0 : 1);
-  });
+    opts.onExit?.(code);
+  };
+  connection.onExit(() => end(shutDown ? 0 : 1));
+  reader.onClose(() => end(shutDown ? 0 : 1));
 
   // What the user sees: open documents, with unsaved text (documents.ts).
   textDocuments.listen(connection);
 
   // The protocol's methods (protocol/src/methods.ts).
-  connection.onRequest(M.ChangesListRequest.method, handle((p: unknown) => changes.list(ready(), p)));
-  connection.onRequest(M.ChangesShowRequest.method, handle((p: unknown) => changes.show(ready(), p)));
-  connection.onRequest(M.UndoPreviewRequest.method, handle((p: unknown) => changes.preview(ready(), p)));
-  connection.onRequest(M.UndoApplyRequest.method, handle((p: unknown) => changes.apply(ready(), p)));
-  connection.onRequest(M.CaptureBeginRequest.method, handle((p: unknown) => changes.beginCapture(ready(), p)));
-  connection.onRequest(M.CaptureEndRequest.method, handle((p: unknown) => changes.endCapture(ready(), p)));
-  connection.onRequest(M.TurnBeginRequest.method, handle((p: unknown) => changes.beginTurn(ready(), p)));
-  connection.onRequest(M.TurnEndRequest.method, handle((p: unknown) => changes.endTurn(ready(), p)));
+  request(M.ChangesListRequest, changes.list);
+  request(M.ChangesShowRequest, changes.show);
+  request(M.UndoPreviewRequest, undo.preview);
+  request(M.UndoApplyRequest, undo.apply);
+  request(M.CaptureBeginRequest, capture.begin);
+  request(M.CaptureEndRequest, capture.end);
+  request(M.TurnBeginRequest, turns.begin);
+  request(M.TurnEndRequest, turns.end);
 
   // A UI for clients with no plugin: code lenses, code actions, their commands.
-  connection.onCodeLens(handle((p) => codeLenses(ready(), p)));
-  connection.onCodeAction(handle((p) => codeActions(ready(), p, literals)));
-  connection.onExecuteCommand(handle((p) => executeCommand(ready(), p)));
+  connection.onCodeLens(handle((p) => codeLenses(ready(), parseParams('textDocument/codeLens', LSP.CodeLensParams, p))));
+  connection.onCodeAction(handle((p) => codeActions(ready(), parseParams('textDocument/codeAction', LSP.CodeActionParams, p), literals)));
+  connection.onExecuteCommand(handle((p) => executeCommand(ready(), parseParams('workspace/executeCommand', LSP.ExecuteCommandParams, p))));
 
   connection.listen();
   return connection;
+}
+
+/** A Node stream, not one of vscode-jsonrpc's readers or writers (which have `onError` and no `pipe`). */
+function isReadable(x: MessageReader | NodeJS.ReadableStream): x is NodeJS.ReadableStream {
+  return typeof (x as NodeJS.ReadableStream).pipe === 'function';
+}
+
+function isWritable(x: MessageWriter | NodeJS.WritableStream): x is NodeJS.WritableStream {
+  return !('onError' in x);
 }

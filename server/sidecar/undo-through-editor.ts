@@ -5,12 +5,13 @@ import type * as W from '../../protocol/src/types.js';
 import { MAX_DIFF_BYTES } from '../core/diffs.js';
 import { readState } from '../core/fsstate.js';
 import { recordStep, writeStep, type PreparedStep, type StepOp } from '../core/plan/apply.js';
-import type { PlannedFile } from '../core/plan/plan.js';
+import type { Action, PlannedFile } from '../core/plan/plan.js';
 import { describeSelector, type Selector } from '../core/plan/select.js';
 import { isSecretPath } from '../core/secrets.js';
 import { sameState, type FileState } from '../core/types.js';
 import { fromWorkspacePath } from '../core/workspace.js';
 import { applyStep, prepareEditorStep } from '../service/undo.js';
+import { toAppliedFile, toConflictFile } from '../wire.js';
 import type { Session } from './session.js';
 import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toClientText } from './text.js';
 
@@ -212,7 +213,7 @@ function diskCatchUp(session: Session, f: PlannedFile): StepOp | null {
   if (now.gap || sameState(now.state, f.target)) return null;
   const bytes = blobText(session, f.target);
   if (f.target.exists && f.target.type === 'file' && !bytes) return null;
-  const action: W.Action = !f.target.exists ? 'remove' : !now.state.exists ? 'bring-back' : 'put-back';
+  const action: Action = !f.target.exists ? 'remove' : !now.state.exists ? 'bring-back' : 'put-back';
   return { op: { path: f.path, from: now.state, to: f.target }, bytes, file: { ...f, action, current: now.state } };
 }
 
@@ -223,14 +224,6 @@ export interface StepRequest {
   force: boolean;
   /** `command`: from a code lens or code action (results are shown as messages). */
   origin: 'request' | 'command';
-}
-
-function appliedFile(f: { path: string; action: W.Action }, via: 'disk' | 'editor'): W.AppliedFile {
-  return { path: f.path, action: f.action, via };
-}
-
-function conflictsOf(step: PreparedStep): W.ConflictFile[] {
-  return step.conflicts.map((f) => ({ path: f.path, reason: f.conflict!.reason, detail: f.conflict!.detail }));
 }
 
 /** The step running now for each session: steps of one client run one after another. */
@@ -263,7 +256,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
   const step = prepareEditorStep(engine, req.selector, req.direction, { force: req.force, ...readers });
   const base = {
     direction: req.direction,
-    conflicts: conflictsOf(step),
+    conflicts: step.conflicts.map(toConflictFile),
     gaps: step.gaps,
     skipped: step.plan.skipped,
     forced: req.force,
@@ -304,7 +297,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
   const outcomes = await Promise.all(toEditor.map((e) => verify(session, e, refusal)));
   const landed = outcomes.filter((x): x is { o: StepOp; landed: 'editor' | 'disk' } => 'landed' in x);
   const failed: W.FailedFile[] = outcomes.filter((x): x is { o: StepOp; failed: string } => 'failed' in x).map((x) => ({ path: x.o.op.path, reason: x.failed }));
-  const viaEditor = landed.map((x) => appliedFile(x.o.file, 'editor'));
+  const viaEditor = landed.map((x) => toAppliedFile(x.o.file, 'editor'));
   const stopped = (notes: string[]): W.ApplyResult => ({ ...base, sets: [], applied: viaEditor, written: viaEditor.length > 0, notes, pending: [], failed });
 
   if (failed.length > 0) {
@@ -334,9 +327,9 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
   const waiting = new Set(pending);
   const caught = new Set(catchUp.map((o) => o.op.path));
   const applied = [
-    ...step.ops.map((o) => appliedFile(o.file, toDisk.includes(o) ? 'disk' : 'editor')),
-    ...catchUp.map((o) => appliedFile(o.file, 'disk')),
-    ...step.inPlace.filter((f) => !caught.has(f.path)).map((f) => appliedFile(f, waiting.has(f.path) ? 'editor' : 'disk')),
+    ...step.ops.map((o) => toAppliedFile(o.file, toDisk.includes(o) ? 'disk' : 'editor')),
+    ...catchUp.map((o) => toAppliedFile(o.file, 'disk')),
+    ...step.inPlace.filter((f) => !caught.has(f.path)).map((f) => toAppliedFile(f, waiting.has(f.path) ? 'editor' : 'disk')),
   ];
   return { ...base, sets: step.plan.sets.map((s) => s.id), applied, written: true, notes, pending, failed: [] };
 }
@@ -358,15 +351,6 @@ interface Waiting {
  */
 export class PendingSteps {
   private list: Waiting[] = [];
-
-  get size(): number {
-    return this.list.length;
-  }
-
-  /** The paths waiting for a save. */
-  paths(): string[] {
-    return this.list.flatMap((w) => w.missing);
-  }
 
   add(session: Session, step: PreparedStep, missing: string[], req: StepRequest): void {
     const texts = new Map<string, string | null>();

@@ -336,7 +336,7 @@ export class TestEditor {
 export function inProcess(root: string, kind: EditorKind, env: NodeJS.ProcessEnv): TestEditor {
   const toServer = new PassThrough();
   const toClient = new PassThrough();
-  startServer({ input: new StreamMessageReader(toServer), output: new StreamMessageWriter(toClient), env, cwd: root, version: 'test' });
+  startServer({ input: toServer, output: toClient, env, cwd: root, version: 'test' });
   const conn = createMessageConnection(new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
   return new TestEditor(
     conn,

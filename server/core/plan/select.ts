@@ -1,9 +1,8 @@
 import { TakebackError, checkId } from '../errors.js';
 import type { Journal } from '../journal/journal.js';
-import type { Selector } from '../../../protocol/src/types.js';
-import type { ChangeSet } from '../types.js';
+import type { ChangeSet, Selector } from '../types.js';
 
-/** Which change sets an undo, redo or preview is about (the protocol's type, documented there). */
+/** Which change sets an undo, redo or preview is about (defined in types.ts). */
 export type { Selector };
 
 /** A one-line description of a selector, for messages. */

@@ -1,0 +1,54 @@
+import * as v from 'valibot';
+
+/*
+ * Helpers for the params schemas, and the selector every undo, redo and preview takes. Each
+ * schema is the one check of its params: the sidecar validates what arrives with it, and its
+ * TypeScript types are inferred from it.
+ */
+
+/**
+ * An optional field: absent, `null` (taken as absent, as some clients send it) or the schema's
+ * value. Its output is the value or `undefined`.
+ */
+export function maybe<const S extends v.GenericSchema>(schema: S) {
+  return v.pipe(
+    v.nullish(schema),
+    v.transform((x): v.InferOutput<S> | undefined => x ?? undefined),
+  );
+}
+
+/** A list of strings. */
+export const StringList = v.array(v.string());
+
+/**
+ * Which change sets an undo, redo or preview is about. Exactly one of `ids`, `turn`, `last`,
+ * `afterTurn`; `paths` narrows any of them to those files. Any other field is refused.
+ */
+export const Selector = v.pipe(
+  v.strictObject({
+    /** One or more change set ids (decimal strings). */
+    ids: maybe(StringList),
+    /** Every set of a turn: its id (`t3`) or its number (`3`). */
+    turn: maybe(v.string()),
+    /**
+     * Undo: the newest set still applied. Redo: what the most recent undo step took back (every
+     * set of it still undone, e.g. a whole turn), oldest first, as one step. With `paths`: the
+     * newest such set, or step, touching them (of a step, its sets that touch them).
+     */
+    last: maybe(v.boolean()),
+    /** Everything after a turn (rewind to that boundary). */
+    afterTurn: maybe(v.string()),
+    /**
+     * Workspace-relative paths (`/` separators), or absolute paths inside the workspace: only
+     * these files of the selected sets. A path outside the workspace is `OutsideWorkspace`.
+     */
+    paths: maybe(StringList),
+  }),
+  v.check((s) => [s.ids?.length, s.turn !== undefined, s.last, s.afterTurn !== undefined].filter(Boolean).length === 1, 'needs exactly one of ids, turn, last, afterTurn'),
+);
+
+/** A selector as a client sends it. */
+export type Selector = v.InferInput<typeof Selector>;
+
+/** The direction of a step: `undo` (the default) or `redo`. */
+export const StepDirection = v.picklist(['undo', 'redo']);

@@ -1,0 +1,28 @@
+import type * as v from 'valibot';
+import type { UndoApplyParams, UndoPreviewParams } from '../../protocol/src/methods.js';
+import type * as W from '../../protocol/src/types.js';
+import { previewStep } from '../service/undo.js';
+import { workspaceSelector } from './params.js';
+import type { Session } from './session.js';
+import { runStep } from './undo-through-editor.js';
+
+/*
+ * `undo/preview` and `undo/apply`. What is "there now" includes the client's open documents:
+ * unsaved text counts, and an undo goes through the editor when it can apply edits.
+ */
+
+/** `undo/preview`: what an undo (or redo) would do, writing nothing. */
+export function preview(s: Session, p: v.InferOutput<typeof UndoPreviewParams>): W.PreviewResult {
+  const sel = workspaceSelector('undo/preview', s.engine, p.selector);
+  return previewStep(s.engine, sel, p.direction ?? 'undo', {
+    state: s.docs.stateReader(s.engine),
+    bytes: s.docs.bytesReader(s.engine),
+    unsaved: (path, t) => s.docs.unsaved(path, t),
+  });
+}
+
+/** `undo/apply`: undo (or redo) the selected sets as one step. */
+export function apply(s: Session, p: v.InferOutput<typeof UndoApplyParams>): Promise<W.ApplyResult> {
+  const sel = workspaceSelector('undo/apply', s.engine, p.selector);
+  return runStep(s, { selector: sel, direction: p.direction ?? 'undo', force: p.force ?? false, origin: 'request' });
+}

@@ -1,0 +1,169 @@
+// The built `takeback serve` over real stdio, fed what a broken or hostile client sends: bad
+// params, a second initialize, ids JSON-RPC does not allow, bad framing and messages too large to
+// hold. Each answer is JSON-RPC's; after what cannot be framed the process ends, saying why.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeWorkspace, type Workspace } from './support/agent-sim.js';
+import { BIN } from './support/lsp-client.js';
+
+interface Raw {
+  child: ChildProcess;
+  /** Writes one framed message. */
+  send(m: unknown): void;
+  /** Writes bytes as they are. */
+  write(b: string | Buffer): void;
+  /** The next message from the server that answers `id` (a response), skipping notifications and requests. */
+  answer(id: unknown, ms?: number): Promise<{ id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }>;
+  /** Every response received so far. */
+  responses(): { id: unknown; result?: unknown; error?: { code: number; message: string } }[];
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+const open: { ws: Workspace; child: ChildProcess }[] = [];
+
+afterEach(() => {
+  for (const { ws, child } of open.splice(0)) {
+    child.kill('SIGKILL');
+    ws.cleanup();
+  }
+});
+
+function serve(env: NodeJS.ProcessEnv = {}): { raw: Raw; ws: Workspace } {
+  const ws = makeWorkspace();
+  const child = spawn(process.execPath, [BIN, 'serve', '--stdio'], { cwd: ws.root, env: { ...ws.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  open.push({ ws, child });
+  let buf = Buffer.alloc(0);
+  let err = '';
+  const got: { id: unknown; result?: unknown; error?: { code: number; message: string } }[] = [];
+  const waiters: (() => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    buf = Buffer.concat([buf, d]);
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) break;
+      const len = Number(/Content-Length: (\d+)/i.exec(buf.subarray(0, end).toString())![1]);
+      if (buf.length < end + 4 + len) break;
+      const m = JSON.parse(buf.subarray(end + 4, end + 4 + len).toString());
+      buf = buf.subarray(end + 4 + len);
+      if (!('method' in m)) got.push(m);
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  child.stdin!.on('error', () => undefined); // the server may be gone before the test stops writing
+  const exited = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
+  const raw: Raw = {
+    child,
+    send: (m) => {
+      const b = Buffer.from(JSON.stringify(m));
+      child.stdin!.write(Buffer.concat([Buffer.from(`Content-Length: ${b.length}\r\n\r\n`), b]));
+    },
+    write: (b) => {
+      child.stdin!.write(b);
+    },
+    answer: (id, ms = 10_000) =>
+      new Promise((res, rej) => {
+        const timer = setTimeout(() => rej(new Error(`no answer to ${JSON.stringify(id)} in ${ms} ms; stderr: ${err}`)), ms);
+        const look = () => {
+          const i = got.findIndex((r) => JSON.stringify(r.id) === JSON.stringify(id));
+          if (i >= 0) {
+            clearTimeout(timer);
+            res(got.splice(i, 1)[0] as never);
+          } else waiters.push(look);
+        };
+        look();
+      }),
+    responses: () => got,
+    exited,
+    stderr: () => err,
+  };
+  return { raw, ws };
+}
+
+const initParams = (root: string) => ({ processId: null, rootUri: pathToFileURL(root).href, capabilities: {} });
+
+async function initialized(env: NodeJS.ProcessEnv = {}): Promise<{ raw: Raw; ws: Workspace }> {
+  const s = serve(env);
+  s.raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: initParams(s.ws.root) });
+  expect((await s.raw.answer(1)).result).toBeDefined();
+  s.raw.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+  return s;
+}
+
+describe('takeback serve, fed bad input', () => {
+  it('answers bad params to codeLens, codeAction and executeCommand with -32602, not -32603', async () => {
+    const { raw } = await initialized();
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'textDocument/codeLens', params: {} });
+    raw.send({ jsonrpc: '2.0', id: 3, method: 'textDocument/codeAction', params: { textDocument: 5 } });
+    raw.send({ jsonrpc: '2.0', id: 4, method: 'textDocument/codeAction', params: { textDocument: { uri: 'file:///x' }, range: null } });
+    raw.send({ jsonrpc: '2.0', id: 5, method: 'workspace/executeCommand', params: null });
+    raw.send({ jsonrpc: '2.0', id: 6, method: 'changes/list', params: { all: 'yes' } });
+    for (const id of [2, 3, 4, 5, 6]) expect((await raw.answer(id)).error, `request ${id}`).toMatchObject({ code: -32602 });
+  });
+
+  it('answers bad initialize params with -32602 and stays ready for a good initialize', async () => {
+    const { raw, ws } = serve();
+    raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, rootUri: 5, capabilities: null } });
+    expect((await raw.answer(1)).error).toMatchObject({ code: -32602 });
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { processId: null, rootUri: 'file://host/%zz', capabilities: {} } });
+    expect((await raw.answer(2)).error).toMatchObject({ code: -32602 });
+    raw.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: initParams(ws.root) });
+    expect((await raw.answer(3)).result).toMatchObject({ serverInfo: { name: 'takeback' } });
+  });
+
+  it('refuses a second initialize and stays rooted in the first workspace', async () => {
+    const { raw, ws } = await initialized();
+    const other = fs.mkdtempSync(path.join(path.dirname(ws.root), 'other-'));
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: initParams(other) });
+    expect((await raw.answer(2)).error).toMatchObject({ code: -32600, message: expect.stringContaining('already') });
+    raw.send({ jsonrpc: '2.0', id: 3, method: 'changes/list', params: {} });
+    expect((await raw.answer(3)).result).toMatchObject({ workspace: ws.root });
+  });
+
+  it('answers requests whose id is an object, an array or a boolean with -32600 and id null, and runs none of them', async () => {
+    const { raw } = await initialized();
+    for (const id of [{ a: 1 }, [1], true]) raw.send({ jsonrpc: '2.0', id, method: 'turn/begin', params: { label: 'not to be begun' } });
+    for (let i = 0; i < 3; i++) expect((await raw.answer(null)).error).toMatchObject({ code: -32600 });
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'changes/list', params: {} });
+    expect((await raw.answer(2)).result).toMatchObject({ turns: [] });
+  });
+
+  it('answers a body that is not JSON with -32700 and goes on', async () => {
+    const { raw } = await initialized();
+    raw.write('Content-Length: 5\r\n\r\n{nope');
+    expect((await raw.answer(null)).error).toMatchObject({ code: -32700 });
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'changes/list', params: {} });
+    expect((await raw.answer(2)).result).toMatchObject({ turns: [] });
+  });
+
+  it('after a malformed header, ends with exit code 1 and the reason on stderr instead of going silent', async () => {
+    const { raw } = await initialized();
+    raw.write('Content-Type: application/json\r\n\r\n{}');
+    expect(await Promise.race([raw.exited, new Promise((r) => setTimeout(() => r('still running'), 10_000))])).toBe(1);
+    expect(raw.stderr()).toContain('a header without Content-Length');
+  });
+
+  it('refuses the header of a 300 MB message before its body: ends at once, without growing, saying why', async () => {
+    const { raw } = await initialized();
+    raw.write('Content-Length: 300000000\r\n\r\n{"jsonrpc":"2.0","id":2,"method":"changes/show","params":{"id":"');
+    // The body never comes: a reader that waits for it would hang; one that reads it would grow.
+    expect(await Promise.race([raw.exited, new Promise((r) => setTimeout(() => r('still running'), 10_000))])).toBe(1);
+    expect(raw.stderr()).toMatch(/a message of 300000000 bytes, over the limit of 67108864/);
+  });
+
+  it('holds to TAKEBACK_MAX_MESSAGE_BYTES: a message under it is answered, one over it ends the process', async () => {
+    const { raw } = await initialized({ TAKEBACK_MAX_MESSAGE_BYTES: '4096' });
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'changes/list', params: { agent: 'x'.repeat(3000) } });
+    expect((await raw.answer(2)).result).toMatchObject({ sets: [] });
+    raw.send({ jsonrpc: '2.0', id: 3, method: 'undo/preview', params: { selector: { last: true, paths: ['p'.repeat(5000)] } } });
+    expect(await Promise.race([raw.exited, new Promise((r) => setTimeout(() => r('still running'), 10_000))])).toBe(1);
+    expect(raw.stderr()).toMatch(/over the limit of 4096/);
+    expect(raw.responses().some((r) => r.id === 3)).toBe(false);
+  });
+});

@@ -27,10 +27,13 @@ export type {
   TurnSummary,
 } from '../protocol/src/types.js';
 
-/** True when A and B are the same type (each assignable to the other, unions compared as wholes). */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/**
+ * True when A and B are the same type: the compiler's identity, stricter than assignability both
+ * ways (which takes `{ a?: string }` and `{ a?: string; b?: number }` as equal).
+ */
+export type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 /** Compiles only for `true`. */
-type Holds<T extends true> = T;
+export type Holds<T extends true> = T;
 
 /**
  * The vocabulary the engine and the wire both name, held equal by the compiler: a value added to
@@ -51,6 +54,7 @@ export type VocabularyChecks = [
   Holds<Same<Action, W.Action>>,
   Holds<Same<Conflict, W.Conflict>>,
   Holds<Same<Conflict['reason'], W.Conflict['reason']>>,
+  Holds<Same<PreviewFile, W.PreviewFile>>,
   Holds<Same<CommandScan, W.CaptureScan>>,
   Holds<Same<CommandScan['status'], W.CaptureScan['status']>>,
   Holds<Same<Plan['direction'], W.PreviewResult['direction']>>,

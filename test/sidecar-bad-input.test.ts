@@ -104,7 +104,9 @@ describe('takeback serve, fed bad input', () => {
     raw.send({ jsonrpc: '2.0', id: 4, method: 'textDocument/codeAction', params: { textDocument: { uri: 'file:///x' }, range: null } });
     raw.send({ jsonrpc: '2.0', id: 5, method: 'workspace/executeCommand', params: null });
     raw.send({ jsonrpc: '2.0', id: 6, method: 'changes/list', params: { all: 'yes' } });
+    raw.send({ jsonrpc: '2.0', id: 7, method: 'undo/preview', params: { selector: { last: true, bogus: 1 } } });
     for (const id of [2, 3, 4, 5, 6]) expect((await raw.answer(id)).error, `request ${id}`).toMatchObject({ code: -32602 });
+    expect((await raw.answer(7)).error).toMatchObject({ code: -32602, message: 'undo/preview: selector.bogus: no such field', data: { field: 'bogus' } });
   });
 
   it('answers bad initialize params with -32602 and stays ready for a good initialize', async () => {

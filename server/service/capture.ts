@@ -6,7 +6,7 @@ import type { Engine } from '../core/engine.js';
 import { TakebackError, checkId } from '../core/errors.js';
 import type { PendingCapture } from '../core/journal/captures.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
-import { type CaptureBeginResult, type CaptureEndResult, toSetSummary, toTurnSummary, type ChangeSetSummary, type TurnSummary } from '../wire.js';
+import { type CaptureBeginResult, type CaptureEndResult, toSetSummary, toTurnSummary, type TurnBeginResult, type TurnEndResult } from '../wire.js';
 
 /**
  * Resolves the turn a capture belongs to: the named one; else the session's open turn, else an
@@ -87,7 +87,7 @@ export function captureEndByOrder(engine: Engine, opts: { agent: string; session
 export function turnBegin(
   engine: Engine,
   opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
-): { turn: TurnSummary; closed: ChangeSetSummary | null } {
+): TurnBeginResult {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
     // A label is one line (a prompt's first line, shortened), whoever gives it.
@@ -104,7 +104,7 @@ export function turnBegin(
 export function turnEnd(
   engine: Engine,
   opts: { id?: string; session?: string | null; agentTurn?: string | null },
-): { turn: string; set: ChangeSetSummary | null } {
+): TurnEndResult {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return engine.journal.write(() => {
     const { turns } = engine.journal;

@@ -45,7 +45,7 @@ function fieldOf(issue: v.BaseIssue<unknown>): { name: string; path: string } | 
 function sentence(issue: v.BaseIssue<unknown>, field: { name: string; path: string } | null): string {
   const what = field?.path ?? 'params';
   if (issue.kind === 'validation') return `${what} ${issue.message}`;
-  if (issue.type === 'strict_object' && issue.expected === 'never') return `${what} is not a field of its object`;
+  if (issue.type === 'strict_object' && issue.expected === 'never') return `${what}: no such field`;
   if (issue.input === undefined && field) return `${what} is required (${expectation(issue.expected)})`;
   return `${what} must be ${expectation(issue.expected)}, not ${issue.received}`;
 }

@@ -14,7 +14,9 @@ describe('the protocol package', () => {
   it('builds alone to JavaScript and .d.ts, needing only the dependencies it declares', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-protocol-'));
     try {
-      execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(PROTOCOL, 'tsconfig.json'), '--outDir', out], { stdio: 'pipe' });
+      execFileSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(PROTOCOL, 'tsconfig.json'), '--outDir', out], {
+        stdio: 'pipe',
+      });
       const pkg = JSON.parse(fs.readFileSync(path.join(PROTOCOL, 'package.json'), 'utf8'));
       const sources = fs.readdirSync(path.join(PROTOCOL, 'src')).filter((n) => n.endsWith('.ts'));
       for (const src of sources) {

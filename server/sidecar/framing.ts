@@ -3,13 +3,14 @@ import { AbstractMessageReader, Disposable, type DataCallback, type Message, typ
 
 /*
  * LSP's base protocol read from a byte stream, with bounds: `Content-Length: N\r\n\r\n` then N
- * bytes of JSON. vscode-jsonrpc's own reader buffers whatever length a header announces (one
- * 300 MB message ran V8 out of memory) and, after a header it cannot read, waits for ever. This
+ * bytes of JSON. vscode-jsonrpc's own reader buffers whatever length a header announces (a
+ * 300 MB message runs V8 out of memory) and, after a header it cannot read, answers nothing more. This
  * reader refuses a length over its bound before reading the body, and ends the stream on a header
  * it cannot read: once framing is lost, no later byte can be trusted to start a message, so the
  * server stops (with the reason) rather than answer garbage. A body that is not a JSON-RPC
  * message, or a request whose id is neither a string nor a number, is answered as JSON-RPC says
- * (with `id: null`) and never handed on; so is a request {@link FramingOptions.screen} refuses.
+ * (with `id: null`) and never handed on; a request {@link FramingOptions.screen} refuses is
+ * answered with its own id.
  */
 
 /** The default bound on one message's body, in bytes (64 MiB). */

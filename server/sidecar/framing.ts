@@ -175,6 +175,10 @@ export class BoundedMessageReader extends AbstractMessageReader implements Messa
       this.opts.reject(null, { code: ErrorCodes.InvalidRequest, message: `takeback: an id must be a string or a number, not ${Array.isArray(m.id) ? 'an array' : typeof m.id}` });
       return;
     }
+    // vscode-jsonrpc handles these notifications itself and reads their params unchecked (a
+    // `$/cancelRequest` whose params are a number throws out of its reader and ends the
+    // process): one with params of another shape is dropped, as JSON-RPC drops a bad notification.
+    if ((m.id === undefined || m.id === null) && typeof m.method === 'string' && !wellFormedProtocolNotification(m.method, (m as { params?: unknown }).params)) return;
     if (this.opts.screen && (typeof m.id === 'string' || typeof m.id === 'number') && typeof m.method === 'string') {
       const refused = this.opts.screen({ id: m.id, method: m.method, params: (m as { params?: unknown }).params });
       if (refused) {
@@ -183,5 +187,28 @@ export class BoundedMessageReader extends AbstractMessageReader implements Messa
       }
     }
     this.callback?.(message as Message);
+  }
+}
+
+/**
+ * False for a notification that vscode-jsonrpc handles itself (`$/cancelRequest`, `$/progress`,
+ * `$/setTrace`, `$/logTrace`) whose params are not of the shape LSP gives it; true for every
+ * other notification (their handlers check their own params).
+ */
+function wellFormedProtocolNotification(method: string, params: unknown): boolean {
+  if (!method.startsWith('$/')) return true;
+  const o = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : null;
+  const idLike = (v: unknown) => typeof v === 'string' || typeof v === 'number';
+  switch (method) {
+    case '$/cancelRequest':
+      return o !== null && idLike(o.id);
+    case '$/progress':
+      return o !== null && idLike(o.token);
+    case '$/setTrace':
+      return o !== null && typeof o.value === 'string';
+    case '$/logTrace':
+      return o !== null && typeof o.message === 'string';
+    default:
+      return true;
   }
 }

@@ -8,6 +8,8 @@
 //     version matches.
 //   Helix: $HX (taken as given), then the cache wrapper, then `hx` on PATH if it reports
 //     helix 25.07 or newer (on some systems `hx` is a hex editor).
+//   Vim: $VIM_BIN (taken as given; $VIM is Vim's own runtime folder), then `vim` on PATH if it
+//     is Vim 9.0 or newer built with channels and jobs (the plugin's LSP channel needs both).
 // Answers are cached for the life of the process.
 
 import { execFileSync } from 'node:child_process';
@@ -91,8 +93,32 @@ export function findHelix(): string | undefined {
   });
 }
 
+/** "VIM - Vi IMproved 9.0 (2022 Jun 28, …)" and its feature list -> true for a Vim 9 with channels and jobs. */
+export function vimUsable(versionText: string | undefined): boolean {
+  const m = /^VIM - Vi IMproved (\d+)\.(\d+)/.exec(versionText ?? '');
+  return m !== null && Number(m[1]) >= 9 && /\+channel\b/.test(versionText!) && /\+job\b/.test(versionText!);
+}
+
+/** Vim 9.0 or newer with channels and jobs, or undefined when none can be found. */
+export function findVim(): string | undefined {
+  return memo('vim', () => {
+    const explicit = process.env.VIM_BIN;
+    if (explicit) return explicit;
+    const fromPath = onPath('vim');
+    if (!fromPath) return undefined;
+    let text: string | undefined;
+    try {
+      text = execFileSync(fromPath, ['--version'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      return undefined;
+    }
+    return vimUsable(text) ? fromPath : undefined;
+  });
+}
+
 /** Why an editor test is skipped: say how to get the editor. */
-export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx'): string {
+export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx' | 'vim'): string {
+  if (editor === 'vim') return 'Vim 9.0+ (with +channel +job) not found: install it (apt-get install vim) or set VIM_BIN';
   const env = editor === 'hx' ? 'HX' : editor === 'nvim-0.10' ? 'NVIM_0_10' : 'NVIM_0_12';
   const what = editor === 'hx' ? 'Helix 25.07+' : `Neovim ${editor.slice(5)}`;
   return `${what} not found: run scripts/fetch-editors.sh (fills .cache/editors/) or set ${env}`;

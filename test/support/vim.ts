@@ -1,0 +1,180 @@
+// Helpers for the end-to-end tests of the Vim plugin (clients/vim) in a real headless Vim.
+//
+// Each case runs one child Vim: `vim -N -u NONE -i NONE -n -es -S case.vim`, with HOME, every
+// XDG_* folder and TAKEBACK_HOME private to the case, the plugin on the runtimepath, and
+// `node bin/takeback.js serve` as the sidecar. The case script (vim9script) does its work with
+// timeouts (Wait sleeps, and Vim handles the sidecar's messages while it sleeps) and writes what
+// it saw to a JSON report that the test reads. The agent's side runs from inside that Vim too
+// (`takeback run -- sh -c …` through system()), so buffers can be open before the agent changes
+// their files, as they are for a person watching an agent work.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { privateEditorEnv, repoRoot } from './editors.js';
+import { BIN, makeWorkspace } from './nvim.js';
+
+export const VIM_PLUGIN_DIR = path.join(repoRoot, 'clients', 'vim');
+
+export interface VimCase {
+  vim: string;
+  /** Private folder of the case (created). */
+  base: string;
+  /** The workspace (a git repository), inside `base`. */
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A fresh case folder with a workspace (git) holding `files`. */
+export function newVimCase(vim: string, label: string, files: Record<string, string>): VimCase {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `takeback-vim-${label}-`)));
+  const home = path.join(base, 'takeback-home');
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  const env = privateEditorEnv(base, { TAKEBACK_HOME: home, LANG: 'C.UTF-8' });
+  const workspace = makeWorkspace(path.join(base, 'work'), files);
+  return { vim, base, workspace, env };
+}
+
+export interface VimReport {
+  /** v:exception and v:throwpoint when the script failed. */
+  error?: string;
+  /** `:messages` at the end. */
+  messages: string;
+  [key: string]: unknown;
+}
+
+// The harness every case script starts with. g:Out is the report; Wait(cond, ms) sleeps in steps
+// of 10 ms until cond() holds; Agent(script) runs `sh -c script` in the workspace through
+// `takeback run`, as an agent's shell command; Text(b) is the bytes `:write` would put in a
+// buffer's file; Disk(rel) a file's bytes (null when it is not there); Cmd(args, event) runs
+// :Takeback and waits for the User event it fires; WaitRecorded(reason) waits for the sidecar's
+// changes/didChange with that reason; Journal() is `takeback list --json`'s [[id, state]];
+// Undo(b) is `u` in that buffer.
+const PRELUDE = String.raw`vim9script
+set nocompatible hidden noswapfile nomore shortmess+=I
+const P = json_decode(join(readfile($VIM_TEST_PARAMS), "\n"))
+execute 'set runtimepath^=' .. fnameescape(P.plugin)
+runtime plugin/takeback.vim
+import autoload 'takeback.vim'
+g:takeback_cmd = P.cmd
+g:Out = {}
+g:events = {}
+for name in ['TakebackApplied', 'TakebackListed', 'TakebackPreviewed', 'TakebackChanged']
+  g:events[name] = 0
+  execute 'autocmd User' name 'g:events.' .. name .. ' += 1'
+endfor
+def g:Wait(what: string, Cond: func(): bool, ms: number = 15000)
+  var t = reltime()
+  while !Cond()
+    if reltimefloat(reltime(t)) * 1000 > ms
+      throw 'timed out after ' .. ms .. ' ms waiting for ' .. what
+    endif
+    sleep 10m
+  endwhile
+enddef
+# :Takeback ARGS, then wait for the User event it fires.
+def g:Cmd(args: string, event: string): any
+  var n = g:events[event]
+  execute 'Takeback' args
+  g:Wait(':Takeback ' .. args, () => g:events[event] > n)
+  return g:takeback_event
+enddef
+def g:Agent(script: string)
+  var out = system(join([P.node, P.bin, 'run', '--', 'sh', '-c', script]->mapnew((_, a) => shellescape(a))))
+  if v:shell_error != 0
+    throw 'the agent failed: ' .. out
+  endif
+enddef
+def g:Text(b: number): string
+  return takeback.BufferText(b)
+enddef
+def g:Disk(rel: string): any
+  var p = P.workspace .. '/' .. rel
+  return filereadable(p) ? join(readfile(p, 'b'), "\n") : null
+enddef
+g:reasons = []
+autocmd User TakebackChanged g:reasons->add(g:takeback_changed.reason)
+# The sidecar says it recorded a step (changes/didChange with this reason).
+def g:WaitRecorded(reason: string)
+  var n = len(g:reasons)
+  g:Wait('changes/didChange ' .. reason, () => index(g:reasons, reason) >= 0)
+  remove(g:reasons, index(g:reasons, reason))
+enddef
+# The journal's sets as [[id, state]], newest first (takeback list --json).
+def g:Journal(): list<any>
+  var out = system(join([P.node, P.bin, 'list', '--json']->mapnew((_, a) => shellescape(a))))
+  return json_decode(out).sets->mapnew((_, s) => [s.id, s.state])
+enddef
+def g:Undo(b: number)
+  execute 'buffer' b
+  silent normal! u
+enddef
+`;
+
+const POSTLUDE = String.raw`
+def g:Finish(err: string)
+  if err != ''
+    g:Out.error = err
+  endif
+  g:Out.messages = execute('messages')
+  writefile([json_encode(g:Out)], P.report)
+enddef
+`;
+
+/**
+ * Runs `body` (vim9script lines, inside a function that may throw) in a child Vim for the case,
+ * with `data` as P.data. Resolves with the report; rejects with Vim's stderr when there is none.
+ */
+export async function runVim(c: VimCase, body: string, data: unknown = {}, timeoutMs = 30_000): Promise<VimReport> {
+  const script = path.join(c.base, 'case.vim');
+  const report = path.join(c.base, 'report.json');
+  const paramsFile = path.join(c.base, 'params.json');
+  const indented = body
+    .split('\n')
+    .map((l) => '  ' + l)
+    .join('\n');
+  fs.writeFileSync(
+    script,
+    `${PRELUDE}${POSTLUDE}\ndef Case()\n${indented}\nenddef\ntry\n  Case()\n  g:Finish('')\ncatch\n  g:Finish(v:exception .. ' @ ' .. v:throwpoint)\nendtry\nqa!\n`,
+  );
+  fs.writeFileSync(
+    paramsFile,
+    JSON.stringify({ plugin: VIM_PLUGIN_DIR, bin: BIN, node: process.execPath, workspace: c.workspace, report, cmd: [process.execPath, BIN, 'serve'], data }),
+  );
+  fs.rmSync(report, { force: true });
+  const env = { ...c.env, VIM_TEST_PARAMS: paramsFile };
+  const { code, stderr, timedOut } = await new Promise<{ code: number | null; stderr: string; timedOut: boolean }>((resolve) => {
+    const child = spawn(c.vim, ['-N', '-u', 'NONE', '-i', 'NONE', '-n', '-es', '-S', script], {
+      cwd: c.workspace,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    });
+    let err = '';
+    let timedOut = false;
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      // The whole process group: Vim and the sidecar it started.
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // nothing left
+      }
+      resolve({ code, stderr: err, timedOut });
+    });
+  });
+  if (!fs.existsSync(report)) {
+    throw new Error(`Vim wrote no report (exit ${code}${timedOut ? ', killed after ' + timeoutMs + ' ms' : ''}); stderr:\n${stderr}`);
+  }
+  return JSON.parse(fs.readFileSync(report, 'utf8')) as VimReport;
+}

@@ -1,0 +1,225 @@
+// The Vim plugin (clients/vim) end to end, in a real headless Vim 9 with the real sidecar
+// (`node bin/takeback.js serve`) over an LSP channel, one child Vim per case (test/support/vim.ts):
+// HOME, XDG_* and TAKEBACK_HOME private. The agent's change is a shell command recorded through
+// the command line (`takeback run -- sh -c …`), run while its files are open in buffers.
+// Skipped only when Vim 9 cannot be found (TAKEBACK_REQUIRE_EDITORS=1 makes that a failure).
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findVim, missingEditorMessage } from './support/editors.js';
+import { BIN, readTree } from './support/nvim.js';
+import { newVimCase, runVim, type VimCase, type VimReport } from './support/vim.js';
+
+const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
+const vim = findVim();
+
+const cases: VimCase[] = [];
+afterAll(() => {
+  if (process.env.TAKEBACK_KEEP_TMP) return;
+  for (const c of cases) fs.rmSync(c.base, { recursive: true, force: true, maxRetries: 5 });
+});
+
+function start(label: string, files: Record<string, string>): VimCase {
+  if (!vim) throw new Error(`${missingEditorMessage('vim')} (TAKEBACK_REQUIRE_EDITORS=1)`);
+  const c = newVimCase(vim, label, files);
+  cases.push(c);
+  return c;
+}
+
+function ok(r: VimReport): VimReport {
+  expect(r.error, `the Vim side failed; messages: ${r.messages}`).toBeUndefined();
+  return r;
+}
+
+function journal(c: VimCase): { id: string; state: string }[] {
+  const out = execFileSync(process.execPath, [BIN, 'list', '--json'], { cwd: c.workspace, env: c.env, encoding: 'utf8' });
+  return (JSON.parse(out) as { sets: { id: string; state: string }[] }).sets.map((s) => ({ id: s.id, state: s.state }));
+}
+
+const BEFORE = {
+  'notes.md': '# Notes\n\nThe quick brown fox.\n',
+  'f.txt': 'a cat sat\n',
+  x: 'x contents\n',
+};
+const AFTER = {
+  'notes.md': '# Notes\n\nThe slow brown fox.\n',
+  'f.txt': 'b cat sat\n',
+  'new.txt': 'made by the agent\n',
+};
+const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'made by the agent' > new.txt && rm x";
+
+// The two buffers open before the agent works; then the agent's command; then the plugin
+// reloading the unmodified buffers when the sidecar says the journal changed.
+const PRELUDE = String.raw`
+edit notes.md
+var notes = bufnr()
+badd f.txt
+var f = bufnr('f.txt')
+bufload(f)
+# Start the sidecar (it tracks the open buffers) before the agent changes the files.
+g:Cmd('list', 'TakebackListed')
+sleep 1100m
+g:Agent(P.data.agent)
+g:Wait('the buffers reloaded', () => g:Text(notes) == P.data.after['notes.md'] && g:Text(f) == P.data.after['f.txt'])
+`;
+
+describe.skipIf(!vim && !requireEditors)('Vim 9: the takeback plugin', () => {
+  it('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {
+    const c = start('undo', BEFORE);
+    const r = ok(
+      await runVim(
+        c,
+        PRELUDE +
+          String.raw`
+var listed = g:Cmd('list', 'TakebackListed')
+g:Out.sets = listed.list.sets->mapnew((_, s) => s.id)
+g:Out.qf = getqflist()->mapnew((_, i) => [i.bufnr > 0 ? bufname(i.bufnr)->fnamemodify(':t') : '', i.text])
+g:Out.preview = g:Cmd('preview', 'TakebackPreviewed').preview.files->mapnew((_, x) => x.path)
+g:Out.preview_lines = getline(1, '$')
+close
+cclose
+messages clear
+var d = g:Cmd('undo', 'TakebackApplied')
+g:Out.undo = d.result
+g:Out.undo_messages = execute('messages')
+g:WaitRecorded('undone')
+g:Out.journal_after_undo = g:Journal()
+g:Out.buffers_after_undo = {notes: g:Text(notes), f: g:Text(f)}
+g:Out.modified_after_undo = {notes: getbufvar(notes, '&modified'), f: getbufvar(f, '&modified')}
+g:Out.disk_after_undo = {notes: g:Disk('notes.md'), f: g:Disk('f.txt'), x: g:Disk('x'), new: g:Disk('new.txt')}
+g:Undo(notes)
+g:Undo(f)
+g:Out.after_u = {notes: g:Text(notes), f: g:Text(f)}
+g:Out.modified_after_u = {notes: getbufvar(notes, '&modified'), f: getbufvar(f, '&modified')}
+g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
+`,
+        { agent: AGENT, after: AFTER },
+      ),
+    );
+    // The listing: one change set, an entry per file that opens it.
+    expect(r.sets).toEqual(['1']);
+    const qf = r.qf as [string, string][];
+    expect(qf[0]![1]).toBe('Outside any turn');
+    expect(qf.slice(1).map(([file]) => file).sort()).toEqual(['f.txt', 'new.txt', 'notes.md', 'x']);
+    expect(qf.find(([file]) => file === 'notes.md')![1]).toMatch(/^#1 .*modified \+1 −1$/);
+    // The preview: a diff buffer with what the undo would do.
+    expect((r.preview as string[]).sort()).toEqual(['f.txt', 'new.txt', 'notes.md', 'x']);
+    const preview = (r.preview_lines as string[]).join('\n');
+    expect(preview).toContain('-The slow brown fox.\n+The quick brown fox.');
+
+    const undo = r.undo as { written: boolean; conflicts: unknown[]; applied: { path: string; via?: string }[] };
+    expect(undo.written).toBe(true);
+    expect(undo.conflicts).toEqual([]);
+    const via = Object.fromEntries(undo.applied.map((a) => [a.path, a.via]));
+    expect(via).toEqual({ 'notes.md': 'editor', 'f.txt': 'editor', x: 'disk', 'new.txt': 'disk' });
+    expect(r.undo_messages).toMatch(/takeback: undid the last change \(change 1\): .*new\.txt \(removed\)/);
+
+    // Byte for byte: buffers, and the disk, as before the agent; the buffers are saved.
+    expect(r.buffers_after_undo).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'] });
+    expect(r.modified_after_undo).toEqual({ notes: false, f: false });
+    expect(r.disk_after_undo).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'], x: BEFORE.x, new: null });
+    expect(readTree(c.workspace)).toEqual(BEFORE);
+    // The sidecar recorded the undo once the plugin saved the buffers.
+    expect(r.journal_after_undo).toEqual([['1', 'undone']]);
+
+    // One `u` brings the agent's text back into each buffer (unsaved); the disk stays undone.
+    expect(r.after_u).toEqual({ notes: AFTER['notes.md'], f: AFTER['f.txt'] });
+    expect(r.modified_after_u).toEqual({ notes: true, f: true });
+    expect(r.disk_after_u).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'] });
+  });
+
+  it('a buffer with unsaved edits is a conflict: nothing is written; undo! replaces it', async () => {
+    const c = start('conflict', BEFORE);
+    const r = ok(
+      await runVim(
+        c,
+        PRELUDE +
+          String.raw`
+# The user goes on typing in notes.md after the agent's change, and does not save.
+appendbufline(notes, '$', 'my own line')
+g:Out.typed = g:Text(notes)
+messages clear
+var d = g:Cmd('undo', 'TakebackApplied')
+g:Out.undo = d.result
+g:Out.undo_messages = execute('messages')
+g:Out.after_conflict = {notes: g:Text(notes), f: g:Text(f), modified: getbufvar(notes, '&modified'),
+  disk_notes: g:Disk('notes.md'), disk_f: g:Disk('f.txt'), disk_x: g:Disk('x'), disk_new: g:Disk('new.txt')}
+g:Out.journal_after_conflict = g:Journal()
+d = g:Cmd('undo!', 'TakebackApplied')
+g:Out.forced = d.result
+g:Out.after_force = {notes: g:Text(notes), f: g:Text(f), modified: getbufvar(notes, '&modified'),
+  disk_notes: g:Disk('notes.md'), disk_f: g:Disk('f.txt')}
+g:WaitRecorded('undone')
+`,
+        { agent: AGENT, after: AFTER },
+      ),
+    );
+    expect(r.typed).toBe(AFTER['notes.md'] + 'my own line\n');
+    const undo = r.undo as { written: boolean; conflicts: { path: string; reason: string }[] };
+    expect(undo.written).toBe(false);
+    expect(undo.conflicts.map((x) => [x.path, x.reason])).toEqual([['notes.md', 'unsaved-in-editor']]);
+    expect(r.undo_messages).toContain('takeback: nothing undone for the last change: 1 file changed since: notes.md (unsaved in editor)');
+    // Nothing written anywhere: the buffers keep their text, the disk is the agent's.
+    expect(r.after_conflict).toEqual({
+      notes: AFTER['notes.md'] + 'my own line\n',
+      f: AFTER['f.txt'],
+      modified: true,
+      disk_notes: AFTER['notes.md'],
+      disk_f: AFTER['f.txt'],
+      disk_x: null,
+      disk_new: AFTER['new.txt'],
+    });
+    expect(r.journal_after_conflict).toEqual([['1', 'applied']]);
+
+    const forced = r.forced as { written: boolean; forced: boolean };
+    expect(forced.written).toBe(true);
+    expect(forced.forced).toBe(true);
+    expect(journal(c).find((s) => s.id === '1')).toEqual({ id: '1', state: 'undone' });
+    expect(r.after_force).toEqual({
+      notes: BEFORE['notes.md'],
+      f: BEFORE['f.txt'],
+      modified: false,
+      disk_notes: BEFORE['notes.md'],
+      disk_f: BEFORE['f.txt'],
+    });
+  });
+
+  it('undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {
+    const files = { 'crlf.txt': 'one\r\ntwo\r\n', 'noeol.txt': 'alpha\nbeta' };
+    const after = { 'crlf.txt': 'one\r\nTWO\r\n', 'noeol.txt': 'alpha\nBETA' };
+    const c = start('bytes', files);
+    const r = ok(
+      await runVim(
+        c,
+        String.raw`
+edit crlf.txt
+var crlf = bufnr()
+badd noeol.txt
+var noeol = bufnr('noeol.txt')
+bufload(noeol)
+g:Out.formats = [getbufvar(crlf, '&fileformat'), getbufvar(noeol, '&eol')]
+g:Cmd('list', 'TakebackListed')
+sleep 1100m
+g:Agent("sed -i s/two/TWO/ crlf.txt && sed -i s/beta/BETA/ noeol.txt")
+g:Wait('the buffers reloaded', () => g:Text(crlf) == P.data.after['crlf.txt'] && g:Text(noeol) == P.data.after['noeol.txt'])
+g:Out.undo = g:Cmd('undo', 'TakebackApplied').result
+g:WaitRecorded('undone')
+g:Out.after_undo = {crlf: g:Text(crlf), noeol: g:Text(noeol), disk_crlf: g:Disk('crlf.txt'), disk_noeol: g:Disk('noeol.txt')}
+g:Out.redo = g:Cmd('redo', 'TakebackApplied').result
+g:WaitRecorded('redone')
+g:Out.after_redo = {crlf: g:Text(crlf), noeol: g:Text(noeol), disk_crlf: g:Disk('crlf.txt'), disk_noeol: g:Disk('noeol.txt')}
+`,
+        { after },
+      ),
+    );
+    expect(r.formats).toEqual(["dos", false]);
+    const via = (x: unknown) => Object.fromEntries((x as { applied: { path: string; via?: string }[] }).applied.map((a) => [a.path, a.via]));
+    expect(via(r.undo)).toEqual({ 'crlf.txt': 'editor', 'noeol.txt': 'editor' });
+    expect(r.after_undo).toEqual({ crlf: files['crlf.txt'], noeol: files['noeol.txt'], disk_crlf: files['crlf.txt'], disk_noeol: files['noeol.txt'] });
+    expect(via(r.redo)).toEqual({ 'crlf.txt': 'editor', 'noeol.txt': 'editor' });
+    expect(r.after_redo).toEqual({ crlf: after['crlf.txt'], noeol: after['noeol.txt'], disk_crlf: after['crlf.txt'], disk_noeol: after['noeol.txt'] });
+    expect(readTree(c.workspace)).toEqual(after);
+    expect(journal(c)).toEqual([{ id: '1', state: 'applied' }]);
+  });
+});

@@ -10,6 +10,7 @@
 //     helix 25.07 or newer (on some systems `hx` is a hex editor).
 //   Vim: $VIM_BIN (taken as given; $VIM is Vim's own runtime folder), then `vim` on PATH if it
 //     is Vim 9.0 or newer built with channels and jobs (the plugin's LSP channel needs both).
+//   Emacs: $EMACS if it is an executable (an old Emacs sets EMACS=t in its shells), then `emacs` on PATH if it is Emacs 27 or newer.
 // Answers are cached for the life of the process.
 
 import { execFileSync } from 'node:child_process';
@@ -116,8 +117,26 @@ export function findVim(): string | undefined {
   });
 }
 
+/** "GNU Emacs 28.2" -> true for Emacs 27 or newer (jsonrpc.el is built in from 27). */
+export function emacsUsable(line: string | undefined): boolean {
+  const m = /^GNU Emacs (\d+)\./.exec(line ?? '');
+  return m !== null && Number(m[1]) >= 27;
+}
+
+/** Emacs 27 or newer, or undefined when none can be found. */
+export function findEmacs(): string | undefined {
+  return memo('emacs', () => {
+    // Only an executable: an old Emacs sets EMACS=t in the shells it runs.
+    const explicit = process.env.EMACS;
+    if (explicit && isExecutableFile(explicit)) return explicit;
+    const fromPath = onPath('emacs');
+    return fromPath && emacsUsable(versionLine(fromPath)) ? fromPath : undefined;
+  });
+}
+
 /** Why an editor test is skipped: say how to get the editor. */
-export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx' | 'vim'): string {
+export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx' | 'vim' | 'emacs'): string {
+  if (editor === 'emacs') return 'Emacs 27+ not found: install it (apt-get install emacs-nox) or set EMACS';
   if (editor === 'vim') return 'Vim 9.0+ (with +channel +job) not found: install it (apt-get install vim) or set VIM_BIN';
   const env = editor === 'hx' ? 'HX' : editor === 'nvim-0.10' ? 'NVIM_0_10' : 'NVIM_0_12';
   const what = editor === 'hx' ? 'Helix 25.07+' : `Neovim ${editor.slice(5)}`;

@@ -1,0 +1,166 @@
+;;; takeback-tests.el --- takeback.el in a real Emacs, with the real sidecar  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by test/emacs-e2e.test.ts, one test per `emacs -Q --batch' with a workspace of its own:
+;;   EMACS_TEST_PARAMS=params.json emacs -Q --batch -l takeback.el -l takeback-tests.el \
+;;     --eval '(ert-run-tests-batch-and-exit "NAME")'
+;; params.json: {"cmd": [node, bin/takeback.js, "serve"], "node", "bin", "workspace", "agent",
+;; "before": {file: text}, "after": {file: text}}.  The agent's change is a shell command recorded
+;; through the command line (`takeback run -- sh -c AGENT'), run while its files are open.
+
+;;; Code:
+
+(require 'ert)
+(require 'json)
+(require 'takeback)
+
+(defvar takeback-tests--params
+  (with-temp-buffer
+    (insert-file-contents (getenv "EMACS_TEST_PARAMS"))
+    (json-parse-buffer :object-type 'alist :array-type 'list)))
+
+(defun takeback-tests--p (key) (alist-get key takeback-tests--params))
+(defun takeback-tests--ws (rel) (expand-file-name rel (takeback-tests--p 'workspace)))
+(defun takeback-tests--before (file) (alist-get (intern file) (takeback-tests--p 'before)))
+(defun takeback-tests--after (file) (alist-get (intern file) (takeback-tests--p 'after)))
+
+(defun takeback-tests--disk (rel)
+  "The bytes of a workspace file as a string, or nil when it is not there."
+  (let ((f (takeback-tests--ws rel)))
+    (when (file-exists-p f)
+      (with-temp-buffer
+        (set-buffer-multibyte nil)
+        (insert-file-contents-literally f)
+        (buffer-string)))))
+
+(defun takeback-tests--text (buffer)
+  (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun takeback-tests--wait (what cond &optional seconds)
+  "Wait until COND returns non-nil, handling the sidecar's messages meanwhile."
+  (let ((deadline (+ (float-time) (or seconds 15))))
+    (while (not (funcall cond))
+      (when (> (float-time) deadline) (error "Timed out waiting for %s" what))
+      (accept-process-output nil 0.02))))
+
+(defvar takeback-tests--reasons nil "The reasons of the sidecar's changes/didChange, oldest first.")
+(add-hook 'takeback-changed-functions
+          (lambda (_root reason) (setq takeback-tests--reasons (append takeback-tests--reasons (list reason)))))
+
+(defun takeback-tests--wait-recorded (reason)
+  (takeback-tests--wait (format "changes/didChange %s" reason) (lambda () (member reason takeback-tests--reasons)))
+  (setq takeback-tests--reasons (remove reason takeback-tests--reasons)))
+
+(defun takeback-tests--agent ()
+  "Run the agent's shell command in the workspace, recorded by `takeback run'."
+  (let ((default-directory (file-name-as-directory (takeback-tests--p 'workspace))))
+    (with-temp-buffer
+      (unless (eq 0 (call-process (takeback-tests--p 'node) nil t nil (takeback-tests--p 'bin)
+                                  "run" "--" "sh" "-c" (takeback-tests--p 'agent)))
+        (error "The agent failed: %s" (buffer-string))))))
+
+(defun takeback-tests--journal ()
+  "The journal's sets as ((ID . STATE) ...), newest first."
+  (let ((default-directory (file-name-as-directory (takeback-tests--p 'workspace))))
+    (with-temp-buffer
+      (call-process (takeback-tests--p 'node) nil '(t nil) nil (takeback-tests--p 'bin) "list" "--json")
+      (goto-char (point-min))
+      (mapcar (lambda (s) (cons (alist-get 'id s) (alist-get 'state s)))
+              (alist-get 'sets (json-parse-buffer :object-type 'alist :array-type 'list))))))
+
+(defun takeback-tests--messages ()
+  (with-current-buffer (messages-buffer) (buffer-string)))
+
+(defun takeback-tests--setup ()
+  "notes.md and f.txt open, the sidecar started, then the agent's change, and the buffers
+reverted by the package when the sidecar says the journal changed.  Returns (NOTES F)."
+  (setq takeback-command (takeback-tests--p 'cmd))
+  (let ((default-directory (file-name-as-directory (takeback-tests--p 'workspace)))
+        (notes (find-file-noselect (takeback-tests--ws "notes.md")))
+        (f (find-file-noselect (takeback-tests--ws "f.txt"))))
+    (set-buffer notes)
+    (should (equal (append (plist-get (takeback-list) :sets) nil) nil))
+    (sleep-for 1.1) ; the agent's writes get an mtime of their own
+    (takeback-tests--agent)
+    (takeback-tests--wait "the buffers reverted"
+                          (lambda () (and (equal (takeback-tests--text notes) (takeback-tests--after "notes.md"))
+                                          (equal (takeback-tests--text f) (takeback-tests--after "f.txt")))))
+    (list notes f)))
+
+(ert-deftest takeback-undo ()
+  "list shows the change; preview diffs it; undo puts buffers and disk back; `undo' brings
+the agent's change back."
+  (pcase-let ((`(,notes ,f) (takeback-tests--setup)))
+    (with-current-buffer notes
+      ;; The listing: a row for the change, naming its files.
+      (let ((list (takeback-list)))
+        (should (equal (mapcar (lambda (s) (plist-get s :id)) (plist-get list :sets)) '("1"))))
+      (with-current-buffer "*takeback*"
+        (goto-char (point-min))
+        (should (equal (tabulated-list-get-id) "1"))
+        (should (string-match-p "notes\\.md \\+1 -1" (aref (tabulated-list-get-entry) 3)))
+        ;; The preview of the change at point: a diff-mode buffer.
+        (let ((p (takeback-preview)))
+          (should (equal (plist-get p :sets) ["1"])))
+        (with-current-buffer "*takeback-preview*"
+          (should (eq major-mode 'diff-mode))
+          (should (string-match-p (regexp-quote "-The slow brown fox.\n+The quick brown fox.") (buffer-string))))))
+    (with-current-buffer notes
+      (let ((r (takeback-undo)))
+        (should (eq (plist-get r :written) t))
+        (should (equal (plist-get r :conflicts) []))
+        (should (equal (sort (mapcar (lambda (a) (format "%s:%s" (plist-get a :path) (plist-get a :via))) (plist-get r :applied)) #'string<)
+                       '("f.txt:editor" "new.txt:disk" "notes.md:editor" "x:disk")))))
+    (should (string-match-p "takeback: undid the last change (change 1): .*new\\.txt (removed)" (takeback-tests--messages)))
+    ;; Byte for byte, in the buffers (saved) and on disk.
+    (dolist (pair `((,notes . "notes.md") (,f . "f.txt")))
+      (should (equal (takeback-tests--text (car pair)) (takeback-tests--before (cdr pair))))
+      (should-not (buffer-modified-p (car pair)))
+      (should (equal (takeback-tests--disk (cdr pair)) (takeback-tests--before (cdr pair)))))
+    (should (equal (takeback-tests--disk "x") (takeback-tests--before "x")))
+    (should-not (takeback-tests--disk "new.txt"))
+    ;; The sidecar records the undo once the buffers are saved.
+    (takeback-tests--wait-recorded "undone")
+    (should (equal (takeback-tests--journal) '(("1" . "undone"))))
+    ;; The editor's own undo brings the agent's change back into each buffer, unsaved.
+    (dolist (pair `((,notes . "notes.md") (,f . "f.txt")))
+      (with-current-buffer (car pair)
+        (let ((last-command nil)) (undo))
+        (should (equal (takeback-tests--text (car pair)) (takeback-tests--after (cdr pair))))
+        (should (buffer-modified-p)))
+      (should (equal (takeback-tests--disk (cdr pair)) (takeback-tests--before (cdr pair)))))
+    (takeback-stop)))
+
+(ert-deftest takeback-conflict ()
+  "A buffer with unsaved text is a conflict, named, and nothing is written; C-u replaces it."
+  (pcase-let ((`(,notes ,f) (takeback-tests--setup)))
+    (with-current-buffer notes
+      (goto-char (point-max))
+      (insert "my own line\n"))
+    (let ((r (with-current-buffer notes (takeback-undo))))
+      (should-not (eq (plist-get r :written) t))
+      (should (equal (mapcar (lambda (c) (list (plist-get c :path) (plist-get c :reason))) (plist-get r :conflicts))
+                     '(("notes.md" "unsaved-in-editor")))))
+    (should (string-match-p (regexp-quote "takeback: nothing undone for the last change: 1 file changed since: notes.md (unsaved in editor)")
+                            (takeback-tests--messages)))
+    ;; Nothing written anywhere.
+    (should (equal (takeback-tests--text notes) (concat (takeback-tests--after "notes.md") "my own line\n")))
+    (should (buffer-modified-p notes))
+    (should (equal (takeback-tests--text f) (takeback-tests--after "f.txt")))
+    (dolist (file '("notes.md" "f.txt" "new.txt"))
+      (should (equal (takeback-tests--disk file) (takeback-tests--after file))))
+    (should-not (takeback-tests--disk "x"))
+    (should (equal (takeback-tests--journal) '(("1" . "applied"))))
+    ;; Forced: the buffer and the disk go back, the user's line with them.
+    (let ((r (with-current-buffer notes (takeback-undo nil t))))
+      (should (eq (plist-get r :written) t))
+      (should (eq (plist-get r :forced) t)))
+    (should (equal (takeback-tests--text notes) (takeback-tests--before "notes.md")))
+    (should-not (buffer-modified-p notes))
+    (should (equal (takeback-tests--disk "notes.md") (takeback-tests--before "notes.md")))
+    (should (equal (takeback-tests--disk "f.txt") (takeback-tests--before "f.txt")))
+    (takeback-tests--wait-recorded "undone")
+    (takeback-stop)))
+
+;;; takeback-tests.el ends here

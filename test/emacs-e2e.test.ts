@@ -1,0 +1,66 @@
+// The Emacs package (clients/emacs/takeback.el) end to end, in a real Emacs with the real sidecar
+// (`node bin/takeback.js serve`) over jsonrpc.el: its ERT tests (clients/emacs/test/
+// takeback-tests.el) in `emacs -Q --batch`, one Emacs and one workspace per test, then the disk
+// and the journal checked from here. The agent's change is a shell command recorded through the
+// command line (`takeback run -- sh -c …`), run while its files are open in buffers.
+// Skipped only when Emacs cannot be found (TAKEBACK_REQUIRE_EDITORS=1 makes that a failure).
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findEmacs, missingEditorMessage } from './support/editors.js';
+import { newEmacsCase, runErt, writeEmacsParams, type EmacsCase } from './support/emacs.js';
+import { BIN, readTree } from './support/nvim.js';
+
+const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
+const emacs = findEmacs();
+
+const cases: EmacsCase[] = [];
+afterAll(() => {
+  if (process.env.TAKEBACK_KEEP_TMP) return;
+  for (const c of cases) fs.rmSync(c.base, { recursive: true, force: true, maxRetries: 5 });
+});
+
+function start(label: string): EmacsCase {
+  if (!emacs) throw new Error(`${missingEditorMessage('emacs')} (TAKEBACK_REQUIRE_EDITORS=1)`);
+  const c = newEmacsCase(emacs, label, BEFORE);
+  cases.push(c);
+  return c;
+}
+
+function journal(c: EmacsCase): [string, string][] {
+  const out = execFileSync(process.execPath, [BIN, 'list', '--json'], { cwd: c.workspace, env: c.env, encoding: 'utf8' });
+  return (JSON.parse(out) as { sets: { id: string; state: string }[] }).sets.map((s) => [s.id, s.state]);
+}
+
+const BEFORE = {
+  'notes.md': '# Notes\n\nThe quick brown fox.\n',
+  'f.txt': 'a cat sat\n',
+  x: 'x contents\n',
+};
+const AFTER = {
+  'notes.md': '# Notes\n\nThe slow brown fox.\n',
+  'f.txt': 'b cat sat\n',
+  'new.txt': 'made by the agent\n',
+};
+const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'made by the agent' > new.txt && rm x";
+
+describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
+  it.concurrent('ERT takeback-undo: list, preview, undo byte for byte in buffers and on disk, then `undo` brings the change back', async () => {
+    const c = start('undo');
+    const r = await runErt(c, 'takeback-undo', writeEmacsParams(c, { agent: AGENT, before: BEFORE, after: AFTER }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    // `undo` changed the buffers only: the disk stays as the undo left it.
+    expect(readTree(c.workspace)).toEqual(BEFORE);
+    expect(journal(c)).toEqual([['1', 'undone']]);
+  });
+
+  it.concurrent('ERT takeback-conflict: a buffer with unsaved text is a conflict and nothing is written; C-u replaces it', async () => {
+    const c = start('conflict');
+    const r = await runErt(c, 'takeback-conflict', writeEmacsParams(c, { agent: AGENT, before: BEFORE, after: AFTER }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    expect(readTree(c.workspace)).toEqual(BEFORE);
+  });
+});

@@ -1,0 +1,76 @@
+// Helpers for the end-to-end tests of the Emacs package (clients/emacs) in a real Emacs: the
+// ERT tests of clients/emacs/test/takeback-tests.el, one `emacs -Q --batch` per test with a
+// workspace of its own, HOME, every XDG_* folder and TAKEBACK_HOME private, and
+// `node bin/takeback.js serve` as the sidecar.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { privateEditorEnv, repoRoot } from './editors.js';
+import { BIN, makeWorkspace } from './nvim.js';
+
+export const EMACS_DIR = path.join(repoRoot, 'clients', 'emacs');
+
+export interface EmacsCase {
+  emacs: string;
+  /** Private folder of the case (created). */
+  base: string;
+  /** The workspace (a git repository), inside `base`. */
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A fresh case folder with a workspace (git) holding `files`. */
+export function newEmacsCase(emacs: string, label: string, files: Record<string, string>): EmacsCase {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `takeback-emacs-${label}-`)));
+  const home = path.join(base, 'takeback-home');
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  const env = privateEditorEnv(base, { TAKEBACK_HOME: home, LANG: 'C.UTF-8' });
+  const workspace = makeWorkspace(path.join(base, 'work'), files);
+  return { emacs, base, workspace, env };
+}
+
+/** What the ERT tests read from EMACS_TEST_PARAMS (see takeback-tests.el). */
+export function writeEmacsParams(c: EmacsCase, data: { agent: string; before: Record<string, string>; after: Record<string, string | null> }): string {
+  const file = path.join(c.base, 'params.json');
+  fs.writeFileSync(file, JSON.stringify({ cmd: [process.execPath, BIN, 'serve'], node: process.execPath, bin: BIN, workspace: c.workspace, ...data }));
+  return file;
+}
+
+/**
+ * Runs the ERT test `name` in `emacs -Q --batch` for the case. Resolves with its exit code and
+ * output (ERT's report is on stderr).
+ */
+export async function runErt(c: EmacsCase, name: string, paramsFile: string, timeoutMs = 40_000): Promise<{ code: number | null; output: string }> {
+  const args = [
+    '-Q', '--batch',
+    '-L', EMACS_DIR,
+    '-l', path.join(EMACS_DIR, 'takeback.el'),
+    '-l', path.join(EMACS_DIR, 'test', 'takeback-tests.el'),
+    '--eval', `(ert-run-tests-batch-and-exit '(member ${name}))`,
+  ];
+  return new Promise((resolve) => {
+    const child = spawn(c.emacs, args, { cwd: c.workspace, env: { ...c.env, EMACS_TEST_PARAMS: paramsFile }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const timer = setTimeout(() => {
+      out += `\n(killed after ${timeoutMs} ms)`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // nothing left
+      }
+      resolve({ code, output: out });
+    });
+  });
+}

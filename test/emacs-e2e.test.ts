@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findEmacs, missingEditorMessage } from './support/editors.js';
-import { newEmacsCase, runErt, writeEmacsParams, type EmacsCase } from './support/emacs.js';
+import { EmacsTmux, newEmacsCase, runErt, writeEmacsParams, type EmacsCase } from './support/emacs.js';
+import { waitFor } from './support/helix.js';
 import { BIN, readTree } from './support/nvim.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
@@ -62,5 +63,32 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
     expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
     expect(r.code, r.output).toBe(0);
     expect(readTree(c.workspace)).toEqual(BEFORE);
+  });
+
+  it.concurrent('under tmux, as a person: M-x takeback-list, u on the change, then C-/ in the file brings it back', async () => {
+    const c = start('tmux');
+    const session = new EmacsTmux(c);
+    try {
+      session.start(['notes.md']);
+      await session.waitScreen('notes.md open', /The quick brown fox\./);
+      // The agent works while the file is open.
+      execFileSync(process.execPath, [BIN, 'run', '--', 'sh', '-c', AGENT], { cwd: c.workspace, env: c.env, stdio: 'ignore' });
+      session.mx('takeback-list');
+      await session.waitScreen('the change listed', /#1\s+applied\s+f\.txt \+1 -1, new\.txt \+1 -0, notes\.md/);
+      session.keys('u');
+      await session.waitScreen('the undo reported', /takeback: undid change 1 .*notes\.md/);
+      await session.waitScreen('the listing shows it undone', /#1\s+undone\s+f\.txt/);
+      await waitFor('the disk put back', () => fs.readFileSync(`${c.workspace}/notes.md`, 'utf8') === BEFORE['notes.md'] || undefined);
+      expect(readTree(c.workspace)).toEqual(BEFORE);
+      // Back in the file: it shows the text from before the agent; C-/ brings the agent's back.
+      session.keys('C-x', 'o');
+      await session.waitScreen('notes.md shows the undo', /The quick brown fox\./);
+      session.keys('C-_');
+      await session.waitScreen("the agent's change back in the buffer", /The slow brown fox\./);
+      expect(session.screen()).toMatch(/:\*\*-+F1\s+notes\.md/); // modified, unsaved
+      expect(fs.readFileSync(`${c.workspace}/notes.md`, 'utf8')).toBe(BEFORE['notes.md']);
+    } finally {
+      session.stop();
+    }
   });
 });

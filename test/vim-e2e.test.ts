@@ -65,7 +65,7 @@ g:Wait('the buffers reloaded', () => g:Text(notes) == P.data.after['notes.md'] &
 `;
 
 describe.skipIf(!vim && !requireEditors)('Vim 9: the takeback plugin', () => {
-  it('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {
+  it.concurrent('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {
     const c = start('undo', BEFORE);
     const r = ok(
       await runVim(
@@ -129,7 +129,7 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
     expect(r.disk_after_u).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'] });
   });
 
-  it('a buffer with unsaved edits is a conflict: nothing is written; undo! replaces it', async () => {
+  it.concurrent('a buffer with unsaved edits is a conflict: nothing is written; undo! replaces it', async () => {
     const c = start('conflict', BEFORE);
     const r = ok(
       await runVim(
@@ -185,7 +185,7 @@ g:WaitRecorded('undone')
     });
   });
 
-  it('undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {
+  it.concurrent('undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {
     const files = { 'crlf.txt': 'one\r\ntwo\r\n', 'noeol.txt': 'alpha\nbeta' };
     const after = { 'crlf.txt': 'one\r\nTWO\r\n', 'noeol.txt': 'alpha\nBETA' };
     const c = start('bytes', files);

@@ -107,8 +107,11 @@ RESULT is the sidecar's ApplyResult as a plist, ERROR its error message or nil."
 
 (defun takeback--docs (conn)
   "The documents CONN was told of: buffer -> the version sent."
-  (or (process-get (jsonrpc--process conn) 'takeback-docs)
-      (process-put (jsonrpc--process conn) 'takeback-docs (make-hash-table :test #'eq))))
+  (let ((proc (jsonrpc--process conn)))
+    (or (process-get proc 'takeback-docs)
+        (let ((docs (make-hash-table :test #'eq)))
+          (process-put proc 'takeback-docs docs)
+          docs))))
 
 (defun takeback--conn-root (conn)
   (process-get (jsonrpc--process conn) 'takeback-root))
@@ -516,6 +519,10 @@ killed when their file is gone."
       (let ((unwritten (and (eq (plist-get r :written) t) (null (append (plist-get r :failed) nil))
                             (prog1 (takeback--save-buffers root r) (takeback--sync-disk-buffers root r)))))
         (message "takeback: %s" (takeback--describe sel r unwritten))))
+    ;; The listing shows the step.
+    (let ((b (get-buffer "*takeback*")))
+      (when (and b (equal (buffer-local-value 'takeback--list-root b) root))
+        (with-current-buffer b (ignore-errors (takeback--list-refresh)))))
     (run-hook-with-args 'takeback-applied-hook (list :direction direction :selector sel :result r :error err :root root))
     r))
 

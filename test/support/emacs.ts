@@ -1,13 +1,15 @@
 // Helpers for the end-to-end tests of the Emacs package (clients/emacs) in a real Emacs: the
 // ERT tests of clients/emacs/test/takeback-tests.el, one `emacs -Q --batch` per test with a
 // workspace of its own, HOME, every XDG_* folder and TAKEBACK_HOME private, and
-// `node bin/takeback.js serve` as the sidecar.
+// `node bin/takeback.js serve` as the sidecar; and `emacs -nw` under tmux, driven by keys as a
+// person would.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { privateEditorEnv, repoRoot } from './editors.js';
+import { onPath, privateEditorEnv, repoRoot } from './editors.js';
+import { waitFor } from './helix.js';
 import { BIN, makeWorkspace } from './nvim.js';
 
 export const EMACS_DIR = path.join(repoRoot, 'clients', 'emacs');
@@ -73,4 +75,75 @@ export async function runErt(c: EmacsCase, name: string, paramsFile: string, tim
       resolve({ code, output: out });
     });
   });
+}
+
+/** One `emacs -nw` in a tmux session of its own (120x40, no user tmux.conf), driven by keys. */
+export class EmacsTmux {
+  readonly socket: string;
+  private readonly tmux: string;
+  private started = false;
+
+  constructor(
+    readonly c: EmacsCase,
+    readonly name = 'emacs',
+  ) {
+    const tmux = onPath('tmux');
+    if (!tmux) throw new Error('Emacs was found but tmux was not: apt-get install tmux');
+    this.tmux = tmux;
+    this.socket = path.join(c.base, `${name}.tmux`);
+  }
+
+  run(...args: string[]): string {
+    return execFileSync(this.tmux, ['-S', this.socket, ...args], { env: this.c.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  /** Starts `emacs -nw -Q -l init.el ARGS` in the workspace; init.el loads takeback.el with this checkout's sidecar. */
+  start(args: string[]): void {
+    const init = path.join(this.c.base, 'init.el');
+    fs.writeFileSync(
+      init,
+      [
+        `(add-to-list 'load-path ${JSON.stringify(EMACS_DIR)})`,
+        `(require 'takeback)`,
+        `(setq takeback-command '(${[process.execPath, BIN, 'serve'].map((a) => JSON.stringify(a)).join(' ')}))`,
+        `(setq inhibit-startup-screen t)`,
+      ].join('\n') + '\n',
+    );
+    this.run('-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', '120', '-y', '40', '-c', this.c.workspace, '--',
+      this.c.emacs, '-nw', '-Q', '-l', init, ...args);
+    this.started = true;
+  }
+
+  screen(): string {
+    return this.run('capture-pane', '-p', '-t', this.name);
+  }
+
+  keys(...k: string[]): void {
+    this.run('send-keys', '-t', this.name, ...k);
+  }
+
+  type(text: string): void {
+    this.run('send-keys', '-t', this.name, '-l', text);
+  }
+
+  /** M-x COMMAND RET. */
+  mx(command: string): void {
+    this.keys('M-x');
+    this.type(command);
+    this.keys('Enter');
+  }
+
+  async waitScreen(what: string, re: RegExp, timeoutMs = 15_000): Promise<string> {
+    return waitFor(what, () => (re.test(this.screen()) ? this.screen() : undefined), timeoutMs, () => `screen:\n${this.screen()}`);
+  }
+
+  stop(): void {
+    if (!this.started) return;
+    try {
+      this.run('kill-server');
+    } catch {
+      // already gone with Emacs
+    }
+    this.started = false;
+  }
 }

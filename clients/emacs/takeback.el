@@ -46,23 +46,26 @@
   :type 'number)
 
 (defvar takeback--connections (make-hash-table :test #'equal)
-  "Workspace root (a folder name without a final slash) -> its jsonrpc connection.")
+  "Workspace root (a folder name without a final slash) -> its jsonrpc
+connection.")
 
 (defvar takeback-changed-functions nil
-  "Run with two arguments, ROOT and REASON, when the sidecar says the journal changed.
-REASON is \"recorded\", \"undone\", \"redone\" or \"external\".  Unmodified buffers
-whose file changed on disk are reverted first.")
+  "Run with two arguments, ROOT and REASON, when the sidecar says the journal
+changed. REASON is \"recorded\", \"undone\", \"redone\" or \"external\".
+Unmodified buffers whose file changed on disk are reverted first.")
 
 (defvar takeback-applied-hook nil
-  "Run after an undo or redo, with one argument: a plist (:direction :selector :result :error :root).
-RESULT is the sidecar's ApplyResult as a plist, ERROR its error message or nil.")
+  "Run after an undo or redo, with one argument: a plist (:direction :selector
+:result :error :root). RESULT is the sidecar's ApplyResult as a plist, ERROR
+its error message or nil.")
 
 (defvar-local takeback--list-root nil "The workspace a `*takeback*' buffer lists.")
 
 ;;;; Files, workspaces, URIs
 
 (defun takeback--root (&optional file)
-  "The workspace of FILE (or of `default-directory'): the top of the git work tree around it, else its folder."
+  "The workspace of FILE (or of `default-directory'): the top of the git work
+tree around it, else its folder."
   (let* ((dir (file-truename (file-name-directory (expand-file-name (or file default-directory)))))
          (top (locate-dominating-file dir ".git")))
     (directory-file-name (file-truename (or top dir)))))
@@ -77,7 +80,8 @@ RESULT is the sidecar's ApplyResult as a plist, ERROR its error message or nil."
   (and file (string-prefix-p (concat root "/") file) (substring file (1+ (length root)))))
 
 (defun takeback--uri (file)
-  "A file: URI for FILE, every byte outside the unreserved set and / percent-encoded."
+  "A file: URI for FILE, every byte outside the unreserved set and /
+percent-encoded."
   (concat "file://"
           (mapconcat (lambda (byte)
                        (if (or (and (>= byte ?a) (<= byte ?z)) (and (>= byte ?A) (<= byte ?Z))
@@ -101,7 +105,8 @@ RESULT is the sidecar's ApplyResult as a plist, ERROR its error message or nil."
   (eq (coding-system-eol-type buffer-file-coding-system) 1))
 
 (defun takeback--text ()
-  "The current buffer's text as the lines of its file: CRLF line ends where the file has them."
+  "The current buffer's text as the lines of its file: CRLF line ends where the
+file has them."
   (let ((text (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max)))))
     (if (takeback--dos-p) (replace-regexp-in-string "\n" "\r\n" text) text)))
 
@@ -117,7 +122,8 @@ RESULT is the sidecar's ApplyResult as a plist, ERROR its error message or nil."
   (process-get (jsonrpc--process conn) 'takeback-root))
 
 (defun takeback--sync-buffer (conn buffer)
-  "Tell the sidecar of CONN what BUFFER holds: didOpen the first time, didChange when it changed since."
+  "Tell the sidecar of CONN what BUFFER holds: didOpen the first time,
+didChange when it changed since."
   (let ((file (takeback--buffer-file buffer))
         (docs (takeback--docs conn)))
     (when (and file (takeback--relative (takeback--conn-root conn) file) (buffer-live-p buffer))
@@ -160,15 +166,17 @@ RESULT is the sidecar's ApplyResult as a plist, ERROR its error message or nil."
                       (list :textDocument (list :uri (takeback--uri (takeback--buffer-file (current-buffer)))))))))
 
 (defun takeback--revert (buffer)
-  "Read BUFFER's file again, as an undo group of its own (`undo' takes the reload back)."
+  "Read BUFFER's file again, as an undo group of its own (`undo' takes the
+reload back)."
   (with-current-buffer buffer
     (undo-boundary)
     (revert-buffer t t t)
     (undo-boundary)))
 
 (defun takeback--reload (root)
-  "Reload the unmodified buffers of ROOT whose file changed on disk (an agent wrote it).
-Modified buffers are the user's: the sidecar reports them as conflicts."
+  "Reload the unmodified buffers of ROOT whose file changed on disk (an agent
+wrote it). Modified buffers are the user's: the sidecar reports them as
+conflicts."
   (dolist (b (buffer-list))
     (let ((file (takeback--buffer-file b)))
       (when (and file (takeback--relative root file) (not (buffer-modified-p b)) (file-readable-p file)
@@ -178,8 +186,9 @@ Modified buffers are the user's: the sidecar reports them as conflicts."
 ;;;; workspace/applyEdit
 
 (defun takeback--position (pos)
-  "The point of an LSP position (line and character; characters here, which differ from
-UTF-16 units only after a character outside the Basic Multilingual Plane)."
+  "The point of an LSP position (line and character; characters here, which
+differ from UTF-16 units only after a character outside the Basic Multilingual
+Plane)."
   (save-excursion
     (goto-char (point-min))
     (if (> (forward-line (plist-get pos :line)) 0)
@@ -206,7 +215,8 @@ UTF-16 units only after a character outside the Basic Multilingual Plane)."
         (undo-boundary)))))
 
 (defun takeback--edits-by-file (edit)
-  "The text edits of a WorkspaceEdit by file: its `changes' and the text edits of `documentChanges'."
+  "The text edits of a WorkspaceEdit by file: its `changes' and the text edits
+of `documentChanges'."
   (let (out)
     (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
              do (push (cons (takeback--uri-file (substring (symbol-name uri) 1)) edits) out))
@@ -218,8 +228,9 @@ UTF-16 units only after a character outside the Basic Multilingual Plane)."
     (nreverse out)))
 
 (defun takeback--apply-edit (conn params)
-  "Apply a WorkspaceEdit through the buffers (visiting files that are not), then tell the
-sidecar what each buffer holds before answering, so it can check what landed."
+  "Apply a WorkspaceEdit through the buffers (visiting files that are not),
+then tell the sidecar what each buffer holds before answering, so it can check
+what landed."
   (let (buffers)
     (condition-case err
         (progn
@@ -262,12 +273,15 @@ sidecar what each buffer holds before answering, so it can check what landed."
                                  :coding 'utf-8-emacs-unix :noquery t
                                  :stderr (get-buffer-create (format "*%s stderr*" name)))))
         (process-put proc 'takeback-root root)
-        (setq conn (make-instance 'jsonrpc-process-connection
-                                  :name name :process proc
-                                  :events-buffer-scrollback-size 0
-                                  :request-dispatcher #'takeback--dispatch-request
-                                  :notification-dispatcher #'takeback--dispatch-notification
-                                  :on-shutdown (lambda (_) (remhash root takeback--connections))))
+        (setq conn (apply #'make-instance 'jsonrpc-process-connection
+                          :name name :process proc
+                          :request-dispatcher #'takeback--dispatch-request
+                          :notification-dispatcher #'takeback--dispatch-notification
+                          :on-shutdown (lambda (_) (remhash root takeback--connections))
+                          ;; No events buffer (every message pretty-printed costs time), where
+                          ;; this jsonrpc.el knows the option.
+                          (and (slot-exists-p 'jsonrpc-connection '-events-buffer-scrollback-size)
+                               '(:events-buffer-scrollback-size 0))))
         (puthash root conn takeback--connections)
         (add-hook 'after-save-hook #'takeback--after-save)
         (add-hook 'kill-buffer-hook #'takeback--kill-buffer)
@@ -285,8 +299,9 @@ sidecar what each buffer holds before answering, so it can check what landed."
         conn))))
 
 (defun takeback--request (root method params)
-  "Send METHOD with PARAMS to ROOT's sidecar, every buffer's text first; return the result.
-Signals `jsonrpc-error' with the sidecar's message when it answers an error."
+  "Send METHOD with PARAMS to ROOT's sidecar, every buffer's text first; return
+the result. Signals `jsonrpc-error' with the sidecar's message when it answers
+an error."
   (let ((conn (takeback--ensure root)))
     (takeback--sync-all conn)
     (jsonrpc-request conn method params :timeout takeback-request-timeout)))
@@ -300,7 +315,8 @@ Signals `jsonrpc-error' with the sidecar's message when it answers an error."
 ;;;; Selectors
 
 (defun takeback--describe-selector (sel)
-  "SEL (a Selector plist) for people: \"turn 2\", \"change 3\", \"the last change\"."
+  "SEL (a Selector plist) for people: \"turn 2\", \"change 3\", \"the last
+change\"."
   (concat
    (cond ((plist-get sel :ids)
           (format "%s %s" (if (= (length (plist-get sel :ids)) 1) "change" "changes")
@@ -343,7 +359,8 @@ Signals `jsonrpc-error' with the sidecar's message when it answers an error."
   (tabulated-list-init-header))
 
 (defun takeback--list-entries (list)
-  "The `tabulated-list-entries' of a ListResult plist: a row per change set, newest first."
+  "The `tabulated-list-entries' of a ListResult plist: a row per change set,
+newest first."
   (let ((seq (make-hash-table :test #'equal)))
     (cl-loop for turn across (plist-get list :turns)
              do (puthash (plist-get turn :id) (format "%s" (plist-get turn :seq)) seq))
@@ -364,7 +381,8 @@ Signals `jsonrpc-error' with the sidecar's message when it answers an error."
     list))
 
 (defun takeback-list ()
-  "Show the journal of the current workspace in `*takeback*'.  Return the ListResult."
+  "Show the journal of the current workspace in `*takeback*'. Return the
+ListResult."
   (interactive)
   (let ((root (takeback--root (buffer-file-name)))
         (buf (get-buffer-create "*takeback*")))
@@ -403,8 +421,8 @@ Signals `jsonrpc-error' with the sidecar's message when it answers an error."
       (buffer-string))))
 
 (defun takeback-preview (&optional selector)
-  "Show what undoing SELECTOR (default: the change at point, or the last one) would do.
-Return the PreviewResult."
+  "Show what undoing SELECTOR (default: the change at point, or the last one)
+would do. Return the PreviewResult."
   (interactive)
   (let* ((root (if (derived-mode-p 'takeback-list-mode) takeback--list-root (takeback--root (buffer-file-name))))
          (sel (or selector (takeback--read-selector)))
@@ -427,7 +445,8 @@ Return the PreviewResult."
     ("restore-link" . "link restored") ("none" . "already in place")))
 
 (defun takeback--files-phrase (applied)
-  "\"notes.md, src/new.ts (removed) and f.txt\", leaving out folders that come and go with their files."
+  "\"notes.md, src/new.ts (removed) and f.txt\", leaving out folders that come
+and go with their files."
   (takeback--join
    (cl-loop for a in applied
             for path = (plist-get a :path)
@@ -436,7 +455,8 @@ Return the PreviewResult."
                       (if w (format "%s (%s)" path w) path)))))
 
 (defun takeback--describe (sel r unwritten)
-  "The message for the ApplyResult R of SEL; UNWRITTEN names buffers that could not be saved."
+  "The message for the ApplyResult R of SEL; UNWRITTEN names buffers that could
+not be saved."
   (let* ((direction (plist-get r :direction))
          (what (takeback--describe-selector sel))
          (conflicts (append (plist-get r :conflicts) nil))
@@ -475,9 +495,10 @@ Return the PreviewResult."
     (mapconcat #'identity parts "; ")))
 
 (defun takeback--save-buffers (root r)
-  "Save the buffers the sidecar changed through the editor, as the agent saved its files:
-without save hooks (a format-on-save would change the bytes the undo puts back) and without
-adding a final newline or a backup file.  Return the paths not saved, with the reason."
+  "Save the buffers the sidecar changed through the editor, as the agent saved
+its files: without save hooks (a format-on-save would change the bytes the undo
+puts back) and without adding a final newline or a backup file. Return the
+paths not saved, with the reason."
   (let (failed)
     (cl-loop for a across (plist-get r :applied)
              for file = (expand-file-name (plist-get a :path) root)
@@ -496,8 +517,8 @@ adding a final newline or a backup file.  Return the paths not saved, with the r
     (nreverse failed)))
 
 (defun takeback--sync-disk-buffers (root r)
-  "Bring unmodified buffers in line with what the sidecar wrote on disk itself: reverted, or
-killed when their file is gone."
+  "Bring unmodified buffers in line with what the sidecar wrote on disk itself:
+reverted, or killed when their file is gone."
   (cl-loop for a across (plist-get r :applied)
            for file = (expand-file-name (plist-get a :path) root)
            for b = (and (not (equal (plist-get a :via) "editor")) (takeback--file-buffer file))
@@ -527,14 +548,16 @@ killed when their file is gone."
     r))
 
 (defun takeback-undo (&optional selector force)
-  "Undo SELECTOR (default: the change at point in `*takeback*', else the last change).
-With a prefix argument (FORCE), replace later changes and unsaved text.  Return the ApplyResult."
+  "Undo SELECTOR (default: the change at point in `*takeback*', else the last
+change). With a prefix argument (FORCE), replace later changes and unsaved
+text. Return the ApplyResult."
   (interactive (list nil current-prefix-arg))
   (takeback--run "undo" selector force))
 
 (defun takeback-redo (&optional selector force)
-  "Redo SELECTOR (default: the change at point in `*takeback*', else the last undone one).
-With a prefix argument (FORCE), replace later changes.  Return the ApplyResult."
+  "Redo SELECTOR (default: the change at point in `*takeback*', else the last
+undone one). With a prefix argument (FORCE), replace later changes. Return the
+ApplyResult."
   (interactive (list nil current-prefix-arg))
   (takeback--run "redo" selector force))
 

@@ -22,9 +22,9 @@ afterAll(() => {
   for (const c of cases) fs.rmSync(c.base, { recursive: true, force: true, maxRetries: 5 });
 });
 
-function start(label: string): EmacsCase {
+function start(label: string, files: Record<string, string> = BEFORE): EmacsCase {
   if (!emacs) throw new Error(`${missingEditorMessage('emacs')} (TAKEBACK_REQUIRE_EDITORS=1)`);
-  const c = newEmacsCase(emacs, label, BEFORE);
+  const c = newEmacsCase(emacs, label, files);
   cases.push(c);
   return c;
 }
@@ -63,6 +63,16 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
     expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
     expect(r.code, r.output).toBe(0);
     expect(readTree(c.workspace)).toEqual(BEFORE);
+  });
+
+  it.concurrent('ERT takeback-redo: undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {
+    const files = { 'crlf.txt': 'one\r\ntwo\r\n', 'noeol.txt': 'alpha\nbeta' };
+    const c = start('redo', files);
+    const agent = 'sed -i s/two/TWO/ crlf.txt && sed -i s/beta/BETA/ noeol.txt';
+    const r = await runErt(c, 'takeback-redo', writeEmacsParams(c, { agent, before: files, after: {} }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    expect(readTree(c.workspace)).toEqual({ 'crlf.txt': 'one\r\nTWO\r\n', 'noeol.txt': 'alpha\nBETA' });
   });
 
   it.concurrent('under tmux, as a person: M-x takeback-list, u on the change, then C-/ in the file brings it back', async () => {

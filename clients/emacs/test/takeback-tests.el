@@ -163,4 +163,37 @@ the agent's change back."
     (takeback-tests--wait-recorded "undone")
     (takeback-stop)))
 
+;; Its own workspace: crlf.txt "one\r\ntwo\r\n" and noeol.txt "alpha\nbeta"; the agent
+;; upcases a word in each.
+(ert-deftest takeback-redo ()
+  "Undo and redo keep CRLF line ends and a missing final newline byte for byte."
+  (setq takeback-command (takeback-tests--p 'cmd))
+  (let* ((default-directory (file-name-as-directory (takeback-tests--p 'workspace)))
+         (crlf (find-file-noselect (takeback-tests--ws "crlf.txt")))
+         (noeol (find-file-noselect (takeback-tests--ws "noeol.txt"))))
+    (should (eq (coding-system-eol-type (buffer-local-value 'buffer-file-coding-system crlf)) 1))
+    (set-buffer crlf)
+    (takeback-list)
+    (sleep-for 1.1)
+    (takeback-tests--agent)
+    (takeback-tests--wait "the buffers reverted"
+                          (lambda () (and (equal (takeback-tests--text crlf) "one\nTWO\n")
+                                          (equal (takeback-tests--text noeol) "alpha\nBETA"))))
+    (let ((r (takeback-undo)))
+      (should (equal (sort (mapcar (lambda (a) (format "%s:%s" (plist-get a :path) (plist-get a :via))) (plist-get r :applied)) #'string<)
+                     '("crlf.txt:editor" "noeol.txt:editor"))))
+    (takeback-tests--wait-recorded "undone")
+    (should (equal (takeback-tests--disk "crlf.txt") "one\r\ntwo\r\n"))
+    (should (equal (takeback-tests--disk "noeol.txt") "alpha\nbeta"))
+    (should (equal (takeback-tests--text noeol) "alpha\nbeta"))
+    (let ((r (takeback-redo)))
+      (should (eq (plist-get r :written) t)))
+    (takeback-tests--wait-recorded "redone")
+    (should (equal (takeback-tests--disk "crlf.txt") "one\r\nTWO\r\n"))
+    (should (equal (takeback-tests--disk "noeol.txt") "alpha\nBETA"))
+    (should (equal (takeback-tests--text crlf) "one\nTWO\n"))
+    (should-not (buffer-modified-p crlf))
+    (should (equal (takeback-tests--journal) '(("1" . "applied"))))
+    (takeback-stop)))
+
 ;;; takeback-tests.el ends here

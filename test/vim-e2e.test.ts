@@ -40,14 +40,17 @@ function journal(c: VimCase): { id: string; state: string }[] {
 const BEFORE = {
   'notes.md': '# Notes\n\nThe quick brown fox.\n',
   'f.txt': 'a cat sat\n',
+  'g.txt': 'not open\n',
   x: 'x contents\n',
 };
 const AFTER = {
   'notes.md': '# Notes\n\nThe slow brown fox.\n',
   'f.txt': 'b cat sat\n',
+  'g.txt': 'not open in the editor\n',
   'new.txt': 'made by the agent\n',
 };
-const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'made by the agent' > new.txt && rm x";
+// g.txt is never opened: its undo goes through a buffer the client loads for it.
+const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'not open in the editor' > g.txt && echo 'made by the agent' > new.txt && rm x";
 
 // The two buffers open before the agent works; then the agent's command; then the plugin
 // reloading the unmodified buffers when the sidecar says the journal changed.
@@ -101,10 +104,10 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
     expect(r.sets).toEqual(['1']);
     const qf = r.qf as [string, string][];
     expect(qf[0]![1]).toBe('Outside any turn');
-    expect(qf.slice(1).map(([file]) => file).sort()).toEqual(['f.txt', 'new.txt', 'notes.md', 'x']);
+    expect(qf.slice(1).map(([file]) => file).sort()).toEqual(['f.txt', 'g.txt', 'new.txt', 'notes.md', 'x']);
     expect(qf.find(([file]) => file === 'notes.md')![1]).toMatch(/^#1 .*modified \+1 −1$/);
     // The preview: a diff buffer with what the undo would do.
-    expect((r.preview as string[]).sort()).toEqual(['f.txt', 'new.txt', 'notes.md', 'x']);
+    expect((r.preview as string[]).sort()).toEqual(['f.txt', 'g.txt', 'new.txt', 'notes.md', 'x']);
     const preview = (r.preview_lines as string[]).join('\n');
     expect(preview).toContain('-The slow brown fox.\n+The quick brown fox.');
 
@@ -112,7 +115,7 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
     expect(undo.written).toBe(true);
     expect(undo.conflicts).toEqual([]);
     const via = Object.fromEntries(undo.applied.map((a) => [a.path, a.via]));
-    expect(via).toEqual({ 'notes.md': 'editor', 'f.txt': 'editor', x: 'disk', 'new.txt': 'disk' });
+    expect(via).toEqual({ 'notes.md': 'editor', 'f.txt': 'editor', 'g.txt': 'editor', x: 'disk', 'new.txt': 'disk' });
     expect(r.undo_messages).toMatch(/takeback: undid the last change \(change 1\): .*new\.txt \(removed\)/);
 
     // Byte for byte: buffers, and the disk, as before the agent; the buffers are saved.

@@ -111,7 +111,7 @@ the agent's change back."
         (should (eq (plist-get r :written) t))
         (should (equal (plist-get r :conflicts) []))
         (should (equal (sort (mapcar (lambda (a) (format "%s:%s" (plist-get a :path) (plist-get a :via))) (plist-get r :applied)) #'string<)
-                       '("f.txt:editor" "new.txt:disk" "notes.md:editor" "x:disk")))))
+                       '("f.txt:editor" "g.txt:editor" "new.txt:disk" "notes.md:editor" "x:disk")))))
     (should (string-match-p "takeback: undid the last change (change 1): .*new\\.txt (removed)" (takeback-tests--messages)))
     ;; Byte for byte, in the buffers (saved) and on disk.
     (dolist (pair `((,notes . "notes.md") (,f . "f.txt")))
@@ -119,6 +119,7 @@ the agent's change back."
       (should-not (buffer-modified-p (car pair)))
       (should (equal (takeback-tests--disk (cdr pair)) (takeback-tests--before (cdr pair)))))
     (should (equal (takeback-tests--disk "x") (takeback-tests--before "x")))
+    (should (equal (takeback-tests--disk "g.txt") (takeback-tests--before "g.txt")))
     (should-not (takeback-tests--disk "new.txt"))
     ;; The sidecar records the undo once the buffers are saved.
     (takeback-tests--wait-recorded "undone")
@@ -148,7 +149,7 @@ the agent's change back."
     (should (equal (takeback-tests--text notes) (concat (takeback-tests--after "notes.md") "my own line\n")))
     (should (buffer-modified-p notes))
     (should (equal (takeback-tests--text f) (takeback-tests--after "f.txt")))
-    (dolist (file '("notes.md" "f.txt" "new.txt"))
+    (dolist (file '("notes.md" "f.txt" "g.txt" "new.txt"))
       (should (equal (takeback-tests--disk file) (takeback-tests--after file))))
     (should-not (takeback-tests--disk "x"))
     (should (equal (takeback-tests--journal) '(("1" . "applied"))))

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findEmacs, missingEditorMessage } from './support/editors.js';
+import { emacsUsable, findEmacs, missingEditorMessage } from './support/editors.js';
 import { EmacsTmux, newEmacsCase, runErt, writeEmacsParams, type EmacsCase } from './support/emacs.js';
 import { waitFor } from './support/helix.js';
 import { BIN, readTree } from './support/nvim.js';
@@ -48,6 +48,17 @@ const AFTER = {
 };
 // g.txt is never opened: its undo goes through a buffer the client loads for it.
 const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'not open in the editor' > g.txt && echo 'made by the agent' > new.txt && rm x";
+
+describe('finding Emacs', () => {
+  it('takes Emacs 27 or newer only (jsonrpc.el is built in from 27)', () => {
+    expect(emacsUsable('GNU Emacs 28.2')).toBe(true);
+    expect(emacsUsable('GNU Emacs 27.1')).toBe(true);
+    expect(emacsUsable('GNU Emacs 30.1')).toBe(true);
+    expect(emacsUsable('GNU Emacs 26.3')).toBe(false);
+    expect(emacsUsable('emacs: not found')).toBe(false);
+    expect(emacsUsable(undefined)).toBe(false);
+  });
+});
 
 describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
   it.concurrent('ERT takeback-undo: list, preview, undo byte for byte in buffers and on disk, then `undo` brings the change back', async () => {

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findVim, missingEditorMessage } from './support/editors.js';
+import { findVim, missingEditorMessage, vimUsable } from './support/editors.js';
 import { BIN, readTree } from './support/nvim.js';
 import { newVimCase, runVim, type VimCase, type VimReport } from './support/vim.js';
 
@@ -66,6 +66,19 @@ sleep 1100m
 g:Agent(P.data.agent)
 g:Wait('the buffers reloaded', () => g:Text(notes) == P.data.after['notes.md'] && g:Text(f) == P.data.after['f.txt'])
 `;
+
+describe('finding Vim', () => {
+  it('takes Vim 9 or newer with channels and jobs only', () => {
+    const full = 'VIM - Vi IMproved 9.0 (2022 Jun 28, compiled Feb 16 2025)\n+channel +job +timers +vim9script';
+    expect(vimUsable(full)).toBe(true);
+    expect(vimUsable(full.replace('9.0', '10.1'))).toBe(true);
+    expect(vimUsable(full.replace('9.0', '8.2'))).toBe(false);
+    expect(vimUsable(full.replace('+channel', '-channel'))).toBe(false);
+    expect(vimUsable(full.replace('+job', '-job'))).toBe(false);
+    expect(vimUsable('NVIM v0.10.4')).toBe(false);
+    expect(vimUsable(undefined)).toBe(false);
+  });
+});
 
 describe.skipIf(!vim && !requireEditors)('Vim 9: the takeback plugin', () => {
   it.concurrent('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {

@@ -779,6 +779,8 @@ enddef
 # ---------------------------------------------------------------------------------------------
 # :Takeback
 
+# :Takeback {args}: `args` is the command line after the name ("undo! turn 2 %"), `bang` the
+# command's own !. Errors (an unknown subcommand or selector) are messages, not exceptions.
 export def Command(args: string, bang: bool)
   var words = split(args)
   var sub = empty(words) ? 'list' : remove(words, 0)
@@ -820,6 +822,8 @@ export def Command(args: string, bang: bool)
   endif
 enddef
 
+# Completion of :Takeback (-complete=customlist): subcommands, then selector words and the ids
+# and turn numbers of the workspace's last listing.
 export def Complete(lead: string, line: string, _: number): list<string>
   var words = split(line, '\s\+', true)
   var n = len(words)
@@ -842,7 +846,7 @@ export def Complete(lead: string, line: string, _: number): list<string>
   return cands->copy()->filter((_, s) => stridx(s, lead) == 0)
 enddef
 
-# The bytes `:write` would put in buffer `b`'s file (see Text above), for scripts and tests.
+# The text buffer `b` holds, as the bytes of its file (see Text above), for scripts and tests.
 export def BufferText(b: number): string
   return Text(b)
 enddef

@@ -5,12 +5,18 @@
 // file, a failure stops new steps, and the apply puts back whatever was already written.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { closePool, runJobs, startPool, type FileJob } from '../server/core/plan/jobs.js';
-import { chmodJob, removeJob, writeJob } from '../server/core/plan/safe-fs.js';
+import { chmodJob, closeContext, removeJob, writeContext, writeJob, type WriteContext } from '../server/core/plan/safe-fs.js';
 import type { FileState } from '../server/core/types.js';
 import { sandbox, tree, type Sandbox } from './support/takeback.js';
 
+/** The folders of one step under `root`, let go when the test finishes. */
+function stepContext(root: string): WriteContext {
+  const ctx = writeContext(root);
+  onTestFinished(() => closeContext(ctx));
+  return ctx;
+}
 const isTemp = (rel: string) => /(^|\/)\.[^/]*\.takeback-[^/]*$/.test(rel);
 /** `job` made to go by a temporary file and a rename even where it could be written in place. */
 const byRename = (job: FileJob): FileJob => (job.kind === 'write' ? { ...job, inPlaceMax: 0 } : job);
@@ -19,7 +25,7 @@ const file = (content: string, mode = 0o644): FileState => ({ exists: true, type
 /** Every job of a step that changes `n` files, 3 links, 3 modes and removes 4 paths (one a folder that is not empty). */
 function mixedStep(sb: Sandbox, n: number): FileJob[] {
   const root = sb.ws;
-  const real = fs.realpathSync.native(root);
+  const ctx = stepContext(root);
   for (let i = 0; i < n; i++) sb.write(`d${i % 4}/f${i}.txt`, `old ${i}\n`);
   for (let i = 0; i < 3; i++) sb.write(`m/mode${i}.txt`, `mode ${i}\n`);
   for (let i = 0; i < 3; i++) sb.write(`gone/g${i}.txt`, `gone ${i}\n`);
@@ -27,13 +33,13 @@ function mixedStep(sb: Sandbox, n: number): FileJob[] {
   const jobs: FileJob[] = [];
   // Every other file is written in place (on this thread, as its first stage), the rest by rename.
   for (let i = 0; i < n; i++) {
-    const job = writeJob(root, real, `d${i % 4}/f${i}.txt`, file(`new ${i}\n`, 0o640), Buffer.from(`new ${i}\n`), 'tpool', true);
+    const job = writeJob(root, ctx, `d${i % 4}/f${i}.txt`, file(`new ${i}\n`, 0o640), Buffer.from(`new ${i}\n`), 'tpool', true);
     jobs.push(i % 2 === 0 ? job : byRename(job));
   }
-  for (let i = 0; i < 3; i++) jobs.push(writeJob(root, real, `d0/link${i}`, { exists: true, type: 'symlink', target: `f${i}.txt`, mode: 0o777 }, null, 'tpool', true));
-  for (let i = 0; i < 3; i++) jobs.push(chmodJob(root, real, `m/mode${i}.txt`, 0o600));
-  for (let i = 0; i < 3; i++) jobs.push(removeJob(root, `gone/g${i}.txt`));
-  jobs.push(removeJob(root, 'full'));
+  for (let i = 0; i < 3; i++) jobs.push(writeJob(root, ctx, `d0/link${i}`, { exists: true, type: 'symlink', target: `f${i}.txt`, mode: 0o777 }, null, 'tpool', true));
+  for (let i = 0; i < 3; i++) jobs.push(chmodJob(root, ctx, `m/mode${i}.txt`, 0o600));
+  for (let i = 0; i < 3; i++) jobs.push(removeJob(root, `gone/g${i}.txt`, ctx));
+  jobs.push(removeJob(root, 'full', ctx));
   return jobs;
 }
 
@@ -70,9 +76,9 @@ describe('the write pool (temporary files made here, renamed into place on a wor
   it('a folder swapped for a link: refused before a temporary file is made there, nothing written outside, nothing started after, and what was not finished is left as it was', () => {
     const sb = sandbox();
     const root = sb.ws;
-    const real = fs.realpathSync.native(root);
+    const ctx = stepContext(root);
     for (let i = 0; i < 40; i++) sb.write(`${i < 20 ? 'a' : 'd'}/f${i}.txt`, `old ${i}\n`);
-    const jobs = Array.from({ length: 40 }, (_, i) => byRename(writeJob(root, real, `${i < 20 ? 'a' : 'd'}/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tswap', true)));
+    const jobs = Array.from({ length: 40 }, (_, i) => byRename(writeJob(root, ctx, `${i < 20 ? 'a' : 'd'}/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tswap', true)));
     // After the folders were walked (the jobs are made), d is moved aside and a link to a look-alike outside takes its place.
     const outside = path.join(sb.base, 'outside');
     fs.mkdirSync(outside);
@@ -96,9 +102,9 @@ describe('the write pool (temporary files made here, renamed into place on a wor
   it('a rename that fails in the worker removes its temporary file, and those made for jobs not finished', () => {
     const sb = sandbox();
     const root = sb.ws;
-    const real = fs.realpathSync.native(root);
+    const ctx = stepContext(root);
     for (let i = 0; i < 8; i++) sb.write(i === 3 ? 'p/f3.txt/inside.txt' : `p/f${i}.txt`, i === 3 ? 'the user made f3.txt a folder\n' : `old ${i}\n`);
-    const jobs = Array.from({ length: 8 }, (_, i) => byRename(writeJob(root, real, `p/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tfail', true)));
+    const jobs = Array.from({ length: 8 }, (_, i) => byRename(writeJob(root, ctx, `p/f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tfail', true)));
     const out = runJobs(jobs, { minForPool: 1, mainFinishes: false, lanes: 1 });
     expect(out.map((o) => o.status)).toEqual(['done', 'done', 'done', 'failed', 'not-run', 'not-run', 'not-run', 'not-run']);
     expect(out[3]).toMatchObject({ error: { code: 'outside-workspace', message: 'refusing to write p/f3.txt: a folder that is not empty is in the way' } });

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync } from 'node:fs';
 import { syncIndex } from '../capture/index-sync.js';
 import type { Engine } from '../engine.js';
 import { TakebackError } from '../errors.js';
@@ -13,7 +12,22 @@ import { fromWorkspacePath } from '../workspace.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
-import { chmodJob, chmodState, ensureParent, IN_PLACE_MAX_BYTES, removeJob, removeTemp, writeContext, writeJob, writeState, type WriteContext } from './safe-fs.js';
+import {
+  chmodJob,
+  chmodState,
+  closeContext,
+  ensureParent,
+  IN_PLACE_MAX_BYTES,
+  keepFoldersOpen,
+  openFolderCount,
+  putBackContext,
+  removeJob,
+  removeTemp,
+  writeContext,
+  writeJob,
+  writeState,
+  type WriteContext,
+} from './safe-fs.js';
 
 /*
  * Undo and redo, in three phases:
@@ -50,17 +64,11 @@ export interface ApplyResult {
 
 /**
  * Writes `op.to` to disk with {@link writeState} (or only the mode, when that is all that
- * differs), one op at a time: how a failed step's writes are put back. Folders verified within
- * one tag are walked once; each write re-checks its own folder right before the rename.
+ * differs), one op at a time, through `ctx`'s folders (see putBackContext): how a failed step's
+ * writes are put back.
  */
-function putBackWriter(engine: Engine): (op: TxnOp, bytes: Buffer | null, tag: string) => void {
-  let ctxTag: string | null = null;
-  let ctx: WriteContext | null = null;
+function putBackWriter(engine: Engine, ctx: WriteContext): (op: TxnOp, bytes: Buffer | null, tag: string) => void {
   return (op, bytes, tag) => {
-    if (ctx === null || ctxTag !== tag) {
-      ctx = writeContext(engine.root);
-      ctxTag = tag;
-    }
     if (modeOnly(op)) chmodState(engine.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
     else writeState(engine.root, op.path, op.to, bytes, tag, [], ctx);
   };
@@ -72,14 +80,8 @@ function modeOnly(op: TxnOp): boolean {
   return from.exists && to.exists && from.type === 'file' && to.type === 'file' && from.sha256 !== null && from.sha256 === to.sha256;
 }
 
-/** True when `abs` is a folder (not a link to one). */
-function isPlainDir(abs: string): boolean {
-  try {
-    return lstatSync(abs).isDirectory();
-  } catch {
-    return false;
-  }
-}
+/** About how many folders one step holds open at once (each a descriptor; the usual limit is 1024). */
+const MAX_OPEN_FOLDERS = 256;
 
 /** True for an op on a folder (one made, or one removed): those are written one at a time, in order. */
 function folderOp(op: TxnOp): boolean {
@@ -90,50 +92,65 @@ function folderOp(op: TxnOp): boolean {
  * How {@link writeInLock} writes `ops` (in the order of {@link order}) to disk.
  * Each run of consecutive file and link ops (removals first, then writes) is independent of
  * itself, and runs as one batch of jobs ({@link runJobs}: several at once once there are enough);
- * a folder op runs alone, in order, between them. Each write checks its folder (a real folder, not
- * a link, whose real path is where it should be) before making its temporary file and again right
- * before its rename; a folder that is missing, or not a plain folder, is walked before the batch
- * starts (made, or refused with the component at fault). Ops written are appended to `done` (in
+ * a folder op runs alone, in order, between them. Every call goes through folders of `ctx`, opened
+ * one component at a time from the root before the batch starts (made, or refused with the
+ * component at fault: see safe-fs.ts); each write checks its folder's real path before making its
+ * temporary file and again right before its rename. Ops written are appended to `done` (in
  * order) and notes to `notes`; the first failure is thrown after every job started has finished,
  * with its temporary file removed. `pool`, when given, is the worker started for this step.
  */
-function writeOnDisk(engine: Engine, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null): void {
+function writeOnDisk(engine: Engine, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null, ctx: WriteContext): void {
   const { root } = engine;
-  const ctx = writeContext(root);
   let batch: StepOp[] = [];
-  const flush = () => {
-    if (batch.length === 0) return;
+  /** Runs `part` (consecutive ops of a batch) as one batch of jobs. */
+  const run = (part: StepOp[]) => {
     const jobs: FileJob[] = [];
-    const seen = new Set<string>();
-    for (const { op, bytes } of batch) {
+    for (const { op, bytes } of part) {
       if (!op.to.exists) {
-        jobs.push(removeJob(root, op.path));
+        jobs.push(removeJob(root, op.path, ctx));
         continue;
       }
-      const job = modeOnly(op) ? chmodJob(root, ctx.rootReal, op.path, op.to.mode) : writeJob(root, ctx.rootReal, op.path, op.to, bytes, tag, true);
-      // A folder that is there as a folder is left to the job's own check (not a link, real path
-      // where it should be); one missing, or not a plain folder, is walked here (made, or refused).
-      if (!seen.has(job.parent)) {
-        seen.add(job.parent);
-        if (!isPlainDir(job.parent)) ensureParent(root, op.path, [], ctx);
-      }
-      jobs.push(job);
+      ensureParent(root, op.path, [], ctx);
+      jobs.push(modeOnly(op) ? chmodJob(root, ctx, op.path, op.to.mode) : writeJob(root, ctx, op.path, op.to, bytes, tag, true));
     }
     const outcomes = runJobs(jobs, { pool });
     let failure: Error | null = null;
     outcomes.forEach((o, i) => {
       if (o.status === 'done') {
-        done.push(batch[i]!.op);
+        done.push(part[i]!.op);
         if (o.note) notes.push(o.note);
       } else if (o.status === 'failed' || o.status === 'unknown') {
-        // Unknown (the worker stopped answering): it may have been written, so it is put back too.
-        if (o.status === 'unknown') done.push(batch[i]!.op);
+        // Unknown (the worker stopped answering): it may have been written, so it is put back too;
+        // and its folders stay open, since the worker may yet use them.
+        if (o.status === 'unknown') {
+          done.push(part[i]!.op);
+          keepFoldersOpen(ctx);
+        }
         failure ??= o.error;
-        if (jobs[i]!.kind === 'write') removeTemp(root, jobs[i]!.rel, tag);
+        if (jobs[i]!.kind === 'write') removeTemp(root, jobs[i]!.rel, tag, ctx);
       }
     });
-    batch = [];
     if (failure) throw failure;
+  };
+  const flush = () => {
+    // Each folder open is a descriptor, held until its jobs are done: a batch below more folders
+    // than that runs in parts, the folders let go in between.
+    const parts: StepOp[][] = [[]];
+    const dirs = new Set<string>();
+    for (const o of batch) {
+      const dir = o.op.path.slice(0, Math.max(0, o.op.path.lastIndexOf('/')));
+      if (!dirs.has(dir) && dirs.size + openFolderCount(ctx) >= MAX_OPEN_FOLDERS) {
+        parts.push([]);
+        dirs.clear();
+      }
+      dirs.add(dir);
+      parts[parts.length - 1]!.push(o);
+    }
+    batch = [];
+    parts.forEach((part, i) => {
+      if (i > 0) closeContext(ctx);
+      if (part.length > 0) run(part);
+    });
   };
   for (const o of ops) {
     if (!folderOp(o.op)) {
@@ -266,11 +283,13 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
 function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', txnId: string, pool: WritePool | null = null): string[] {
   const { journal } = engine;
   journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
-  const putBack = putBackWriter(engine);
+  // The step's folders, opened once; a failure puts back through the same ones (see putBackContext).
+  const ctx = writeContext(engine.root);
+  const putBack = putBackWriter(engine, putBackContext(ctx));
   const done: TxnOp[] = [];
   const notes: string[] = [];
   try {
-    writeOnDisk(engine, ops, txnId, done, notes, pool);
+    writeOnDisk(engine, ops, txnId, done, notes, pool, ctx);
   } catch (e) {
     // Put back what was already written, newest first, from the copies kept above.
     const failures: string[] = [];
@@ -289,6 +308,8 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
     }
     if (e instanceof TakebackError) throw new TakebackError(e.code, `${direction} failed, nothing was changed: ${msg}`, e.data);
     throw new TakebackError('busy', `${direction} failed, nothing was changed: ${msg}`);
+  } finally {
+    closeContext(ctx);
   }
   return notes;
 }

@@ -55,9 +55,9 @@ export interface WriteJob {
   abs: string;
   /** The temporary name beside `abs` (`.<name>.takeback-<tag>`); one already there is replaced. */
   tmp: string;
-  /** `abs`'s folder, and the real path it must have (under the root's real path). */
+  /** `abs`'s folder, and the real path it must have (under the root's real path; null: not checked, see safe-fs.ts's putBackContext). */
   parent: string;
-  parentReal: string;
+  parentReal: string | null;
   /** Check `parent` before creating the temporary file too (not only before the rename). */
   checkFirst: boolean;
   /** Permission bits of the file (not used for a link). */
@@ -76,7 +76,7 @@ export interface ChmodJob {
   rel: string;
   abs: string;
   parent: string;
-  parentReal: string;
+  parentReal: string | null;
   mode: number;
 }
 
@@ -85,11 +85,11 @@ export interface RemoveJob {
   kind: 'remove';
   rel: string;
   abs: string;
-  /** The folders from the root down to `abs`'s parent: absolute path and workspace-relative path (for messages). */
+  /** The folders from the root down to `abs`'s parent: absolute path and workspace-relative path (for messages); empty when `abs` names an entry of a folder already open (safe-fs.ts: opened one component at a time). */
   walk: [string, string][];
 }
 
-/** One file-level step, as plain data (it is handed to the worker as it is). */
+/** One file-level step, as plain data (it is handed to the worker as it is). Its paths name entries of folders safe-fs.ts holds open (`/proc/self/fd/<fd>/<name>`, see there) until the step is done. */
 export type FileJob = WriteJob | ChmodJob | RemoveJob;
 
 /** A file system call a step asks for; see `callSyncWith` for what each does and returns. */
@@ -135,9 +135,11 @@ function* jobRemoveAt(abs: string): Step<boolean> {
 /**
  * `parent`'s real path is `parentReal` (the literal path under the root's real path), else a
  * refusal: a link anywhere on the way, or a folder moved, gives another real path (or none). Not
- * a folder at all (a file there) makes the next call fail with ENOTDIR.
+ * a folder at all (a file there) makes the next call fail with ENOTDIR. A null `parentReal` is
+ * not checked.
  */
-function* jobCheckParent(parent: string, parentReal: string): Step<void> {
+function* jobCheckParent(parent: string, parentReal: string | null): Step<void> {
+  if (parentReal === null) return;
   let real: unknown;
   try {
     real = yield { call: 'realpath', path: parent };

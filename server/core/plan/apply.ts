@@ -26,6 +26,7 @@ import {
   writeContext,
   writeJob,
   writeState,
+  withPlainPaths,
   type WriteContext,
 } from './safe-fs.js';
 
@@ -126,7 +127,7 @@ function writeOnDisk(engine: Engine, ops: StepOp[], tag: string, done: TxnOp[], 
           done.push(part[i]!.op);
           keepFoldersOpen(ctx);
         }
-        failure ??= o.error;
+        failure ??= withPlainPaths(ctx, o.error);
         if (jobs[i]!.kind === 'write') removeTemp(root, jobs[i]!.rel, tag, ctx);
       }
     });
@@ -152,17 +153,25 @@ function writeOnDisk(engine: Engine, ops: StepOp[], tag: string, done: TxnOp[], 
       if (part.length > 0) run(part);
     });
   };
+  // A folder whose mode shuts its owner out (chmod 000) is made, or set, open to its owner
+  // (u+rwx) in its place, and given its own mode only once every other write is done (innermost
+  // first): the writes below it go through it meanwhile.
+  const shut: TxnOp[] = [];
   for (const o of ops) {
     if (!folderOp(o.op)) {
       batch.push(o);
       continue;
     }
     flush();
-    const note = writeState(root, o.op.path, o.op.to, o.bytes, tag, [], ctx);
+    const { to } = o.op;
+    const closes = to.exists && to.type === 'dir' && (to.mode & 0o700) !== 0o700;
+    const note = writeState(root, o.op.path, closes ? { ...to, mode: to.mode | 0o700 } : to, o.bytes, tag, [], ctx);
     done.push(o.op);
+    if (closes) shut.push(o.op);
     if (note) notes.push(note);
   }
   flush();
+  for (const op of shut.reverse()) writeState(root, op.path, op.to, null, tag, [], ctx);
 }
 
 /** One write of a prepared step: the path's state found now (`op.from`), its target (`op.to`) and the target's verified bytes. */

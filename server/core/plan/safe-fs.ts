@@ -145,14 +145,28 @@ export function closeContext(ctx: WriteContext): void {
   ctx.open.byRel.clear();
 }
 
-/** `ctx` when given, else a fresh one for `root` that `run` lets go of when done. */
+/**
+ * `e` with every `/proc/self/fd/<fd>` of `ctx`'s folders in its message replaced by the folder's
+ * full path (an error names the path a person knows). Returns `e` itself.
+ */
+export function withPlainPaths<E>(ctx: WriteContext, e: E): E {
+  const err = e as { message?: unknown } | null;
+  if (!err || typeof err.message !== 'string' || !err.message.includes(`${PROC_FD}/`)) return e;
+  const byFd = new Map<string, string>();
+  for (const [rel, f] of ctx.open.byRel) if (f.fd !== null) byFd.set(String(f.fd), rel === '' ? ctx.rootReal : join(ctx.rootReal, ...rel.split('/')));
+  err.message = err.message.replace(/\/proc\/self\/fd\/(\d+)/g, (whole, fd: string) => byFd.get(fd) ?? whole);
+  return e;
+}
+
+/** `ctx` when given, else a fresh one for `root` that `run` lets go of when done; errors name full paths ({@link withPlainPaths}). */
 function withContext<T>(root: string, ctx: WriteContext | undefined, run: (ctx: WriteContext) => T): T {
-  if (ctx) return run(ctx);
-  const own = writeContext(root);
+  const c = ctx ?? writeContext(root);
   try {
-    return run(own);
+    return run(c);
+  } catch (e) {
+    throw withPlainPaths(c, e);
   } finally {
-    closeContext(own);
+    if (!ctx) closeContext(c);
   }
 }
 

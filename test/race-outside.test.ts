@@ -184,6 +184,15 @@ async function race(steps: number, step: (sb: Sandbox, direction: 'undo' | 'redo
   } finally {
     await swapper.end();
   }
+  // No descriptor of this process (the sidecar's, in process) is left open on a workspace folder.
+  const held = fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+    try {
+      return [fs.readlinkSync(`/proc/self/fd/${fd}`)];
+    } catch {
+      return [];
+    }
+  });
+  expect(held.filter((p) => p === sb.ws || p.startsWith(`${sb.ws}/`))).toEqual([]);
   return { completed, failures };
 }
 

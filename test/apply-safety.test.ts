@@ -20,9 +20,14 @@ function swapForLink(sb: Sandbox, rel: string, target: string): void {
   fs.symlinkSync(target, sb.abs(rel));
 }
 
-describe('undo and redo never write through a link or outside the workspace', () => {
+// Both ways of naming folders (safe-fs.ts): through folders held open, and by full paths (where
+// /proc/self/fd does not work).
+describe.each([
+  ['through folders held open', {}],
+  ['by full paths', { TAKEBACK_FOLDER_FDS: '0' }],
+])('undo and redo never write through a link or outside the workspace (%s)', (_way, env) => {
   it('removing a file the agent created, in a folder now swapped for a link: refused, nothing written', () => {
-    const sb = sandbox();
+    const sb = sandbox({ env });
     sb.write('d/keep.txt', 'keep\n');
     sb.tb(['capture', 'begin', '--id', 'w1', '--tool', 'Write', 'd/new.txt']);
     sb.write('d/new.txt', 'new\n');
@@ -38,7 +43,7 @@ describe('undo and redo never write through a link or outside the workspace', ()
   });
 
   it('putting back a file in a folder now swapped for a link: refused, nothing written', () => {
-    const sb = sandbox();
+    const sb = sandbox({ env });
     sb.write('d/a.txt', 'a\n');
     sb.write('b.txt', 'b\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "a2\\n" > d/a.txt && printf "b2\\n" > b.txt']);
@@ -52,8 +57,19 @@ describe('undo and redo never write through a link or outside the workspace', ()
     }
   });
 
+  it('a folder made again by redo gets its mode, and the files below it', () => {
+    const sb = sandbox({ env });
+    sb.write('keep.txt', 'keep\n');
+    sb.tb(['run', '--', 'sh', '-c', 'mkdir -m 750 d && mkdir d/e && printf "f\\n" > d/e/f.txt']);
+    sb.json(['undo', '1']);
+    expect(sb.exists('d')).toBe(false);
+    sb.json(['redo', '1']);
+    expect(fs.lstatSync(sb.abs('d')).mode & 0o7777).toBe(0o750);
+    expect(sb.read('d/e/f.txt').toString()).toBe('f\n');
+  });
+
   it('redo creating a file in a folder now swapped for a link: refused', () => {
-    const sb = sandbox();
+    const sb = sandbox({ env });
     sb.write('d/keep.txt', 'keep\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "made\\n" > d/made.txt']);
     sb.json(['undo', '1']);
@@ -65,7 +81,7 @@ describe('undo and redo never write through a link or outside the workspace', ()
   });
 
   it('a file the user swapped for a link: a conflict; --force replaces the link itself, never its target', () => {
-    const sb = sandbox();
+    const sb = sandbox({ env });
     sb.write('f.txt', 'one\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "two\\n" > f.txt']);
     const out = outsideDir(sb, 'target.txt', 'two\n');
@@ -81,7 +97,7 @@ describe('undo and redo never write through a link or outside the workspace', ()
   });
 
   it('a failure part-way puts back what was already written', () => {
-    const sb = sandbox();
+    const sb = sandbox({ env });
     sb.write('a.txt', 'a\n');
     sb.write('z/x', 'x\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "a2\\n" > a.txt && rm z/x']);
@@ -98,7 +114,7 @@ describe('undo and redo never write through a link or outside the workspace', ()
   });
 
   it('a kept copy whose hash does not match is never written back', () => {
-    const sb = sandbox();
+    const sb = sandbox({ env });
     sb.write('a.txt', 'original content\n');
     sb.write('b.txt', 'b\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "agent\\n" > a.txt && printf "b2\\n" > b.txt']);

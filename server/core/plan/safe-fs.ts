@@ -51,7 +51,7 @@ function refuse(rel: string, why: string): never {
  * descriptors). Where `/proc/self/fd` does not work (not Linux, or /proc not mounted) the folders
  * are named by their full paths, each checked (a real folder, not a link, at its real path)
  * before each write: that holds against a link put in place before the step, not against one
- * swapped in during it.
+ * swapped in during it. TAKEBACK_FOLDER_FDS=0 takes that way on Linux too (the tests run both).
  */
 
 /** The folder of the calls through descriptors (Linux's /proc/self/fd). */
@@ -62,7 +62,7 @@ let procFdWorks: boolean | undefined;
 function throughDescriptors(): boolean {
   if (procFdWorks !== undefined) return procFdWorks;
   procFdWorks = false;
-  if (process.platform !== 'linux') return procFdWorks;
+  if (process.platform !== 'linux' || process.env.TAKEBACK_FOLDER_FDS === '0') return procFdWorks;
   try {
     const fd = openSync('/', DIR_FLAGS);
     try {
@@ -191,10 +191,13 @@ function entry(folder: Folder, name: string): string {
   return `${folder.path}/${name}`;
 }
 
-/** Opens folder `p` without following a link; null when nothing is there; refuses (for `rel`, naming `dirRel`) a link or something else. */
-function openFolderAt(p: string, rel: string, dirRel: string): number | null {
+/**
+ * Opens folder `p` without following a link (with O_PATH when `pathOnly`); null when nothing is
+ * there; refuses (for `rel`, naming `dirRel`) a link or something else.
+ */
+function openFolderAt(p: string, rel: string, dirRel: string, pathOnly = true): number | null {
   try {
-    return openSync(p, DIR_FLAGS);
+    return openSync(p, pathOnly ? DIR_FLAGS : DIR_FLAGS & ~O_PATH);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
@@ -396,7 +399,7 @@ export function writeState(
     }
     // Opened without following a link (one swapped in after the mkdir is refused); kept open
     // for the writes below it, in place of one opened before it was made.
-    const fd = openFolderAt(at, rel, rel);
+    const fd = openFolderAt(at, rel, rel, folder.fd !== null);
     if (fd === null) refuse(rel, 'the folder could not be made');
     let kept = false;
     try {

@@ -9,9 +9,10 @@ import { runJobSync, type ChmodJob, type RemoveJob, type WriteJob } from './jobs
  * Writing back into the workspace, safely. Why not a generic atomic-write library: those resolve
  * symbolic links and write through them (write-file-atomic calls realpath first), and takeback
  * must never write through a link, nor into a folder whose real path moved, nor outside the
- * workspace, even while a folder on the way is being swapped (see below). A small file is written over a plain file already there, in place (jobs.ts says why
- * and what keeps it safe); every other write goes to a temporary file beside the target, named
- * after the transaction so that recovery can find it, and is renamed into place.
+ * workspace, even while a folder on the way is being swapped (see below). A small file is
+ * written over a plain file already there, in place (jobs.ts says why and what keeps it safe);
+ * every other write goes to a temporary file beside the target, named after the transaction so
+ * that recovery can find it, and is renamed into place.
  */
 
 /**
@@ -46,8 +47,8 @@ function refuse(rel: string, why: string): never {
  * Node's fs has no openat, but on Linux the kernel resolves `/proc/self/fd/<fd>/<name>` from the
  * folder the descriptor holds (not from the path text its link shows), then `name` in it: exactly
  * as openat(fd, name), the last component followed only where the call itself would follow it
- * (O_NOFOLLOW, lstat, rename, unlink, symlink and mkdir never do). So every call of
- * jobs.ts keeps its shape and runs the same on the writer thread (it shares this process's
+ * (O_NOFOLLOW, lstat, rename, unlink, symlink and mkdir never do). So every call of jobs.ts
+ * keeps its shape and runs the same on the writer thread (it shares this process's
  * descriptors). Where `/proc/self/fd` does not work (not Linux, or /proc not mounted) the folders
  * are named by their full paths, each checked (a real folder, not a link, at its real path)
  * before each write: that holds against a link put in place before the step, not against one

@@ -135,7 +135,7 @@ function pick(helix: HelixSession, items: string[], want: RegExp): void {
 // ------------------------------------------------------------------------------------------------
 
 describe(`Helix end to end (${hx ?? hxMissing})`, () => {
-  it('key map (clients/helix/config.toml) on a file with no language: preview, undo and redo the turn, undo the buffer, u brings it back', async (ctx) => {
+  it('key map (clients/helix/config.toml) on a file with no language: preview, undo and redo the newest turn that changed something, undo the buffer, u brings it back', async (ctx) => {
     needHelix(ctx);
     const w = world({ keymap: true });
     const ORIGINAL = 'first line\nthe quick brown fox\nlast line\n';
@@ -146,7 +146,13 @@ describe(`Helix end to end (${hx ?? hxMissing})`, () => {
     w.agent.edit('notes', 'quick brown', 'slow red');
     w.agent.bash("sed -i 's/last line/final line/' notes");
     w.agent.stop();
+    // A later prompt that changed nothing (a question answered): the turn keys pass over it.
+    w.agent.prompt('What did you change?');
+    w.agent.stop();
     expect(w.read('notes')).toBe(AGENT);
+    const listed = JSON.parse(w.takeback('list', '--json').stdout) as { turns: { id: string }[]; sets: { turn: string | null }[] };
+    expect(listed.turns).toHaveLength(2);
+    expect(listed.sets.every((s) => s.turn !== listed.turns[0]!.id)).toBe(true);
 
     // Opened after the agent (Helix has no file watcher).
     w.open('notes');

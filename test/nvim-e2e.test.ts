@@ -355,6 +355,54 @@ H.out.complete_sel = vim.fn.getcompletion('Takeback redo ', 'cmdline')
       expect(r.complete_sel).toEqual(expect.arrayContaining(['last', 'turn', 'after', '%', '4', '1']));
     });
 
+    it(':Takeback list: changes outside any turn among the turns by time, turns that changed nothing not counted, entries open at the change', async () => {
+      const c = start(bin(), `order-${version}`);
+      const home = c.env.HOME!;
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+-- A command outside any turn between turn 1 and turn 2, then turn 2, then a turn that changed nothing.
+local run = vim.system(H.params.data.outside, { cwd = H.ws, text = true }):wait(30000)
+assert(run.code == 0, 'takeback run failed: ' .. tostring(run.stderr))
+H.agent(H.params.data.turn2)
+H.agent(H.params.data.empty)
+H.track('TakebackList')
+H.cmd_and_wait('Takeback list', 'TakebackList')
+local qf = vim.fn.getqflist({ title = 1, items = 1 })
+H.out.qf_title = qf.title
+H.out.qf = {}
+for _, it in ipairs(qf.items) do
+  table.insert(H.out.qf, { text = it.text, file = it.bufnr > 0 and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(it.bufnr), ':.') or vim.NIL, lnum = it.lnum })
+end
+vim.cmd('cclose')
+`,
+          turnData(c, {
+            turn2: turnTwo(c.workspace, home),
+            outside: ['node', BIN, 'run', '--', 'sh', '-c', "printf 'more\\n' >> y"],
+            empty: [
+              { event: hookEvent('user-prompt-submit.json', c.workspace, home, { prompt: 'What did you change?', prompt_id: 'c0ffee00-0000-4000-8000-000000000003' }) },
+              { event: hookEvent('stop.json', c.workspace, home, { prompt_id: 'c0ffee00-0000-4000-8000-000000000003' }) },
+            ],
+          }),
+        ),
+      );
+      expect(r.qf_title, 'the turn that changed nothing is not counted').toBe('takeback: 5 changes in 2 turns');
+      const qf = r.qf as { text: string; file: string | null; lnum: number }[];
+      const headings = qf.filter((i) => i.file === null).map((i) => i.text.replace(/ · .*/, ''));
+      expect(headings, 'newest first; the change outside any turn among the turns by its time').toEqual(['Turn 2', 'Outside any turn', 'Turn 1']);
+      // The command line places them the same way.
+      const cli = execFileSync(process.execPath, [BIN, 'list'], { cwd: c.workspace, env: c.env, encoding: 'utf8' });
+      expect(cli.split('\n').filter((l) => /^(Turn |Outside any turn)/.test(l)).map((l) => l.replace(/ · .*/, ''))).toEqual(['Turn t2', 'Outside any turn', 'Turn t1']);
+      const entry = (file: string, id: string) => qf.find((i) => i.file === file && i.text.startsWith(`#${id} `));
+      // Each entry opens at the change's first line: y gained line 2; f.txt's line 1 changed;
+      // notes.md was rewritten from line 3.
+      expect(entry('y', '4')?.lnum).toBe(2);
+      expect(entry('f.txt', '3')?.lnum).toBe(1);
+      expect(entry('notes.md', '5')?.lnum).toBe(3);
+    });
+
     it('files without a final newline: undo and redo keep the bytes (a Write of a new file, an Edit of an open buffer)', async () => {
       const files = { ...WORKSPACE_BEFORE, 'plain.txt': 'no newline here' };
       const c = start(bin(), `noeol-${version}`, files);

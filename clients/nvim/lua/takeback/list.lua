@@ -1,9 +1,11 @@
--- :Takeback list: the journal in the quickfix list, grouped by turn, newest first. Each turn is
--- a heading line; under it, one entry per file of each change (newest change first), which
--- opens the file. Entries carry user_data { set, turn, path, state } for pickers and mappings.
+-- :Takeback list: the journal in the quickfix list, newest first, in runs of one turn (changes
+-- outside any turn among them by time, as `takeback list` shows them). Each run has a heading
+-- line; under it, one entry per file of each change (newest change first), which opens the file
+-- at the change. Entries carry user_data { set, turn, path, state } for pickers and mappings.
 
 local client = require('takeback.client')
 local config = require('takeback.config')
+local diff = require('takeback.diff')
 local util = require('takeback.util')
 
 local M = {}
@@ -23,39 +25,52 @@ local status_words = {
   type = 'type changed',
 }
 
---- The quickfix items of a ListResult.
+--- The turns of a ListResult that changed something (a turn with no change set is left out).
+---@param list table ListResult
+---@return integer
+function M.turns_with_changes(list)
+  local seen, n = {}, 0
+  for _, set in ipairs(list.sets or {}) do
+    if set.turn and not seen[set.turn] then
+      seen[set.turn] = true
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- The sets of a ListResult in runs of one turn, newest first: a new run starts wherever the
+--- turn changes, so changes outside any turn sit among the turns by their time, as in
+--- `takeback list`. Returns { key = turn id or '', sets = ChangeSetSummary[] }[].
+---@param list table ListResult
+---@return { key: string, sets: table[] }[]
+function M.groups(list)
+  local groups = {}
+  for _, set in ipairs(list.sets or {}) do -- newest first
+    local key = set.turn or ''
+    local g = groups[#groups]
+    if not g or g.key ~= key then
+      g = { key = key, sets = {} }
+      table.insert(groups, g)
+    end
+    table.insert(g.sets, set)
+  end
+  return groups
+end
+
+--- The quickfix items of a ListResult: a heading per run of one turn (see groups()), then one
+--- entry per file of each change. Entries are at line 0 until locate() finds their lines.
 ---@param root string
 ---@param list table ListResult
 ---@return table[] items
 function M.items(root, list)
-  local by_turn, order = {}, {}
-  for _, set in ipairs(list.sets or {}) do -- newest first
-    local key = set.turn or ''
-    if not by_turn[key] then
-      by_turn[key] = {}
-      table.insert(order, key)
-    end
-    table.insert(by_turn[key], set)
-  end
-  -- Turns newest first as the listing gives them; sets outside any turn last.
   local turns = {}
   for _, t in ipairs(list.turns or {}) do
     turns[t.id] = t
   end
-  local keys = {}
-  for _, t in ipairs(list.turns or {}) do
-    if by_turn[t.id] then
-      table.insert(keys, t.id)
-    end
-  end
-  for _, k in ipairs(order) do
-    if not vim.tbl_contains(keys, k) then
-      table.insert(keys, k)
-    end
-  end
-
   local items = {}
-  for _, key in ipairs(keys) do
+  for _, g in ipairs(M.groups(list)) do
+    local key = g.key
     local t = turns[key]
     local head
     if key == '' then
@@ -73,7 +88,7 @@ function M.items(root, list)
       end
     end
     table.insert(items, { text = head, valid = 0, user_data = { turn = key ~= '' and key or nil } })
-    for _, set in ipairs(by_turn[key]) do
+    for _, set in ipairs(g.sets) do
       local state = set.state ~= 'applied' and (' [%s]'):format(set.state) or ''
       local files = set.files or {}
       local shown = vim.tbl_filter(function(f)
@@ -120,8 +135,55 @@ function M.items(root, list)
   return items
 end
 
---- Fills the quickfix list from changes/list (and opens it). `opts.all` lists every turn;
---- `opts.turn` one turn. `opts.on_done(err, list)` runs after.
+--- Finds the line each file entry should open at: the first line the change touches in the file
+--- as it is now, from the change's own preview (undo/preview of its id; redo/preview for an
+--- undone one). One request per listed change, all at once; `done(items)` gets the items with
+--- `lnum` set where a preview named a line (others stay at 0, the top of the file).
+---@param c vim.lsp.Client
+---@param items table[] from items()
+---@param done fun(items: table[])
+function M.locate(c, items, done)
+  local by_set = {}
+  for _, it in ipairs(items) do
+    local u = it.user_data
+    if u and u.path and u.state ~= 'expired' then
+      by_set[u.set] = by_set[u.set] or { state = u.state, items = {} }
+      table.insert(by_set[u.set].items, it)
+    end
+  end
+  local waiting = 1
+  local function finish()
+    waiting = waiting - 1
+    if waiting == 0 then
+      done(items)
+    end
+  end
+  for id, s in pairs(by_set) do
+    waiting = waiting + 1
+    local direction = s.state == 'undone' and 'redo' or 'undo'
+    client.request(c, 'undo/preview', { selector = { ids = { id } }, direction = direction }, function(err, p)
+      if not err and p then
+        local first = {}
+        for _, f in ipairs(p.files or {}) do
+          local m = f.diff and diff.marks(f.diff)[1]
+          if m then
+            first[f.path] = m.line
+          end
+        end
+        for _, it in ipairs(s.items) do
+          it.lnum = first[it.user_data.path] or it.lnum
+        end
+      end
+      finish()
+    end)
+  end
+  finish()
+end
+
+--- Fills the quickfix list from changes/list (and opens it), then moves each entry to the line of
+--- its change (locate()). `opts.all` lists every turn; `opts.turn` one turn. `opts.on_done(err,
+--- list)` runs once the list is filled; `User TakebackList` { root, list } fires once the lines
+--- are in place too.
 ---@param opts? { all?: boolean, turn?: string, on_done?: fun(err: table?, list: table?) }
 function M.run(opts)
   opts = opts or {}
@@ -142,14 +204,22 @@ function M.run(opts)
     require('takeback')._remember_list(root, list)
     local items = M.items(root, list)
     local nsets = #(list.sets or {})
-    local title = ('takeback: %s in %s'):format(util.plural(nsets, 'change'), util.plural(#(list.turns or {}), 'turn'))
+    local title = ('takeback: %s in %s'):format(util.plural(nsets, 'change'), util.plural(M.turns_with_changes(list), 'turn'))
     vim.fn.setqflist({}, ' ', { title = title, items = items, context = { takeback = { root = root } } })
+    local qfid = vim.fn.getqflist({ id = 0 }).id
     if nsets == 0 then
       util.notify('no changes recorded in ' .. root)
     elseif config.options.list.open then
       vim.cmd('botright copen')
     end
     done(nil, list)
+    M.locate(c, items, function(located)
+      -- The list may have been replaced meanwhile: only this one is updated.
+      if vim.fn.getqflist({ id = qfid }).id == qfid then
+        vim.fn.setqflist({}, 'r', { id = qfid, items = located })
+      end
+      util.emit('TakebackList', { root = root, list = list })
+    end)
   end)
 end
 

@@ -287,7 +287,7 @@ vim.cmd('cclose')
 local disk_before = disk()
 vim.cmd('Takeback preview turn 1')
 H.wait('the preview buffer', function()
-  return vim.bo.filetype == 'diff' and vim.api.nvim_buf_get_name(0):match('takeback://') ~= nil
+  return vim.bo.filetype == 'diff' and vim.api.nvim_buf_get_name(0):match('takeback: undo turn 1$') ~= nil
 end)
 H.out.preview = H.lines(0)
 H.out.preview_wrote_nothing = vim.deep_equal(disk(), disk_before)
@@ -350,7 +350,7 @@ H.out.complete_sel = vim.fn.getcompletion('Takeback redo ', 'cmdline')
 
       expect(r.split).toEqual({ lines: ['a cat sat'], diff: true });
       expect(r.split_file_diff).toBe(true);
-      expect(r.complete_sub).toEqual(['list', 'preview', 'undo', 'redo']);
+      expect(r.complete_sub).toEqual(['list', 'preview', 'undo', 'redo', 'messages']);
       expect(r.complete_turn).toEqual(['2', '1']);
       expect(r.complete_sel).toEqual(expect.arrayContaining(['last', 'turn', 'after', '%', '4', '1']));
     });
@@ -401,6 +401,62 @@ vim.cmd('cclose')
       expect(entry('y', '4')?.lnum).toBe(2);
       expect(entry('f.txt', '3')?.lnum).toBe(1);
       expect(entry('notes.md', '5')?.lnum).toBe(3);
+    });
+
+    it('preview and messages: a preview tab named whole; messages that fit the command line, naming a change once', async () => {
+      const c = start(bin(), `messages-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+H.agent(H.params.data.turn2)
+
+-- The preview's tab is labelled with its whole name.
+vim.cmd('Takeback preview 4')
+H.wait('the preview buffer', function() return vim.bo.filetype == 'diff' end)
+vim.cmd('redraw')
+local row = {}
+for col = 1, vim.o.columns do table.insert(row, vim.fn.screenstring(1, col)) end
+H.out.tabline = vim.trim(table.concat(row))
+H.out.preview_name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t')
+vim.cmd('tabclose')
+
+-- Neovim's own vim.notify on a narrow screen: each message fits the command line (a taller one
+-- stops at "Press ENTER"); :Takeback messages has it whole.
+local caught = vim.notify
+vim.notify = H.builtin_notify
+vim.o.columns = 44
+vim.o.cmdheight = 1
+vim.cmd('messages clear')
+H.cmd_and_wait('Takeback undo 4', 'TakebackApplied')
+vim.notify = caught
+local shown = vim.split(vim.trim(vim.fn.execute('messages')), '\n')
+H.out.echoed = shown[#shown]
+H.out.echospace = vim.v.echospace
+local history = require('takeback.util').history
+H.out.full = history[#history].msg
+vim.o.columns = 80
+vim.cmd('Takeback messages')
+H.out.messages_buffer = H.lines(0)
+vim.cmd('close')
+
+`,
+          turnData(c, { turn2: turnTwo(c.workspace, c.env.HOME!) }),
+          60_000,
+          { screen: true },
+        ),
+      );
+      expect(r.preview_name).toBe('takeback: undo 4');
+      expect(r.tabline).toContain('takeback: undo 4');
+      expect(r.tabline).not.toMatch(/t\/\//);
+
+      expect(r.full, 'the change is named once').toBe('takeback: undid change 4: notes.md');
+      const echoed = r.echoed as string;
+      expect([...echoed].length).toBeLessThanOrEqual(r.echospace as number);
+      expect(echoed).toMatch(/^takeback:.* … \(:Takeback messages\)$/);
+      expect((r.messages_buffer as string[]).some((l) => l.endsWith('takeback: undid change 4: notes.md'))).toBe(true);
+
     });
 
     it('files without a final newline: undo and redo keep the bytes (a Write of a new file, an Edit of an open buffer)', async () => {

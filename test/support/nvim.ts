@@ -161,6 +161,8 @@ H.ws = H.params.workspace
 H.out = { steps = {} }
 H.messages = {}
 
+-- Neovim's own vim.notify, for cases that see what it shows.
+H.builtin_notify = vim.notify
 vim.notify = function(msg, level)
   table.insert(H.messages, { msg = tostring(msg), level = level or vim.log.levels.INFO })
 end
@@ -324,10 +326,10 @@ export interface NvimReport {
 
 /**
  * Runs `body` (Lua: a function body that gets H, the harness) in a child Neovim for the case,
- * with `data` available as H.params.data. Resolves with the report; rejects with Neovim's
- * stderr when there is none.
+ * with `data` available as H.params.data; `opts.screen` when the case reads the screen
+ * (screenstring()). Resolves with the report; rejects with Neovim's stderr when there is none.
  */
-export async function runNvim(c: NvimCase, body: string, data: unknown = {}, timeoutMs = 60_000): Promise<NvimReport> {
+export async function runNvim(c: NvimCase, body: string, data: unknown = {}, timeoutMs = 60_000, opts: { screen?: boolean } = {}): Promise<NvimReport> {
   const harness = path.join(c.base, 'harness.lua');
   const init = path.join(c.base, 'init.lua');
   const script = path.join(c.base, 'case.lua');
@@ -343,7 +345,10 @@ export async function runNvim(c: NvimCase, body: string, data: unknown = {}, tim
   fs.rmSync(report, { force: true });
   const env = { ...c.env, TAKEBACK_TEST_PARAMS: paramsFile };
   const { code, stderr, timedOut } = await new Promise<{ code: number | null; stderr: string; timedOut: boolean }>((resolve) => {
-    const child = spawn(c.nvim, ['--headless', '-u', init, '-i', 'NONE', '-n', '-l', script], {
+    // `-l` draws no screen in 0.10 (screenstring() is empty): a case that reads the screen runs its
+    // script from `-c luafile` instead, which draws the default 80x24 grid.
+    const run = opts.screen ? ['-c', `luafile ${script}`] : ['-l', script];
+    const child = spawn(c.nvim, ['--headless', '-u', init, '-i', 'NONE', '-n', ...run], {
       cwd: c.workspace,
       env,
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,12 +1,12 @@
--- :Takeback {subcommand} [args]: list, preview, undo, redo. The `!` of undo/redo (":Takeback
--- undo!", ":Takeback! undo" or a trailing "!") replaces later changes.
+-- :Takeback {subcommand} [args]: list, preview, undo, redo, messages. The `!` of undo/redo
+-- (":Takeback undo!", ":Takeback! undo" or a trailing "!") replaces later changes.
 
 local selector = require('takeback.selector')
 local util = require('takeback.util')
 
 local M = {}
 
-M.subcommands = { 'list', 'preview', 'undo', 'redo' }
+M.subcommands = { 'list', 'preview', 'undo', 'redo', 'messages' }
 
 ---@param args { fargs: string[], bang: boolean }
 function M.run(args)
@@ -32,6 +32,9 @@ function M.run(args)
       end
     end
     return takeback.list(opts)
+  end
+  if sub == 'messages' then
+    return takeback.messages()
   end
   if sub ~= 'preview' and sub ~= 'undo' and sub ~= 'redo' then
     return util.notify(

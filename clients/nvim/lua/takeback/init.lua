@@ -135,6 +135,27 @@ function M.list(opts)
   require('takeback.list').run(opts)
 end
 
+--- The plugin's messages in full, oldest first, in a scratch buffer (a message too long for the
+--- command line is shown cut there).
+function M.messages()
+  local lines = {}
+  for _, m in ipairs(util.history) do
+    table.insert(lines, ('%s %s'):format(os.date('%H:%M:%S', m.time), m.msg))
+  end
+  if #lines == 0 then
+    lines = { 'takeback: no messages yet' }
+  end
+  vim.cmd('botright new')
+  local b = vim.api.nvim_get_current_buf()
+  vim.bo[b].buftype = 'nofile'
+  vim.bo[b].bufhidden = 'wipe'
+  vim.bo[b].swapfile = false
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, b, 'takeback: messages')
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = b, nowait = true, desc = 'close' })
+end
+
 --- Parses `sel` (a selector table, or words like "turn 2"), then calls `fn` with it; a bad
 --- selector is reported once through vim.notify.
 local function with_selector(sel, fn)

@@ -67,14 +67,35 @@ function M.lines(sel, p)
   return out
 end
 
+--- Names a scratch buffer `name`, or `name (2)`, `name (3)`… when a buffer has it already.
+local function set_unique_name(b, name)
+  if pcall(vim.api.nvim_buf_set_name, b, name) then
+    return
+  end
+  for i = 2, 99 do
+    if pcall(vim.api.nvim_buf_set_name, b, ('%s (%d)'):format(name, i)) then
+      return
+    end
+  end
+end
+
 local function scratch(name, lines, ft)
   local b = vim.api.nvim_create_buf(false, true)
   vim.bo[b].bufhidden = 'wipe'
   vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
   vim.bo[b].modifiable = false
   vim.bo[b].filetype = ft or ''
-  pcall(vim.api.nvim_buf_set_name, b, name)
+  set_unique_name(b, name)
   return b
+end
+
+--- The name of the diff buffer: "takeback: undo turn 1". No '/' in it, so the tab line, which
+--- shortens every part of a path but the last, shows it whole.
+---@param sel table
+---@param direction string
+---@return string
+function M.buffer_name(sel, direction)
+  return ('takeback: %s %s'):format(direction == 'redo' and 'redo' or 'undo', selector.format(sel))
 end
 
 local counter = 0
@@ -121,7 +142,7 @@ function M.show(sel, p, root, from_buf)
   end
   local lines = M.lines(sel, p)
   vim.cmd(config.options.preview.open_cmd)
-  local b = scratch(('takeback://preview-%d'):format(counter), lines, 'diff')
+  local b = scratch(M.buffer_name(sel, p.direction), lines, 'diff')
   vim.api.nvim_win_set_buf(0, b)
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = b, nowait = true, desc = 'close the preview' })
   opened.diff = b

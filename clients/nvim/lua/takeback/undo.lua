@@ -127,6 +127,17 @@ local function files_phrase(result)
   return util.join(names)
 end
 
+--- A copy of a list of change ids, in numeric order.
+---@param ids string[]
+---@return string[]
+local function sorted_ids(ids)
+  local out = vim.deepcopy(ids)
+  table.sort(out, function(a, b)
+    return (tonumber(a) or 0) < (tonumber(b) or 0)
+  end)
+  return out
+end
+
 --- The message for an ApplyResult; level and text.
 ---@param sel table
 ---@param result table ApplyResult
@@ -174,16 +185,15 @@ function M.describe(sel, result, failed)
       )
     )
   elseif #(result.applied or {}) > 0 or #(result.sets or {}) > 0 then
-    local sets = vim.deepcopy(result.sets or {})
-    table.sort(sets, function(a, b)
-      return (tonumber(a) or 0) < (tonumber(b) or 0)
-    end)
+    local sets = sorted_ids(result.sets or {})
+    -- The ids are named unless the selector named exactly those already ("undid change 8").
+    local named = sel.ids and vim.deep_equal(sorted_ids(sel.ids), sets)
     table.insert(
       parts,
       ('%s %s%s: %s'):format(
         verb,
         what,
-        #sets > 0 and (' (%s %s)'):format(#sets == 1 and 'change' or 'changes', table.concat(sets, ', ')) or '',
+        #sets > 0 and not named and (' (%s %s)'):format(#sets == 1 and 'change' or 'changes', table.concat(sets, ', ')) or '',
         files_phrase(result)
       )
     )

@@ -118,16 +118,72 @@ function M.reload(bufnr)
   end)
 end
 
---- vim.notify with the plugin's prefix.
+--- The plugin's messages in full, oldest first (at most `history_max`), for :Takeback messages.
+---@type { msg: string, level: integer, time: integer }[]
+M.history = {}
+M.history_max = 50
+
+--- Whether vim.notify is Neovim's own, which echoes into the message area (a plugin such as
+--- nvim-notify, noice, snacks or fidget replaces it). Neovim's is defined in vim/_editor.lua, and
+--- builds that ship the runtime as stripped bytecode (0.12) name no source at all.
+---@return boolean
+function M.is_builtin_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  local src = info and info.source or ''
+  return src:match('vim/_editor%.lua$') ~= nil or src == '?' or src == '=?'
+end
+
+local more = ' … (:Takeback messages)'
+
+--- `msg` on one line of at most `width` screen cells: line breaks become '; ', and a longer text
+--- is cut and ends with a pointer to :Takeback messages, where it is whole.
+---@param msg string
+---@param width integer screen cells
+---@return string
+function M.fit(msg, width)
+  msg = msg:gsub('%s*\n%s*', '; ')
+  if vim.fn.strdisplaywidth(msg) <= width then
+    return msg
+  end
+  local room = width - vim.fn.strdisplaywidth(more)
+  if room < 1 then
+    return vim.fn.strcharpart(msg, 0, math.max(width, 1))
+  end
+  local n = room
+  local cut = vim.fn.strcharpart(msg, 0, n)
+  while n > 0 and vim.fn.strdisplaywidth(cut) > room do
+    n = n - 1
+    cut = vim.fn.strcharpart(msg, 0, n)
+  end
+  return cut .. more
+end
+
+--- vim.notify with the plugin's prefix. The whole message is kept in M.history. With Neovim's own
+--- vim.notify it is shown on one line that fits the command line (v:echospace): a taller message
+--- would stop Neovim at "Press ENTER".
 ---@param msg string
 ---@param level? integer vim.log.levels.*
 function M.notify(msg, level)
-  vim.notify('takeback: ' .. msg, level or vim.log.levels.INFO, { title = 'takeback' })
+  level = level or vim.log.levels.INFO
+  msg = 'takeback: ' .. msg
+  table.insert(M.history, { msg = msg, level = level, time = os.time() })
+  if #M.history > M.history_max then
+    table.remove(M.history, 1)
+  end
+  if M.is_builtin_notify() then
+    msg = M.fit(msg, vim.v.echospace)
+  end
+  vim.notify(msg, level, { title = 'takeback' })
 end
 
 --- Like notify, but only once per message (for problems that would nag on every buffer).
 function M.notify_once(msg, level)
-  vim.notify_once('takeback: ' .. msg, level or vim.log.levels.WARN, { title = 'takeback' })
+  level = level or vim.log.levels.WARN
+  msg = 'takeback: ' .. msg
+  if M.is_builtin_notify() then
+    msg = M.fit(msg, vim.v.echospace)
+  end
+  vim.notify_once(msg, level, { title = 'takeback' })
 end
 
 --- A list of names as "a, b and c", shortened after `max`.

@@ -7,11 +7,13 @@
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findNvim, missingEditorMessage, type NvimVersion } from './support/editors.js';
 import {
   WORKSPACE_AFTER_TURN_ONE,
   BIN,
+  PLUGIN_DIR,
   WORKSPACE_BEFORE,
   hookEvent,
   newCase,
@@ -355,6 +357,20 @@ H.out.complete_sel = vim.fn.getcompletion('Takeback redo ', 'cmdline')
       expect(r.complete_sel).toEqual(expect.arrayContaining(['last', 'turn', 'after', '%', '4', '1']));
     });
 
+    it(':help takeback works from a plain runtimepath (the tags come with the plugin)', async () => {
+      const c = start(bin(), `help-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+local help_ok, help_err = pcall(vim.cmd, 'help takeback-config')
+H.out.help = { ok = help_ok, err = help_ok and vim.NIL or tostring(help_err), tag = help_ok and vim.fn.expand('<cWORD>') or vim.NIL, bt = vim.bo.buftype }
+`,
+        ),
+      );
+      expect(r.help).toEqual({ ok: true, err: null, tag: '*takeback-config*', bt: 'help' });
+    });
+
     it(':Takeback list: changes outside any turn among the turns by time, turns that changed nothing not counted, entries open at the change', async () => {
       const c = start(bin(), `order-${version}`);
       const home = c.env.HOME!;
@@ -566,6 +582,40 @@ H.out.redo_result = d.result or vim.NIL
       expect(r.redo).toEqual({ gain: 'one\n', lose: 'two', gain_buf: ['one'], lose_buf: ['two'], gain_eol: true, lose_eol: false, modified: false });
     });
 
+    it('the shipped doc/tags are the ones :helptags makes from doc/takeback.txt', () => {
+      const c = start(bin(), `tags-${version}`);
+      const doc = path.join(c.base, 'doc');
+      fs.mkdirSync(doc);
+      fs.copyFileSync(path.join(PLUGIN_DIR, 'doc', 'takeback.txt'), path.join(doc, 'takeback.txt'));
+      execFileSync(bin(), ['--clean', '--headless', '-c', `helptags ${doc}`, '-c', 'qa!'], { env: c.env, stdio: 'ignore' });
+      expect(fs.readFileSync(path.join(PLUGIN_DIR, 'doc', 'tags'), 'utf8'), 'run :helptags clients/nvim/doc').toBe(fs.readFileSync(path.join(doc, 'tags'), 'utf8'));
+    });
+
+    it.skipIf(version !== '0.12')('the vim.pack install of clients/nvim/README.md, as written, from a local clone: :Takeback and :help takeback are there', () => {
+      const c = start(bin(), `pack-${version}`);
+      // A clone source holding the plugin where takeback's repository holds it.
+      const repo = path.join(c.base, 'takeback-repo');
+      fs.cpSync(PLUGIN_DIR, path.join(repo, 'clients', 'nvim'), { recursive: true });
+      const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { env: c.env, stdio: 'ignore' });
+      execFileSync('git', ['init', '-q', repo], { env: c.env, stdio: 'ignore' });
+      git('add', '-A');
+      git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'plugin');
+      const readme = fs.readFileSync(path.join(PLUGIN_DIR, 'README.md'), 'utf8');
+      const block = /### vim\.pack[\s\S]*?```lua\n([\s\S]*?)```/.exec(readme)?.[1];
+      expect(block, 'the vim.pack block of the README').toBeDefined();
+      const init = block!
+        .replace(/^local takeback_git = .*$/m, `local takeback_git = ${JSON.stringify(`file://${repo}`)}`)
+        .replace("vim.pack.add({ { src = takeback_git, name = 'takeback' } }, {", "vim.pack.add({ { src = takeback_git, name = 'takeback' } }, { confirm = false,");
+      expect(init).toContain('file://');
+      expect(init).toContain('confirm = false');
+      const initFile = path.join(c.base, 'pack-init.lua');
+      const out = path.join(c.base, 'pack-out.json');
+      fs.writeFileSync(initFile, init);
+      const check = `lua local ok = pcall(vim.cmd, 'help takeback-setup'); vim.fn.writefile({ vim.json.encode({ command = vim.fn.exists(':Takeback'), help = ok and vim.bo.buftype or '', setup = #vim.api.nvim_get_autocmds({ group = 'takeback' }) > 0 }) }, ${JSON.stringify(out)})`;
+      execFileSync(bin(), ['--headless', '-u', initFile, '-i', 'NONE', '-n', '-c', check, '-c', 'qa!'], { cwd: c.workspace, env: c.env, stdio: 'ignore', timeout: 60_000 });
+      expect(JSON.parse(fs.readFileSync(out, 'utf8'))).toEqual({ command: 2, help: 'help', setup: true });
+    });
+
     it(':checkhealth takeback reports the binary, its version, the handshake and the journal', async () => {
       const c = start(bin(), `health-${version}`);
       const r = ok(
@@ -584,6 +634,7 @@ H.out.health = H.lines(0)
       );
       const text = (r.health as string[]).join('\n');
       expect(text).not.toMatch(/ERROR/);
+      expect(text).toMatch(/OK.*the help tags are found/);
       expect(text).toMatch(/OK.*sidecar: node .*bin\/takeback\.js serve/);
       expect(text).toMatch(/OK.*version: 0\.\d+\.\d+/);
       expect(text).toMatch(/OK.*handshake: serverInfo takeback 0\.\d+\.\d+/);

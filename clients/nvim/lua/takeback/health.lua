@@ -42,6 +42,15 @@ function M.check()
     health.warn("setup() has not run: buffers are not attached", { "call require('takeback').setup()" })
   end
 
+  -- doc/tags comes with the plugin; a copy of doc/ without it (or an old one) fails with E149.
+  local src = debug.getinfo(1, 'S').source:gsub('^@', '')
+  local doc = vim.fs.normalize(vim.fs.dirname(src) .. '/../../doc')
+  if #vim.fn.getcompletion('takeback-config', 'help') > 0 then
+    health.ok('the help tags are found (doc/tags)')
+  else
+    health.warn('no help tags found: :help takeback fails (E149)', { ('run :helptags %s'):format(doc) })
+  end
+
   health.start('takeback: the binary')
   local exe = opts.cmd[1]
   local path = vim.fn.exepath(exe)

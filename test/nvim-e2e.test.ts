@@ -352,7 +352,7 @@ H.out.complete_sel = vim.fn.getcompletion('Takeback redo ', 'cmdline')
 
       expect(r.split).toEqual({ lines: ['a cat sat'], diff: true });
       expect(r.split_file_diff).toBe(true);
-      expect(r.complete_sub).toEqual(['list', 'preview', 'undo', 'redo', 'messages']);
+      expect(r.complete_sub).toEqual(['list', 'preview', 'undo', 'redo', 'pick', 'messages']);
       expect(r.complete_turn).toEqual(['2', '1']);
       expect(r.complete_sel).toEqual(expect.arrayContaining(['last', 'turn', 'after', '%', '4', '1']));
     });
@@ -371,7 +371,7 @@ H.out.help = { ok = help_ok, err = help_ok and vim.NIL or tostring(help_err), ta
       expect(r.help).toEqual({ ok: true, err: null, tag: '*takeback-config*', bt: 'help' });
     });
 
-    it(':Takeback list: changes outside any turn among the turns by time, turns that changed nothing not counted, entries open at the change', async () => {
+    it(':Takeback list: changes outside any turn among the turns by time, turns that changed nothing not counted, entries open at the change; the statusline component', async () => {
       const c = start(bin(), `order-${version}`);
       const home = c.env.HOME!;
       const r = ok(
@@ -393,6 +393,15 @@ for _, it in ipairs(qf.items) do
   table.insert(H.out.qf, { text = it.text, file = it.bufnr > 0 and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(it.bufnr), ':.') or vim.NIL, lnum = it.lnum })
 end
 vim.cmd('cclose')
+
+-- The statusline component: the newest turn that changed something (turn 2) has one change in
+-- place; once it is undone, nothing (turn 1's changes are not the newest turn's).
+H.wait('the listing for status()', function() return takeback.status() ~= '' end, 5000)
+H.out.status_before = takeback.status()
+H.out.status_data = takeback.status_data()
+H.cmd_and_wait('Takeback undo turn 2', 'TakebackApplied')
+H.wait('status() after the undo', function() return takeback.status() == '' end, 5000)
+H.out.status_data_after = takeback.status_data()
 `,
           turnData(c, {
             turn2: turnTwo(c.workspace, home),
@@ -417,10 +426,14 @@ vim.cmd('cclose')
       expect(entry('y', '4')?.lnum).toBe(2);
       expect(entry('f.txt', '3')?.lnum).toBe(1);
       expect(entry('notes.md', '5')?.lnum).toBe(3);
+
+      expect(r.status_before).toBe('↶1');
+      expect(r.status_data).toEqual({ turn: expect.any(String), seq: 2, changes: 1, total: 1 });
+      expect(r.status_data_after).toEqual({ turn: expect.any(String), seq: 2, changes: 0, total: 1 });
     });
 
-    it('preview and messages: a preview tab named whole; messages that fit the command line, naming a change once', async () => {
-      const c = start(bin(), `messages-${version}`);
+    it('preview, messages and the picker: a preview tab named whole; messages that fit the command line, naming a change once; vim.ui.select, its preview, `a` applies', async () => {
+      const c = start(bin(), `pick-${version}`);
       const r = ok(
         await runNvim(
           c,
@@ -457,6 +470,27 @@ vim.cmd('Takeback messages')
 H.out.messages_buffer = H.lines(0)
 vim.cmd('close')
 
+-- The picker, through vim.ui.select: the entries, then the choice of change 4 (undone: a redo
+-- preview), then 'a' in the preview applies it.
+local picked
+vim.ui.select = function(items, opts, on_choice)
+  picked = { prompt = opts.prompt, kind = opts.kind, items = vim.tbl_map(opts.format_item, items) }
+  for _, it in ipairs(items) do
+    if it.selector.ids and it.selector.ids[1] == '4' then
+      return on_choice(it)
+    end
+  end
+  on_choice(nil)
+end
+vim.cmd('Takeback pick')
+H.wait('the picked preview', function() return vim.bo.filetype == 'diff' and vim.api.nvim_buf_get_name(0):match('takeback: redo 4$') ~= nil end)
+H.out.picked = picked
+H.out.picked_preview = H.lines(0)
+local n = #H.events.TakebackApplied
+vim.cmd('normal a')
+H.wait('the redo from the preview', function() return #H.events.TakebackApplied > n end)
+H.out.applied = H.events.TakebackApplied[n + 1].result
+H.out.notes_after = H.text(notes)
 `,
           turnData(c, { turn2: turnTwo(c.workspace, c.env.HOME!) }),
           60_000,
@@ -473,6 +507,15 @@ vim.cmd('close')
       expect(echoed).toMatch(/^takeback:.* … \(:Takeback messages\)$/);
       expect((r.messages_buffer as string[]).some((l) => l.endsWith('takeback: undid change 4: notes.md'))).toBe(true);
 
+      const picked = r.picked as { prompt: string; kind: string; items: string[] };
+      expect(picked.kind).toBe('takeback');
+      expect(picked.items.filter((t) => t.startsWith('Turn')).map((t) => t.replace(/ · .*/, ''))).toEqual(['Turn 2', 'Turn 1']);
+      expect(picked.items).toContainEqual(expect.stringMatching(/^ {2}#4 Write .*notes\.md.*\[undone\]$/));
+      expect(picked.items).toContainEqual(expect.stringMatching(/^ {2}#3 Bash: sed -i .* · f\.txt, x, y and 1 more$/));
+      expect((r.picked_preview as string[]).join('\n')).toContain('+Rewritten.');
+      const applied = r.applied as { written: boolean; sets: string[]; direction: string };
+      expect(applied).toMatchObject({ written: true, sets: ['4'] });
+      expect(r.notes_after).toBe('# Notes\n\nRewritten.\n');
     });
 
     it('files without a final newline: undo and redo keep the bytes (a Write of a new file, an Edit of an open buffer)', async () => {

@@ -1,4 +1,4 @@
--- :Takeback {subcommand} [args]: list, preview, undo, redo, messages. The `!` of undo/redo
+-- :Takeback {subcommand} [args]: list, preview, undo, redo, pick, messages. The `!` of undo/redo
 -- (":Takeback undo!", ":Takeback! undo" or a trailing "!") replaces later changes.
 
 local selector = require('takeback.selector')
@@ -6,7 +6,7 @@ local util = require('takeback.util')
 
 local M = {}
 
-M.subcommands = { 'list', 'preview', 'undo', 'redo', 'messages' }
+M.subcommands = { 'list', 'preview', 'undo', 'redo', 'pick', 'messages' }
 
 ---@param args { fargs: string[], bang: boolean }
 function M.run(args)
@@ -32,6 +32,19 @@ function M.run(args)
       end
     end
     return takeback.list(opts)
+  end
+  if sub == 'pick' then
+    local opts = {}
+    for _, w in ipairs(words) do
+      if w == 'undo' or w == 'redo' or w == 'preview' then
+        opts.action = w
+      elseif w == 'all' then
+        opts.all = true
+      else
+        return util.notify(('unknown word %q after pick: use undo, redo, preview or all'):format(w), vim.log.levels.ERROR)
+      end
+    end
+    return takeback.pick(opts)
   end
   if sub == 'messages' then
     return takeback.messages()
@@ -68,6 +81,9 @@ function M.complete(arglead, cmdline, _)
   local sub = words[2]:gsub('!$', '')
   if sub == 'list' then
     return filter({ 'all' })
+  end
+  if sub == 'pick' then
+    return filter({ 'preview', 'undo', 'redo', 'all' })
   end
   if sub ~= 'preview' and sub ~= 'undo' and sub ~= 'redo' then
     return {}

@@ -50,6 +50,12 @@ function M.check()
   else
     health.warn('no help tags found: :help takeback fails (E149)', { ('run :helptags %s'):format(doc) })
   end
+  local ui_select = debug.getinfo(vim.ui.select, 'S').source
+  if ui_select:match('vim/ui%.lua$') or ui_select == '?' or ui_select == '=?' then
+    health.info(":Takeback pick uses Neovim's own vim.ui.select (a numbered list)")
+  else
+    health.info((':Takeback pick uses the vim.ui.select of %s'):format(ui_select:gsub('^@', '')))
+  end
 
   health.start('takeback: the binary')
   local exe = opts.cmd[1]

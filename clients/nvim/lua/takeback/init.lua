@@ -19,6 +19,90 @@ M.lists = {}
 
 function M._remember_list(root, list)
   M.lists[root] = list
+  -- Statuslines that show status() are drawn again with the new count.
+  vim.schedule(function()
+    pcall(vim.cmd, 'redrawstatus!')
+  end)
+end
+
+--- Per file (or 'cwd:' .. folder): its workspace root, or false when it has none.
+---@type table<string, string|false>
+local status_roots = {}
+
+--- What the agent's newest turn that changed something left in place, in the current buffer's
+--- workspace, from the last listing the plugin saw (it lists again whenever the journal changes).
+--- Nil when nothing is known yet or no turn changed anything.
+---@param bufnr? integer
+---@return { turn: string, seq: integer?, changes: integer, total: integer }?
+function M.status_data(bufnr)
+  local file = util.buf_file(bufnr or vim.api.nvim_get_current_buf())
+  local key = file or ''
+  -- Statuslines are drawn often: the workspace of a file (a look up the folders for .git) is
+  -- found once per file; the current folder's, once per folder.
+  if key == '' then
+    key = 'cwd:' .. vim.fn.getcwd()
+  end
+  local root = status_roots[key]
+  if root == nil then
+    root = (file and util.root_for(file) or util.root_for(nil)) or false
+    status_roots[key] = root
+  end
+  local list = root and M.lists[root]
+  if not list then
+    return nil
+  end
+  local turn
+  for _, set in ipairs(list.sets or {}) do -- newest first
+    if set.turn then
+      turn = set.turn
+      break
+    end
+  end
+  if not turn then
+    return nil
+  end
+  local changes, total = 0, 0
+  for _, set in ipairs(list.sets or {}) do
+    if set.turn == turn then
+      total = total + 1
+      if set.state == 'applied' or set.state == 'partial' then
+        changes = changes + 1
+      end
+    end
+  end
+  local seq
+  for _, t in ipairs(list.turns or {}) do
+    if t.id == turn then
+      seq = t.seq
+    end
+  end
+  return { turn = turn, seq = seq, changes = changes, total = total }
+end
+
+--- A statusline component: "↶3" when the agent's newest turn that changed something has three
+--- changes still in place (an undo would take them back), '' otherwise. For 'statusline'
+--- (`%{v:lua.require'takeback'.status()}`), lualine, heirline and the like.
+---@param bufnr? integer
+---@return string
+function M.status(bufnr)
+  local d = M.status_data(bufnr)
+  if not d or d.changes == 0 then
+    return ''
+  end
+  return ('↶%d'):format(d.changes)
+end
+
+--- Lists the journal of `root` again for status() and completion.
+---@param root string
+function M._refresh_list(root)
+  local c = client.get(root)
+  if c then
+    client.request(c, 'changes/list', {}, function(err, list)
+      if not err and list then
+        M._remember_list(root, list)
+      end
+    end)
+  end
 end
 
 --- The sidecar's notification that the journal changed (an agent recorded a change, or an undo
@@ -30,7 +114,12 @@ local function on_did_change(_, params, ctx)
   vim.schedule(function()
     if root then
       require('takeback.undo').reload(root)
-      require('takeback.signs').schedule_refresh(root, 50)
+      if config.options.signs.enabled then
+        require('takeback.signs').schedule_refresh(root, 50)
+      else
+        -- The signs list the journal as they refresh; without them, status() needs its own listing.
+        M._refresh_list(root)
+      end
     end
     util.emit('TakebackChanged', { root = root, reason = params.reason })
   end)
@@ -74,8 +163,13 @@ local function create_autocmds()
       if c and c.name == client.name then
         local root = c.config.root_dir
         client.when_ready(c, function(err)
-          if not err then
+          if err then
+            return
+          end
+          if config.options.signs.enabled then
             require('takeback.signs').schedule_refresh(root, 50)
+          elseif not M.lists[root] then
+            M._refresh_list(root)
           end
         end)
       end
@@ -133,6 +227,14 @@ end
 function M.list(opts)
   M._ensure_setup()
   require('takeback.list').run(opts)
+end
+
+--- Picks a turn or a change through vim.ui.select, then previews it (`action` 'preview'), or
+--- undoes or redoes it. See :help takeback-pick.
+---@param opts? { action?: 'preview'|'undo'|'redo', all?: boolean, on_done?: fun(err: table?, entry: table?) }
+function M.pick(opts)
+  M._ensure_setup()
+  require('takeback.pick').run(opts)
 end
 
 --- The plugin's messages in full, oldest first, in a scratch buffer (a message too long for the

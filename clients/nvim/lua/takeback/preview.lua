@@ -145,6 +145,13 @@ function M.show(sel, p, root, from_buf)
   local b = scratch(M.buffer_name(sel, p.direction), lines, 'diff')
   vim.api.nvim_win_set_buf(0, b)
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = b, nowait = true, desc = 'close the preview' })
+  local step = p.direction == 'redo' and 'redo' or 'undo'
+  vim.keymap.set('n', 'a', function()
+    -- The step shown, from the buffer it was asked in (its workspace), once the preview is closed.
+    local bufnr = vim.api.nvim_buf_is_valid(from_buf) and from_buf or nil
+    pcall(vim.cmd, 'close')
+    require('takeback.undo').run(step, sel, { bufnr = bufnr })
+  end, { buffer = b, nowait = true, desc = ('takeback: %s what this preview shows'):format(step) })
   opened.diff = b
   return opened
 end

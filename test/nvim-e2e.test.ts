@@ -402,6 +402,8 @@ H.out.status_data = takeback.status_data()
 H.cmd_and_wait('Takeback undo turn 2', 'TakebackApplied')
 H.wait('status() after the undo', function() return takeback.status() == '' end, 5000)
 H.out.status_data_after = takeback.status_data()
+-- Completion offers the turns that changed something (turn 3 changed nothing).
+H.out.complete_turn = vim.fn.getcompletion('Takeback undo turn ', 'cmdline')
 `,
           turnData(c, {
             turn2: turnTwo(c.workspace, home),
@@ -430,6 +432,7 @@ H.out.status_data_after = takeback.status_data()
       expect(r.status_before).toBe('↶1');
       expect(r.status_data).toEqual({ turn: expect.any(String), seq: 2, changes: 1, total: 1 });
       expect(r.status_data_after).toEqual({ turn: expect.any(String), seq: 2, changes: 0, total: 1 });
+      expect(r.complete_turn).toEqual(['2', '1']);
     });
 
     it('preview, messages and the picker: a preview tab named whole; messages that fit the command line, naming a change once; vim.ui.select, its preview, `a` applies', async () => {

@@ -89,14 +89,23 @@ function M.describe(sel)
   return s
 end
 
---- Completion candidates after a subcommand, from the last listing (ids and turn numbers).
+--- Completion candidates after a subcommand, from the last listing (ids, and the numbers of the
+--- turns that changed something).
 ---@param prev string the word before the one being completed
 ---@param list table? ListResult
 function M.complete(prev, list)
   if prev == 'turn' or prev == 'after' then
+    local changed = {}
+    for _, s in ipairs(list and list.sets or {}) do
+      if s.turn then
+        changed[s.turn] = true
+      end
+    end
     local out = {}
     for _, t in ipairs(list and list.turns or {}) do
-      table.insert(out, tostring(t.seq or t.id))
+      if changed[t.id] then
+        table.insert(out, tostring(t.seq or t.id))
+      end
     end
     return out
   end

@@ -468,7 +468,7 @@ async function storageBench(edits) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. The retention sweep in slices, as `takeback serve` runs it in its idle time (store/gc.ts):
+// 5. The retention sweep in slices, as `takeback serve` runs it in its idle time (gc/sweep.ts):
 // the longest slice (what a request arriving mid-sweep can wait) and the whole sweep, against the
 // same sweep in one go (`takeback gc`), each on its own store of `blobs` blobs of 1 KB, two hours
 // old, half of them kept by sets of 10 files.
@@ -477,7 +477,7 @@ async function gcSliceBench(blobs) {
   const { utimesSync } = await import('node:fs');
   const { performance } = await import('node:perf_hooks');
   const { BlobStore } = await import(join(ROOT, 'dist/server/core/store/blobs.js'));
-  const { GcSweep, collectGarbage } = await import(join(ROOT, 'dist/server/core/store/gc.js'));
+  const { GcSweep, collectGarbage } = await import(join(ROOT, 'dist/server/core/gc/sweep.js'));
   const { loadConfig } = await import(join(ROOT, 'dist/server/core/config.js'));
   const { openEngine } = await import(join(ROOT, 'dist/server/core/engine.js'));
   const make = (name) => {

@@ -15,7 +15,7 @@ import { changeRefs } from '../server/core/journal/retention.js';
 import { SnapshotIndex } from '../server/core/journal/snapshot-index.js';
 import { openDb } from '../server/core/journal/db.js';
 import { BlobStore } from '../server/core/store/blobs.js';
-import { collectGarbage, GcSweep, type GcPhase } from '../server/core/store/gc.js';
+import { collectGarbage, GcSweep, type GcPhase } from '../server/core/gc/sweep.js';
 import type { FileChange } from '../server/core/types.js';
 import { overStdio } from './support/lsp-client.js';
 import { lines, sandbox, sha256, sleep, type Sandbox } from './support/takeback.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { logHook } from '../agents/log.js';
 import { AGENTS, handleAgentEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
-import { startGcIfDue } from '../core/store/gc.js';
+import { startGcIfDue } from '../core/gc/schedule.js';
 import { startHttpDaemonIfNeeded } from '../daemon/http-start.js';
 import { readStdin } from './stdin.js';
 

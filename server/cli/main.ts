@@ -418,7 +418,7 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
       const grace = o.grace === undefined ? undefined : Number(o.grace);
       if (grace !== undefined && !(grace >= 0)) throw new TakebackError('usage', `--grace wants seconds, not ${o.grace}`);
       const { loadConfig, takebackHome } = await import('../core/config.js');
-      const { collectGarbage } = await import('../core/store/gc.js');
+      const { collectGarbage } = await import('../core/gc/sweep.js');
       const home = takebackHome();
       const r = collectGarbage({ home, config: loadConfig(home), dryRun: o.dryRun, graceMs: grace === undefined ? undefined : grace * 1000 });
       if (o.json) json(r);

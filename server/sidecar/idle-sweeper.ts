@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../core/config.js';
-import { claimSweep, GcSweep, releaseSweep } from '../core/store/gc.js';
+import { claimSweep, releaseSweep } from '../core/gc/schedule.js';
+import { GcSweep } from '../core/gc/sweep.js';
 import type { Activity } from './server.js';
 
 /** The work of one slice of the sweep (ms): a slice ends after the unit of work that passes it. */
@@ -20,7 +21,7 @@ const LOCKED_RETRY_MS = 100;
 const STUCK_MS = 30_000;
 
 /**
- * Runs the retention rules' sweep (store/gc.ts) inside the sidecar, in slices of about
+ * Runs the retention rules' sweep (gc/sweep.ts) inside the sidecar, in slices of about
  * {@link SLICE_MS} ms, each only when no request is in flight and none started or ended in the
  * last {@link IDLE_MS} ms (or nothing moved for {@link STUCK_MS}). Slices are queued with
  * `setImmediate`/`setTimeout`, so the event loop reads and answers a request arriving mid-sweep

@@ -4,7 +4,7 @@ import type { FileChange } from '../types.js';
 /*
  * How long change sets are kept: `retentionDays` (default 30), and, past `maxJournalBytes` of kept
  * copies (default 1 GB, for all workspaces together: they share one blob store), the oldest sets
- * expire first. An expired set stays as a tombstone (see `Sets.expire`); the sweep (store/gc.ts)
+ * expire first. An expired set stays as a tombstone (see `Sets.expire`); the sweep (gc/sweep.ts)
  * then takes the copies nothing else refers to.
  */
 

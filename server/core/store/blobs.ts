@@ -125,7 +125,7 @@ export class BlobStore {
       const st = lstatSync(file);
       if (st.isFile() && wholeBlob(file, st.size, bytes.length)) {
         // Already there: freshen its mtime, so that a sweep running now leaves it to the row about
-        // to refer to it (store/gc.ts). Gone in between (swept): store it again below.
+        // to refer to it (gc/sweep.ts). Gone in between (swept): store it again below.
         const now = new Date();
         utimesSync(file, now, now);
         return hash;

@@ -1,49 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
-import { acquireEngine, releaseEngine, type Engine } from '../core/engine.js';
+import type { Engine } from '../core/engine.js';
 import { TakebackError } from '../core/errors.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
 import { ID_PATTERN } from '../core/types.js';
+import { acquireEngine, releaseEngine } from '../daemon/engines.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
-import type { HookEventBase } from './spec.js';
+import type { AgentAction, AgentName, EventContext, HookEventBase, Pairing } from './spec.js';
 
 /*
  * What an agent's hook event means to takeback, whatever the agent: every adapter
- * (claude-code.ts, codex.ts, gemini.ts) turns its own payload into these actions, and
+ * (claude-code.ts, codex.ts, gemini.ts) turns its own payload into the actions of spec.ts, and
  * `runActions` carries them out on the workspace's journal. Nothing here knows one agent's
  * field names.
  */
-
-/** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
-export type AgentName = 'claude-code' | 'codex' | 'gemini';
-
-/** How a tool call is matched with its end. */
-export type Pairing =
-  /** By the agent's own tool call id (Claude Code's `tool_use_id`, Codex's call id). */
-  | { id: string }
-  /** By order within the session (Gemini CLI gives no id): `key` is the tool and a hash of its input. */
-  | { order: string };
-
-/** One thing to do for an event. Paths are absolute. */
-export type AgentAction =
-  | { kind: 'session-start' }
-  | { kind: 'turn-begin'; prompt: string | null; agentTurn?: string | null }
-  | { kind: 'turn-end'; agentTurn?: string | null }
-  /** A file tool (or a patch) is about to change `paths`. */
-  | { kind: 'files-begin'; pairing: Pairing; tool: string; paths: string[]; agentTurn?: string | null }
-  /** A shell command is about to run. */
-  | { kind: 'command-begin'; pairing: Pairing; tool: string; command: string; agentTurn?: string | null }
-  /** A tool call (file tool or command) has ended, well or not. */
-  | { kind: 'tool-end'; pairing: Pairing; tool: string }
-  | { kind: 'ignore'; why: string };
-
-/** The common part of every agent's hook event: who, where. */
-export interface EventContext {
-  agent: AgentName;
-  session: string | null;
-  /** The folder the agent works in (the event's `cwd`). */
-  cwd: string;
-}
 
 /** An absolute path for a tool's path argument (relative ones are the agent's `cwd`'s). */
 export function absolutePath(cwd: string, p: string): string {

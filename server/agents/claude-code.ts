@@ -1,5 +1,5 @@
-import { contextOf, str, toolBegin, type AgentAction, type EventContext } from './actions.js';
-import type { AgentSpec, HookEventBase } from './spec.js';
+import { contextOf, str, toolBegin } from './actions.js';
+import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
 
 /**
  * One Claude Code hook event, as it arrives on the hook's stdin (see `shared/notes/agents.md`

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { absolutePath, contextOf, str, type AgentAction, type EventContext } from './actions.js';
+import { absolutePath, contextOf, str } from './actions.js';
 import { patchPaths } from './codex-patch.js';
-import type { AgentSpec, HookEventBase } from './spec.js';
+import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
 
 /**
  * One Codex CLI hook event (its hooks.json events; see `shared/notes/agents.md` and

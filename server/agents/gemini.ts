@@ -1,5 +1,5 @@
-import { contextOf, orderKey, str, toolBegin, type AgentAction, type EventContext } from './actions.js';
-import type { AgentSpec, HookEventBase } from './spec.js';
+import { contextOf, orderKey, str, toolBegin } from './actions.js';
+import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
 
 /**
  * One Gemini CLI hook event (settings.json `hooks`; see `shared/notes/agents.md` and

@@ -1,4 +1,33 @@
-import type { AgentAction, AgentName, EventContext } from './actions.js';
+/** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
+export type AgentName = 'claude-code' | 'codex' | 'gemini';
+
+/** How a tool call is matched with its end. */
+export type Pairing =
+  /** By the agent's own tool call id (Claude Code's `tool_use_id`, Codex's call id). */
+  | { id: string }
+  /** By order within the session (Gemini CLI gives no id): `key` is the tool and a hash of its input. */
+  | { order: string };
+
+/** One thing to do for an event. Paths are absolute. */
+export type AgentAction =
+  | { kind: 'session-start' }
+  | { kind: 'turn-begin'; prompt: string | null; agentTurn?: string | null }
+  | { kind: 'turn-end'; agentTurn?: string | null }
+  /** A file tool (or a patch) is about to change `paths`. */
+  | { kind: 'files-begin'; pairing: Pairing; tool: string; paths: string[]; agentTurn?: string | null }
+  /** A shell command is about to run. */
+  | { kind: 'command-begin'; pairing: Pairing; tool: string; command: string; agentTurn?: string | null }
+  /** A tool call (file tool or command) has ended, well or not. */
+  | { kind: 'tool-end'; pairing: Pairing; tool: string }
+  | { kind: 'ignore'; why: string };
+
+/** The common part of every agent's hook event: who, where. */
+export interface EventContext {
+  agent: AgentName;
+  session: string | null;
+  /** The folder the agent works in (the event's `cwd`). */
+  cwd: string;
+}
 
 /**
  * The fields every supported agent's hook event has in common (Claude Code, Codex CLI and Gemini

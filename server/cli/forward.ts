@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { logHook } from '../agents/log.js';
+import { logHook } from '../daemon/log.js';
 import { takebackHome } from '../core/home.js';
 import { daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
 import { spawnDaemon } from '../daemon/spawn.js';

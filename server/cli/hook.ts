@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { logHook } from '../agents/log.js';
+import { logHook } from '../daemon/log.js';
 import { AGENTS, handleAgentEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
 import { startGcIfDue } from '../core/gc/schedule.js';

@@ -390,9 +390,8 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
     .description('check the journal and say what is kept')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }, cmd: Command) => {
-      const e = await open(cmd);
-      const { doctor } = await import('../service/doctor.js');
-      const r = doctor(e, VERSION);
+      const { doctorReport } = await import('./doctor-report.js');
+      const r = await doctorReport(await open(cmd));
       if (o.json) json(r);
       else print(renderDoctor(r, color()));
       done(0);
@@ -439,7 +438,8 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
     .action(async () => {
       // Loaded here only: no other command needs it.
       const { runDaemon } = await import('../daemon/lifecycle.js');
-      done(await runDaemon({ bin: BIN }));
+      const { handleHookText } = await import('./hook.js');
+      done(await runDaemon({ handle: handleHookText, bin: BIN }));
     });
 
   p.command('init')

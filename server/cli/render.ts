@@ -1,6 +1,6 @@
 import type * as W from '../../protocol/src/types.js';
 import type { GcReport } from '../core/gc/sweep.js';
-import type { DoctorReport } from '../service/doctor.js';
+import type { DoctorReport } from './doctor-report.js';
 import { plural } from '../service/text.js';
 import { painter, type Style } from './style.js';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { takebackOnPathIs } from '../path-lookup.js';
-import { packageRoot, packageVersion } from './package-info.js';
+import { packageRoot, packageVersion } from '../core/package-info.js';
 
 /** The package's root folder (where package.json is). */
 export const PACKAGE_ROOT = packageRoot();

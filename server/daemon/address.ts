@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { packageRoot, packageVersion } from '../cli/package-info.js';
+import { packageRoot, packageVersion } from '../core/package-info.js';
 
 /*
  * Where the capture daemon listens, and what its wire messages look like: shared by the

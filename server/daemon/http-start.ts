@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { logHook } from '../agents/log.js';
+import { logHook } from './log.js';
 import { runDir } from './address.js';
 import { HTTP_FP_VAR, httpPortFrom, parseReady, readyFile, startingFile } from './http-address.js';
 import { spawnDaemon } from './spawn.js';

@@ -2,14 +2,13 @@ import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { logHook } from '../agents/log.js';
+import { logHook } from './log.js';
 import { takebackHome } from '../core/home.js';
-import { handleHookText } from '../cli/hook.js';
-import { closeKeptEngines, keepEnginesOpen } from '../core/engine.js';
 import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
 import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
+import { closeKeptEngines, keepEnginesOpen } from './engines.js';
 import { createCaptureServer } from './server.js';
 
 /*
@@ -136,6 +135,13 @@ function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
   }
 }
 
+/**
+ * Handles one hook event of `agent`, given as the text the agent wrote, as an in-process hook
+ * would (cli/hook.ts): never throws; true when handled or rightly ignored. `bin` is the
+ * takeback script.
+ */
+export type HookHandler = (agent: string, text: string, bin: string | undefined) => boolean;
+
 /** Where the daemon stands between events (never a workspace: it would keep it busy). */
 const REST_DIR = '/';
 
@@ -148,12 +154,14 @@ const REST_DIR = '/';
  * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
  * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
  * when that port cannot be had, the failure is logged and (without `TAKEBACK_HOOK_DAEMON=1`) it
- * leaves. `bin` is the takeback script (for the retention sweep a session's start may launch).
- * Failures are logged to hook.log, never thrown.
+ * leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
+ * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
+ * a session's start may launch). Failures are logged to hook.log, never thrown.
  */
-export async function runDaemon(opts: { env?: NodeJS.ProcessEnv; bin?: string } = {}): Promise<number> {
+export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;
   const bin = opts.bin ?? process.argv[1];
+  const handleHookText = opts.handle;
   const httpPort = httpPortFrom(env);
   if ((!daemonEnabled(env) && httpPort === null) || process.platform === 'win32') return 0;
   const home = takebackHome(env);

@@ -1,17 +1,18 @@
 import { excludedIn } from '../core/scan/filter.js';
-import { haveNativeCheck } from '../core/scan/native.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../core/engine.js';
 import { lastSweep, type LastSweep } from '../core/gc/schedule.js';
 import { collectGarbage, type GcReport } from '../core/gc/sweep.js';
-import { hookProblems } from '../agents/http-hooks.js';
-import { claudeCode } from '../agents/claude-code.js';
-import { daemonStatus, type DaemonStatus } from '../daemon/status.js';
+import { quickCheck, turnCounts } from '../core/journal/counts.js';
+import { haveNativeCheck } from '../core/scan/native.js';
 import { captureStatus } from './changes.js';
 
-/** What `takeback doctor` reports. Sizes in bytes. */
-export interface DoctorReport {
+/**
+ * What `takeback doctor` reports of a workspace's journal and the blob store, without what lies
+ * outside them (the capture daemon: the command line adds it). Sizes in bytes.
+ */
+export interface JournalHealth {
   version: string;
   workspace: string;
   home: string;
@@ -35,34 +36,31 @@ export interface DoctorReport {
     snapshot: { tracked: number; copied: number } | null;
     lastSweep: LastSweep | null;
   };
-  /** The capture daemon (`takeback hook-daemon`): its socket, and the http hook ports it serves. */
-  daemon: DaemonStatus;
   /** How a warm scan checks its stats: `native` (native/scan-check.c, built by `npm ci`) or `javascript` (not built, or TAKEBACK_NATIVE=0). */
   scanCheck: 'native' | 'javascript';
   problems: string[];
 }
 
-/** Health and size of the journal, and whether commands are captured here. */
-export function doctor(engine: Engine, version: string): DoctorReport {
+/**
+ * Health and size of the journal, and whether commands are captured here. `outside` are the
+ * problems found outside the journal (the capture daemon's, the agents' hooks'), listed after
+ * the journal's own and before its file's.
+ */
+export function journalHealth(engine: Engine, version: string, outside: string[]): JournalHealth {
   const { journal, config } = engine;
   const problems: string[] = [];
   const { partial, ...counts } = journal.sets.counts();
   // A partly undone set is counted as itself, in the JSON only.
   if (partial > 0) Object.assign(counts, { partial });
-  const turns = journal.db.prepare('SELECT count(*) AS total, sum(ended_at IS NULL) AS open FROM turns').get() as { total: number; open: number | null };
   const gc = collectGarbage({ home: engine.home, config, dryRun: true });
   const meta = journal.snapshot.meta();
   const captures = journal.captures.counts(60 * 60 * 1000);
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
   const txns = journal.txns.all().length;
   if (txns > 0) problems.push(`${txns} unfinished undo transaction(s) could not be rolled back`);
-  const integrity = journal.db.pragma('quick_check', { simple: true });
-  if (integrity !== 'ok') problems.push(`journal database check: ${String(integrity)}`);
-  const daemon = daemonStatus(engine.home);
-  for (const h of daemon.http) {
-    if (!h.alive) problems.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
-  }
-  problems.push(...hookProblems(claudeCode, engine.root, engine.home));
+  const integrity = quickCheck(journal.db);
+  if (integrity !== 'ok') problems.push(`journal database check: ${integrity}`);
+  problems.push(...outside);
   if (excludedIn(engine.root, config.excludePaths).length > 0) problems.push(`TAKEBACK_HOME (${engine.home}) is inside this workspace: every scan and capture leaves it out, but a command here can still delete the history (move it outside)`);
   const dbFile = join(journal.dir, 'journal.db');
   try {
@@ -80,7 +78,7 @@ export function doctor(engine: Engine, version: string): DoctorReport {
     scanCheck: haveNativeCheck() ? 'native' : 'javascript',
     snapshot: meta ? { files: meta.files, bytes: meta.bytes, scannedAt: Number(BigInt(meta.startedNs) / 1_000_000n) } : null,
     sets: counts,
-    turns: { total: turns.total, open: turns.open ?? 0 },
+    turns: turnCounts(journal.db),
     captures,
     blobs: { count: gc.use.total.count, bytes: gc.use.total.bytes },
     transactions: txns,
@@ -94,7 +92,6 @@ export function doctor(engine: Engine, version: string): DoctorReport {
       snapshot: meta && meta.status === 'ok' ? { tracked: meta.files - (meta.copied ?? meta.files), copied: meta.copied ?? meta.files } : null,
       lastSweep: lastSweep(engine.home),
     },
-    daemon,
     problems,
   };
 }

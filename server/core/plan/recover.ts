@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Journal } from '../journal/journal.js';
 import { readState } from '../fsstate.js';
 import { sameState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
@@ -8,24 +8,25 @@ import { removeTemp, writeState } from './safe-fs.js';
  * Finishes what a killed process left: each undo/redo transaction file still present either
  * completed (its step is recorded as done: the file is just removed) or did not (every path it
  * touched is put back to the state found before it began, from the copies kept in the blob
- * store, and temporary files are removed). Must run inside the journal's write lock, which a
- * live applier holds for the whole of its step. Returns the number of transactions rolled back.
+ * store, and temporary files are removed). `ws` is the workspace: its root (a real path) and its
+ * journal (an engine will do). Must run inside the journal's write lock, which a live applier holds for the whole
+ * of its step. Returns the number of transactions rolled back.
  */
-export function recoverTxns(engine: Engine): number {
-  const { journal } = engine;
+export function recoverTxns(ws: { root: string; journal: Journal }): number {
+  const { root, journal } = ws;
   let rolledBack = 0;
   for (const t of journal.txns.all()) {
     const done = journal.db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`txn:${t.id}`);
     if (!done) {
       for (const op of [...t.ops].reverse()) {
-        removeTemp(engine.root, op.path, t.id);
+        removeTemp(root, op.path, t.id);
         try {
-          const abs = fromWorkspacePath(engine.root, op.path);
+          const abs = fromWorkspacePath(root, op.path);
           const now = readState(abs, { maxFileBytes: Number.MAX_SAFE_INTEGER });
           if (sameState(now.state, op.from)) continue;
           const from = op.from;
           const bytes = from.exists && from.type === 'file' && from.sha256 ? journal.blobs.get(from.sha256) : null;
-          writeState(engine.root, op.path, from, bytes, `${t.id}r`);
+          writeState(root, op.path, from, bytes, `${t.id}r`);
         } catch {
           // A path that cannot be put back stays as it is; doctor names leftover transactions.
         }

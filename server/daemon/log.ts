@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 // `require`, not `import`, for node:fs: the hook's forwarding client logs through this too, and
-// importing node:fs as an ES module loads fs/promises and the file streams (see cli/package-info.ts).
+// importing node:fs as an ES module loads fs/promises and the file streams (see core/package-info.ts).
 const { appendFileSync, mkdirSync, renameSync, statSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
 
 /** Past this size (bytes) the hook log is rotated to `hook.log.1`. */

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 /*
  * Which takeback this is: its folder and version. Shared by the command line (self.ts) and the
  * hook's forwarding client (forward.ts, through daemon/address.ts), which must start in a few
- * milliseconds. This file sits at dist/server/cli/, as do the bundles that take it in, so
- * `import.meta.url` is three levels below the package either way.
+ * milliseconds. This file sits at dist/server/core/, and the bundles that take it in at
+ * dist/server/cli/: `import.meta.url` is three levels below the package either way.
  */
 
 // `require`, not `import`, for node:fs: importing it as an ES module builds its namespace, which

@@ -35,6 +35,7 @@ import { parse as parseToml } from 'smol-toml';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
 import { onPath, takebackOnPathIs } from '../path-lookup.js';
+import type { EditorSpec } from './spec.js';
 
 /** The server's name in Helix's config, and the entry we add to each language. */
 export const SERVER_NAME = 'takeback';
@@ -420,3 +421,6 @@ export async function initHelixCommand(o: { remove?: boolean; configDir?: string
   if (!r.changed) return `nothing to change in ${r.file}\n`;
   return o.remove ? `removed takeback from ${r.file}\n` : `added takeback to ${r.file} (beside the servers of ${r.languages} languages)\n`;
 }
+
+/** Helix, for `takeback init helix`. */
+export const helix: EditorSpec = { name: 'helix', init: (o, self) => initHelixCommand(o, self.bin) };

@@ -1,6 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { EditorSpec } from './spec.js';
 
 /**
  * The LSP4IJ user-defined language server template (see clients/jetbrains/README.md and LSP4IJ's
@@ -57,3 +58,16 @@ export function removeJetbrainsTemplate(dir: string): { dir: string; changed: bo
   }
   return { dir, changed: true };
 }
+
+/** JetBrains IDEs (through LSP4IJ), for `takeback init jetbrains [--remove] [--dir DIR]`: does it and says what happened. */
+export const jetbrains: EditorSpec = {
+  name: 'jetbrains',
+  async init(o, self) {
+    if (o.remove) {
+      const r = removeJetbrainsTemplate(o.dir ?? defaultTemplateDir());
+      return `${r.changed ? 'removed the LSP4IJ template from' : 'no takeback template in'} ${r.dir}\n`;
+    }
+    const r = writeJetbrainsTemplate({ source: join(self.packageRoot, 'clients', 'jetbrains', 'template'), dir: o.dir ?? defaultTemplateDir(), serveCommand: self.serveCommand });
+    return `${r.changed ? 'wrote the LSP4IJ template to' : 'nothing to change in'} ${r.dir}\nIn the IDE: LSP Consoles → + → Template → Import from custom template… → ${r.dir}\n`;
+  },
+};

@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import type { CommandContext } from '../context.js';
+import { json, print } from '../output.js';
+import { renderList } from '../render.js';
+
+/** `takeback list`: the change sets, grouped by turn, newest first. */
+export function registerList(p: Command, ctx: CommandContext): void {
+  p.command('list')
+    .description('list change sets, grouped by turn, newest first')
+    .option('--turn <T>', 'only this turn')
+    .option('--all', 'every turn, and expired changes too')
+    .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, cli')
+    .option('--json', 'print JSON (see README)')
+    .action(async (o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
+      const e = await ctx.open(cmd);
+      const { listChanges } = await import('../../service/changes.js');
+      const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
+      if (o.json) json(r);
+      else {
+        // Nothing by that agent: name the agents that did change something here.
+        const agents = o.agent !== undefined && r.sets.length === 0 ? e.journal.sets.agents() : undefined;
+        print(renderList(r, ctx.color(), { agent: o.agent, agents }));
+      }
+      ctx.done(0);
+    });
+}

@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import type { Engine } from '../core/engine.js';
+import { TakebackError } from '../core/errors.js';
+import type { Selector } from '../core/plan/select.js';
+import { toWorkspacePath } from '../core/workspace.js';
+
+/*
+ * Which change sets preview, undo and redo act on: ids, a turn, the last, everything after a
+ * turn, narrowed to files.
+ */
+
+/** The selector options of preview, undo and redo, as commander gives them. */
+export type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[] };
+
+/**
+ * With `--file`, a step whose every selected change was left out because it does not touch
+ * those files is `not-found` (exit 3), not "nothing to do" (exit 0): a mistyped path must not
+ * look like success.
+ */
+export function untouchedFiles(o: SelectorOpts, r: { sets: string[]; skipped: { id: string; reason: string }[] }): void {
+  if (!o.file?.length || r.sets.length > 0 || r.skipped.length === 0) return;
+  if (r.skipped.every((s) => s.reason === 'does not touch that file')) {
+    const ids = r.skipped.map((s) => `#${s.id}`).join(' ');
+    throw new TakebackError('not-found', `${ids} ${r.skipped.length === 1 ? 'does' : 'do'} not touch ${o.file.join(', ')}`, { paths: o.file });
+  }
+}
+
+/** The selector the options name; `--file` paths (relative to the current folder) narrow it to those files. */
+export function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector {
+  const paths = (o.file ?? []).map((f) => {
+    const rel = toWorkspacePath(engine.root, f, process.cwd());
+    if (rel === null) throw new TakebackError('outside-workspace', `${f} is outside the workspace ${engine.root}`, { path: f });
+    return rel;
+  });
+  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn, paths: paths.length ? paths : undefined };
+}
+
+/** Adds the selector's argument and options (and `--json`) to `c`: preview, undo, redo. */
+export function selectorOptions(c: Command): Command {
+  return c
+    .argument('[ids...]', 'change set ids')
+    .option('--turn <T>', 'every change of turn T')
+    .option('--last', 'the newest change (redo: what the last undo took back, e.g. a whole turn)')
+    .option('--after-turn <T>', 'everything after turn T (rewind to that boundary)')
+    .option('--file <path...>', 'only these files (with --last: the newest change, or undo, that touched them)')
+    .option('--json', 'print JSON');
+}

@@ -160,92 +160,165 @@ const REST_DIR = '/';
  */
 export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;
-  const bin = opts.bin ?? process.argv[1];
-  const handleHookText = opts.handle;
   const httpPort = httpPortFrom(env);
   if ((!daemonEnabled(env) && httpPort === null) || process.platform === 'win32') return 0;
   const home = takebackHome(env);
   const path = socketPath(home);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) return 0;
   const idleMs = Number(env[IDLE_VAR]) > 0 ? Number(env[IDLE_VAR]) : DEFAULT_IDLE_MS;
-  // This daemon's own code: rebuilt (a new install in place, `npm run build`), it stops serving.
-  const self = fileURLToPath(import.meta.url);
-  const built = mtime(self);
+  if (!settle(home)) return 0;
+  // Journals stay open between events (their connections, their snapshot rows in memory).
+  keepEnginesOpen(8);
+  const daemon = new CaptureDaemon({ home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
+  if (!(await daemon.start())) return 0;
+  await daemon.stopped;
+  closeKeptEngines();
+  // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
+  setTimeout(() => process.exit(0), 2000).unref();
+  return 0;
+}
+
+/** Makes the daemon's folder (0700) and files private (umask 077), and rests it in {@link REST_DIR}. False when it cannot. */
+function settle(home: string): boolean {
   try {
     mkdirSync(runDir(home), { recursive: true, mode: 0o700 });
     chmodSync(runDir(home), 0o700);
     process.umask(0o077);
     process.chdir(REST_DIR);
+    return true;
   } catch {
-    return 0;
+    return false;
   }
+}
 
-  // Journals stay open between events (their connections, their snapshot rows in memory).
-  keepEnginesOpen(8);
-  let stopping = false;
-  let last = Date.now();
-  let stop: () => void = () => {};
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
+/** What a {@link CaptureDaemon} serves: see {@link runDaemon}. */
+interface DaemonOptions {
+  home: string;
+  /** Its socket. */
+  path: string;
+  /** How long it stays without an event (ms). */
+  idleMs: number;
+  /** The loopback port of Claude Code's http hooks, or null. */
+  httpPort: number | null;
+  /** Whether it serves its socket for its own sake (`TAKEBACK_HOOK_DAEMON=1`), not only beside the http hooks. */
+  alsoSocket: boolean;
+  handle: HookHandler;
+  bin: string | undefined;
+}
 
-  const capture = createCaptureServer({
-    prepare(req: ForwardRequest) {
-      if (stopping) return 'stopping';
-      if (mtime(self) !== built) {
-        shutdown('its code was rebuilt');
-        return 'rebuilt';
-      }
-      if (req.env.TAKEBACK_HOME !== home) return 'another TAKEBACK_HOME';
-      try {
-        process.chdir(req.cwd);
-      } catch {
-        return 'no such folder';
-      }
-      return null;
-    },
-    handle(req: ForwardRequest) {
-      try {
-        return withEnv(req.env, () => handleHookText(req.agent, req.text, bin));
-      } finally {
-        try {
-          process.chdir(REST_DIR);
-        } catch {
-          // stays where it was
+/**
+ * One capture daemon's life: its socket and, with a port, its http hooks and their ready file;
+ * the watch that ends it (idle, its socket or ready file taken away, its code rebuilt); and its
+ * shutdown, which takes its files away first so that hooks run in-process at once.
+ */
+class CaptureDaemon {
+  /** Resolves once the daemon has stopped taking events and its servers have closed. */
+  readonly stopped: Promise<void>;
+  private stop: () => void = () => {};
+  private stopping = false;
+  private last = Date.now();
+  /** This daemon's own code: rebuilt (a new install in place, `npm run build`), it stops serving. */
+  private readonly self = fileURLToPath(import.meta.url);
+  private readonly built = mtime(this.self);
+  private readonly capture: ReturnType<typeof createCaptureServer>;
+  private readonly ready: string | null;
+  /** The inode of the socket this daemon bound, null before. */
+  private mine: number | null = null;
+  private watch: NodeJS.Timeout | undefined;
+  private http: HttpServer | null = null;
+  private httpOpen = false;
+  private readyTimer: NodeJS.Timeout | undefined;
+  private readyWritten = false;
+
+  constructor(private readonly o: DaemonOptions) {
+    this.stopped = new Promise<void>((resolve) => (this.stop = resolve));
+    this.ready = o.httpPort === null ? null : readyFile(o.home, o.httpPort);
+    this.capture = createCaptureServer({
+      prepare: (req: ForwardRequest) => {
+        if (this.stopping) return 'stopping';
+        if (this.rebuilt()) {
+          this.shutdown('its code was rebuilt');
+          return 'rebuilt';
         }
+        if (req.env.TAKEBACK_HOME !== o.home) return 'another TAKEBACK_HOME';
+        try {
+          process.chdir(req.cwd);
+        } catch {
+          return 'no such folder';
+        }
+        return null;
+      },
+      handle: (req: ForwardRequest) => {
+        try {
+          return withEnv(req.env, () => o.handle(req.agent, req.text, o.bin));
+        } finally {
+          try {
+            process.chdir(REST_DIR);
+          } catch {
+            // stays where it was
+          }
+        }
+      },
+      touch: () => {
+        this.last = Date.now();
+      },
+    });
+  }
+
+  private rebuilt(): boolean {
+    return mtime(this.self) !== this.built;
+  }
+
+  /**
+   * Takes the socket, then the http port when there is one, and starts the watch and the signal
+   * handlers. False when there is nothing to serve: another daemon has the socket, or the http
+   * port cannot be had by a daemon started for the http hooks alone.
+   */
+  async start(): Promise<boolean> {
+    const { home, path } = this.o;
+    const { server } = this.capture;
+    if (!(await bind(server, path))) {
+      server.close();
+      return false;
+    }
+    server.on('error', (e) => {
+      logHook(home, `hook daemon: ${e.stack ?? String(e)}`);
+      this.shutdown('its socket failed');
+    });
+    this.mine = inode(path);
+    try {
+      chmodSync(path, 0o600);
+    } catch {
+      // The folder is 0700 already.
+    }
+    if (this.o.httpPort !== null) {
+      await this.serveHttp(this.o.httpPort);
+      // Started for the http hooks alone, and unable to serve them: nothing to stay for.
+      if (!this.http && !this.o.alsoSocket) {
+        this.removeSocket();
+        server.close();
+        return false;
       }
-    },
-    touch() {
-      last = Date.now();
-    },
-  });
-  const { server } = capture;
-  let watch: NodeJS.Timeout | undefined;
-  let http: HttpServer | null = null;
-  let httpOpen = false;
-  let readyTimer: NodeJS.Timeout | undefined;
-  let readyWritten = false;
-  const ready = httpPort === null ? null : readyFile(home, httpPort);
-
-  if (!(await bind(server, path))) {
-    server.close();
-    return 0;
-  }
-  server.on('error', (e) => {
-    logHook(home, `hook daemon: ${e.stack ?? String(e)}`);
-    shutdown('its socket failed');
-  });
-  const mine = inode(path);
-  try {
-    chmodSync(path, 0o600);
-  } catch {
-    // The folder is 0700 already.
+    }
+    this.watch = setInterval(() => this.check(), Math.max(50, Math.min(1000, this.o.idleMs / 4)));
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => this.shutdown(sig));
+    process.on('uncaughtException', (e) => {
+      logHook(home, `hook daemon failed: ${e.stack ?? String(e)}`);
+      this.removeSocket();
+      this.removeReady();
+      process.exit(1);
+    });
+    return true;
   }
 
-  if (httpPort !== null && ready !== null) {
+  /** Serves Claude Code's http hooks on 127.0.0.1:`port`; `http` stays null when that cannot be done (logged). */
+  private async serveHttp(port: number): Promise<void> {
+    const { home } = this.o;
     try {
       const token = httpToken(home);
       let lastRefusalLog = 0;
-      http = createHttpHookServer({
-        port: httpPort,
+      const http = createHttpHookServer({
+        port,
         token,
         handlers: {
           refused(status, why) {
@@ -254,125 +327,105 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
             lastRefusalLog = Date.now();
             logHook(home, `hook daemon: refused an http request (${status} ${why})${status === 401 ? `: hooks made by \`init --http\` for another TAKEBACK_HOME, or before ${tokenFile(home)} was made anew; run \`takeback init claude-code --http\` again there (meanwhile they run in-process)` : ''}`);
           },
-          handle(agent, text) {
+          handle: (agent, text) => {
             // Claude Code's events name their folder (`cwd`), which the hook goes by: the daemon
             // stays where it rests, and the body is parsed once, by the hook.
-            handleHookText(agent, text, bin);
-            last = Date.now();
-            if (mtime(self) !== built) shutdown('its code was rebuilt');
+            this.o.handle(agent, text, this.o.bin);
+            this.last = Date.now();
+            if (this.rebuilt()) this.shutdown('its code was rebuilt');
           },
-          touch() {
-            last = Date.now();
+          touch: () => {
+            this.last = Date.now();
           },
         },
       });
-      const e = await listenHttp(http, httpPort);
+      this.http = http;
+      const e = await listenHttp(http, port);
       if (e) {
-        logHook(home, `hook daemon: cannot take http hooks on 127.0.0.1:${httpPort} (${e.code ?? e.message}); the hooks run in-process`);
-        http = null;
-      } else {
-        httpOpen = true;
-        http.on('error', (err) => logHook(home, `hook daemon (http): ${err.stack ?? String(err)}`));
-        // The ready file (which tells the command hooks beside the http ones to stand down) only
-        // some time after listening: Claude Code sends an event to both at once, and an http
-        // request made just before the port opened was refused. A command hook that finds the
-        // file knows the daemon was listening well before its event was sent; one that does not
-        // records the event itself (handled twice meanwhile, which Claude Code's ids make harmless).
-        const fingerprint = tokenFingerprint(token);
-        readyTimer = setTimeout(() => {
-          if (stopping) return;
-          writeFileSync(ready, `${process.pid} ${fingerprint}\n`, { mode: 0o600 });
-          readyWritten = true;
-        }, READY_AFTER_MS);
+        logHook(home, `hook daemon: cannot take http hooks on 127.0.0.1:${port} (${e.code ?? e.message}); the hooks run in-process`);
+        this.http = null;
+        return;
       }
+      this.httpOpen = true;
+      http.on('error', (err) => logHook(home, `hook daemon (http): ${err.stack ?? String(err)}`));
+      // The ready file (which tells the command hooks beside the http ones to stand down) only
+      // some time after listening: Claude Code sends an event to both at once, and an http
+      // request made just before the port opened was refused. A command hook that finds the
+      // file knows the daemon was listening well before its event was sent; one that does not
+      // records the event itself (handled twice meanwhile, which Claude Code's ids make harmless).
+      const fingerprint = tokenFingerprint(token);
+      const ready = this.ready!;
+      this.readyTimer = setTimeout(() => {
+        if (this.stopping) return;
+        writeFileSync(ready, `${process.pid} ${fingerprint}\n`, { mode: 0o600 });
+        this.readyWritten = true;
+      }, READY_AFTER_MS);
     } catch (e) {
       logHook(home, `hook daemon: http hooks not served: ${(e as Error).stack ?? String(e)}`);
-      http = null;
-    }
-    // Started for the http hooks alone, and unable to serve them: nothing to stay for.
-    if (!http && !daemonEnabled(env)) {
-      removeSocket();
-      server.close();
-      return 0;
+      this.http = null;
     }
   }
 
+  /** The watch: stops the daemon when its socket was removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), when idle too long, or rebuilt. */
+  private check(): void {
+    if (inode(this.o.path) !== this.mine) this.shutdown('its socket was removed or replaced');
+    else if (this.capture.pending() === 0 && Date.now() - this.last >= this.o.idleMs) this.shutdown('idle');
+    else if (this.rebuilt()) this.shutdown('its code was rebuilt');
+    // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
+    else if (this.httpOpen && this.readyWritten && !this.readyIsMine()) this.shutdown('its ready file was removed or replaced');
+  }
+
   /** Removes the ready file if it is still this daemon's. */
-  function removeReady(): void {
-    if (!ready) return;
+  private removeReady(): void {
+    if (!this.ready) return;
     try {
-      if (readyIsMine()) unlinkSync(ready);
+      if (this.readyIsMine()) unlinkSync(this.ready);
     } catch {
       // gone already
     }
   }
 
   /** True while the ready file names this daemon. */
-  function readyIsMine(): boolean {
+  private readyIsMine(): boolean {
     try {
-      return parseReady(readFileSync(ready!, 'utf8'))?.pid === process.pid;
+      return parseReady(readFileSync(this.ready!, 'utf8'))?.pid === process.pid;
     } catch {
       return false;
     }
   }
 
   /** Removes the socket file if it is still this daemon's (not one a newer daemon bound since). */
-  function removeSocket(): void {
-    if (mine === null || inode(path) !== mine) return;
+  private removeSocket(): void {
+    if (this.mine === null || inode(this.o.path) !== this.mine) return;
     try {
-      unlinkSync(path);
+      unlinkSync(this.o.path);
     } catch {
       // gone already
     }
   }
 
   /** Stops taking events (`why`: logged when the daemon serves http hooks, whose users otherwise see no sign of it). */
-  function shutdown(why: string): void {
-    if (stopping) return;
-    stopping = true;
-    clearTimeout(readyTimer);
-    if (httpOpen) logHook(home, `hook daemon ${process.pid}: leaving (${why}); http hooks run in-process until a hook starts another`);
-    clearInterval(watch);
+  private shutdown(why: string): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearTimeout(this.readyTimer);
+    if (this.httpOpen) logHook(this.o.home, `hook daemon ${process.pid}: leaving (${why}); http hooks run in-process until a hook starts another`);
+    clearInterval(this.watch);
     // Taken away first, so that new hooks find no socket and no ready file (and run in-process) at once.
-    removeSocket();
-    removeReady();
-    let open = httpOpen ? 2 : 1;
+    this.removeSocket();
+    this.removeReady();
+    let open = this.httpOpen ? 2 : 1;
     const closed = () => {
-      if (--open === 0) stop();
+      if (--open === 0) this.stop();
     };
-    server.close(closed);
+    this.capture.server.close(closed);
     // Events already queued are still served; then the last connection closes and so does the server.
-    if (httpOpen && http) {
-      const h = http;
+    if (this.httpOpen && this.http) {
+      const h = this.http;
       setTimeout(() => {
         h.close(closed);
         h.closeIdleConnections();
       }, HTTP_GRACE_MS);
     }
   }
-
-  watch = setInterval(
-    () => {
-      // The socket removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), idle too long, or rebuilt.
-      if (inode(path) !== mine) shutdown('its socket was removed or replaced');
-      else if (capture.pending() === 0 && Date.now() - last >= idleMs) shutdown('idle');
-      else if (mtime(self) !== built) shutdown('its code was rebuilt');
-      // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
-      else if (httpOpen && readyWritten && !readyIsMine()) shutdown('its ready file was removed or replaced');
-    },
-    Math.max(50, Math.min(1000, idleMs / 4)),
-  );
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => shutdown(sig));
-  process.on('uncaughtException', (e) => {
-    logHook(home, `hook daemon failed: ${e.stack ?? String(e)}`);
-    removeSocket();
-    removeReady();
-    process.exit(1);
-  });
-
-  await stopped;
-  closeKeptEngines();
-  // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
-  setTimeout(() => process.exit(0), 2000).unref();
-  return 0;
 }

@@ -36,10 +36,13 @@ function plant(home: string, n: number, ageMs: number, prefix = 'planted'): stri
   return out;
 }
 
-/** Every blob hash under `home`. */
+/** Every blob hash under `home`, read from the store's folder (`blobs/<2 hex>/<62 hex>`). */
 function blobsIn(home: string): Set<string> {
   const out = new Set<string>();
-  for (const b of new BlobStore(home).list()) out.add(b.hash);
+  const dir = path.join(home, 'blobs');
+  for (const sub of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    for (const name of fs.readdirSync(path.join(dir, sub))) if (/^[0-9a-f]{64}$/.test(sub + name)) out.add(sub + name);
+  }
   return out;
 }
 
@@ -47,7 +50,7 @@ function blobsIn(home: string): Set<string> {
 function ageBlobs(home: string, ageMs: number): void {
   const store = new BlobStore(home);
   const t = (Date.now() - ageMs) / 1000;
-  for (const b of store.list()) fs.utimesSync(store.pathOf(b.hash), t, t);
+  for (const hash of blobsIn(home)) fs.utimesSync(store.pathOf(hash), t, t);
 }
 
 function journalFile(sb: Sandbox, home = sb.home): string {

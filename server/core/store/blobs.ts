@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { TakebackError } from '../errors.js';
@@ -201,31 +201,6 @@ export class BlobStore {
     if (!bytes) throw damaged('its hash does not match');
     // Raw bytes in the scratch buffer are copied out; inflated ones and a buffer of their own are new.
     return bytes.buffer === scratch.buffer ? Buffer.from(bytes) : bytes;
-  }
-
-  /** Every blob hash in the store, with the bytes it takes (compressed or not) and its mtime (for the sweep and `doctor`). */
-  *list(): Generator<{ hash: string; size: number; mtimeMs: number }> {
-    let subs: string[];
-    try {
-      subs = readdirSync(this.dir);
-    } catch {
-      return;
-    }
-    for (const sub of subs) {
-      if (sub.length !== 2) continue;
-      for (const name of readdirSync(join(this.dir, sub))) {
-        if (name.startsWith('.tmp-')) continue;
-        const hash = sub + name;
-        if (!HEX64.test(hash)) continue;
-        let st;
-        try {
-          st = statSync(join(this.dir, sub, name));
-        } catch {
-          continue; // swept meanwhile
-        }
-        yield { hash, size: st.size, mtimeMs: st.mtimeMs };
-      }
-    }
   }
 
   /** Removes blob `hash` if present. */

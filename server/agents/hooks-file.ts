@@ -72,8 +72,8 @@ export function addHooks(spec: AnySpec, s: Settings, command: string, entries?: 
       // from PATH leaves hooks that cannot start).
       // A command the user edited around ours (`TAKEBACK_HOME=/x <ours>`) is theirs: kept.
       const want = spec.hookEntry(command).command!;
-      // Compared without the variables the command begins with (`NODE_EXTRA_CA_CERTS= `): a hook
-      // written before they were added still runs this install, and is left as it is.
+      // Compared without the variables the command begins with (`NODE_EXTRA_CA_CERTS= `, see
+      // cli/self.ts): a hook without them still runs this install, and is left as it is.
       const core = command.replace(/^([A-Za-z_][A-Za-z0-9_]*=\S* )+/, '');
       for (const h of ours) if (!h.command!.includes(core)) h.command = want;
       continue;

@@ -23,9 +23,9 @@ export function selfCommand(...args: string[]): string {
 }
 
 /**
- * What a hook command starts with: Node reads the CA bundle `NODE_EXTRA_CA_CERTS` names at every
- * start, before any code runs (≈ 50 ms of a ≈ 80 ms start on a machine that sets it:
- * bench/RESULTS.md), and a hook makes no network connection. Emptied for the hook's process alone.
+ * What a hook command starts with: NODE_EXTRA_CA_CERTS emptied for the hook's process, for the
+ * start-up time bin/takeback.js's first lines save (why: there). Written into the command itself
+ * because a hook that runs Node by path skips those lines.
  */
 export const HOOK_ENV_PREFIX = 'NODE_EXTRA_CA_CERTS= ';
 

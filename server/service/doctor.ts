@@ -6,7 +6,7 @@ import { lastSweep, type LastSweep } from '../core/gc/schedule.js';
 import { collectGarbage, type GcReport } from '../core/gc/sweep.js';
 import { quickCheck, turnCounts } from '../core/journal/counts.js';
 import { haveNativeCheck } from '../core/scan/native.js';
-import { captureStatus } from './changes.js';
+import { captureStatus } from './history.js';
 
 /**
  * What `takeback doctor` reports of a workspace's journal and the blob store, without what lies

@@ -1,7 +1,7 @@
 import type { ChangesListParams, ChangesShowParams } from '../../protocol/src/methods.js';
 import type * as W from '../../protocol/src/types.js';
 import type * as v from 'valibot';
-import { listChanges, showChange } from '../service/changes.js';
+import { listChanges, showChange } from '../service/history.js';
 import type { Session } from './session.js';
 
 /* `changes/list` and `changes/show`: the journal read through the same service functions as `takeback list` and `show`. */

@@ -13,7 +13,7 @@ export function registerList(p: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON (see README)')
     .action(async (o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);
-      const { listChanges } = await import('../../service/changes.js');
+      const { listChanges } = await import('../../service/history.js');
       const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
       if (o.json) json(r);
       else {

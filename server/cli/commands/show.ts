@@ -11,7 +11,7 @@ export function registerShow(p: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (id: string, o: { json?: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);
-      const { showChange } = await import('../../service/changes.js');
+      const { showChange } = await import('../../service/history.js');
       const r = showChange(e, id);
       if (o.json) json(r);
       else print(renderShow(r, ctx.color()));

@@ -1,6 +1,11 @@
 import type { Engine } from '../core/engine.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
+/*
+ * The journal's history as a person reads it: the change sets and turns of a workspace (`list`),
+ * one change set in full (`show`), and whether commands are captured there.
+ */
+
 /** How many turns `list` shows without `all`. */
 export const DEFAULT_LIST_TURNS = 20;
 

@@ -141,3 +141,12 @@ describe('init claude-code', () => {
     expect(fs.readdirSync(path.dirname(settingsOf(sb)))).toEqual(['settings.json']); // no temp files left
   });
 });
+
+describe('init and its registries', () => {
+  it('an unknown name is a usage error that names every agent and editor it knows', () => {
+    const sb = sandbox();
+    const r = sb.tb(['init', 'emacs']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown agent or editor emacs (known: claude-code, codex, gemini, helix, jetbrains)');
+  });
+});

@@ -1,5 +1,5 @@
 import type { ChangeSource, FileChange, FileState } from '../types.js';
-import type { Db } from './db.js';
+import type Database from 'better-sqlite3';
 
 /** A set's history entry as journals before the operation log kept it (JSON in `sets.history`). */
 interface OldEntry {
@@ -43,7 +43,7 @@ function parse<T>(text: string, fallback: T): T {
  * Removes the flags from `sets.files`, and marks tombstones `expired`, other sets `applied` (as recorded).
  * Call inside the migration's transaction, before the old columns are dropped.
  */
-export function migrateToOpLog(db: Db): void {
+export function migrateToOpLog(db: Database.Database): void {
   const rows = db.prepare('SELECT id, source, created_at, state, files, history FROM sets ORDER BY id').all() as {
     id: number;
     source: string;

@@ -60,9 +60,7 @@ module.exports = {
       name: 'core-owns-its-vocabulary',
       comment: 'The domain owns its types; wire.ts translates them to the protocol, not the other way.',
       severity: 'error',
-      // core/types.ts and plan/select.ts take wire types from protocol/ until the domain's own
-      // vocabulary lands; deleted then.
-      from: { path: '^server/core/', pathNot: '^server/core/(types|plan/select)[.]ts$' },
+      from: { path: '^server/core/' },
       to: { path: '^protocol/' },
     },
     {

@@ -1,6 +1,11 @@
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+
+// Loaded by the first stamp written, as txns.ts loads it: a hook that never claims a sweep does
+// not pay for loading it.
+const lazy = createRequire(import.meta.url);
+const writeFileAtomic = () => lazy('write-file-atomic') as typeof import('write-file-atomic');
 
 /*
  * When the retention rules run on their own: a sweep is due every GC_EVERY_MS under a home, one
@@ -58,7 +63,8 @@ export function claimSweep(home: string, now = Date.now()): boolean {
     }
     try {
       if (!gcDue(home, now)) return false; // another process claimed and let go between our two looks
-      writeFileSync(stampOf(home), `${JSON.stringify({ claimed: now, pid: process.pid })}\n`, { mode: 0o600 });
+      // Whole or not at all: doctor or the sweep's own end may read the stamp meanwhile.
+      writeFileAtomic().sync(stampOf(home), `${JSON.stringify({ claimed: now, pid: process.pid })}\n`, { mode: 0o600, fsync: false });
       return true;
     } finally {
       try {

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
@@ -9,6 +10,11 @@ import { Sets } from '../journal/sets.js';
 import { BlobStore } from '../store/blobs.js';
 import { BUSY, isBusy, listStore, markSetsAgain, openJournals, PAGE, readJournal, UNIT, type JournalSets, type Listed, type OpenJournal, type Yield } from './mark.js';
 import { stampOf } from './schedule.js';
+
+// Loaded by the first stamp written, as txns.ts loads it: a hook that never claims a sweep does
+// not pay for loading it.
+const lazy = createRequire(import.meta.url);
+const writeFileAtomic = () => lazy('write-file-atomic') as typeof import('write-file-atomic');
 
 /*
  * Bounded storage: expire what the retention rules say (journal/retention.ts), then sweep the
@@ -218,7 +224,8 @@ export class GcSweep {
     };
     try {
       mkdirSync(this.home, { recursive: true, mode: 0o700 });
-      writeFileSync(stampOf(this.home), `${JSON.stringify(stamp)}\n`, { mode: 0o600 });
+      // Whole or not at all: doctor, a hook or another sidecar may read the stamp meanwhile.
+      writeFileAtomic().sync(stampOf(this.home), `${JSON.stringify(stamp)}\n`, { mode: 0o600, fsync: false });
     } catch {
       // no stamp: the next session start sweeps again
     }

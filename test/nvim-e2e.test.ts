@@ -687,6 +687,30 @@ H.out.health = H.lines(0)
       expect(text).toMatch(new RegExp(`OK.*journal: ${c.env.TAKEBACK_HOME!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`));
     });
 
+    it('outside git, from a subfolder of a workspace whose journal recorded something, the client opens that workspace, as the command line does', async () => {
+      const c = start(bin(), `root-${version}`);
+      fs.rmSync(`${c.workspace}/.git`, { recursive: true, force: true });
+      fs.mkdirSync(`${c.workspace}/sub`);
+      fs.writeFileSync(`${c.workspace}/sub/s.txt`, 'a\n');
+      execFileSync(process.execPath, [BIN, 'run', '--', 'sh', '-c', 'echo b > x'], { cwd: c.workspace, env: c.env });
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+require('takeback').setup({ cmd = H.params.cmd })
+vim.cmd.cd(vim.fn.fnameescape(H.path('sub')))
+local s = H.open('sub/s.txt')
+local cs = vim.lsp.get_clients({ bufnr = s, name = 'takeback' })
+H.out.root = cs[1].config.root_dir
+H.out.clients = #H.takeback_clients()
+`,
+        ),
+      );
+      expect(r.root).toBe(c.workspace);
+      expect(r.clients).toBe(1);
+      expect(fs.readdirSync(`${c.env.TAKEBACK_HOME}/workspaces`)).toHaveLength(1);
+    });
+
     it('setup() twice gives one augroup and one client, attached to every file buffer (no filetype, new files too)', async () => {
       const c = start(bin(), `setup-${version}`);
       const r = ok(

@@ -2,7 +2,7 @@ import { loadConfig, takebackHome, type Config } from './config.js';
 import { journalHasRecords } from './journal/db.js';
 import { Journal } from './journal/journal.js';
 import { recoverTxns } from './plan/recover.js';
-import { findWorkspaceRoot, findWorkspaceRootIn } from './workspace.js';
+import { findWorkspaceRootIn } from './workspace.js';
 
 /** Everything an operation on one workspace needs: its root (a real path), its journal, the limits. */
 export interface Engine {
@@ -13,10 +13,10 @@ export interface Engine {
 }
 
 /**
- * Opens the engine for the workspace that encloses `opts.workspace` (or `opts.cwd`, or the
- * current folder): the git root, else that folder — for `cwd`, outside git, the nearest folder
- * above it whose journal has recorded something (see `findWorkspaceRootIn`). The journal lives under
- * `$TAKEBACK_HOME`.
+ * Opens the engine for the workspace of `opts.workspace` (or `opts.cwd`, or the current folder),
+ * found by the one rule every entry point uses ({@link findWorkspaceRootIn}): the git root, else,
+ * outside git, that folder or the nearest folder above it whose journal has recorded something.
+ * The journal lives under `$TAKEBACK_HOME`.
  * An undo or redo that a killed process left half-done is rolled back here.
  */
 export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Engine {
@@ -27,7 +27,7 @@ export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJ
 
 /** The workspace root `opts` names (see {@link openEngine}): a real path. */
 export function workspaceRootOf(home: string, opts: { workspace?: string; cwd?: string }): string {
-  return opts.workspace ? findWorkspaceRoot(opts.workspace) : findWorkspaceRootIn(home, opts.cwd ?? process.cwd(), journalHasRecords);
+  return findWorkspaceRootIn(home, opts.workspace ?? opts.cwd ?? process.cwd(), journalHasRecords);
 }
 
 /** Opens the engine of workspace `root` (found already, by {@link workspaceRootOf}) under `home`, as {@link openEngine} does. */

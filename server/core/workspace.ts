@@ -4,9 +4,10 @@ import { TakebackError } from './errors.js';
 import { sha256Hex } from './sha256.js';
 
 /**
- * The workspace root for `dir`: the enclosing git work tree's top (the nearest folder holding
- * `.git`, a folder or a file), else `dir` itself. Always a real path (links resolved). Throws
- * `usage` when `dir` does not exist.
+ * The enclosing git work tree's top for `dir` (the nearest folder holding `.git`, a folder or a
+ * file), else `dir` itself. Always a real path (links resolved). Throws `usage` when `dir` does
+ * not exist. This is the project folder an agent's settings belong to; which journal a folder
+ * belongs to is {@link findWorkspaceRootIn}'s rule.
  */
 export function findWorkspaceRoot(dir: string): string {
   const start = realFolder(dir);
@@ -26,7 +27,9 @@ export function realFolder(dir: string): string {
 }
 
 /**
- * The workspace for `dir` when a journal may already exist above it: the git work tree's top as
+ * The workspace for `dir`, by the one rule every entry point follows (the CLI from a folder or
+ * with `--workspace`, an agent's hook by its event's cwd, the capture daemon, the sidecar by the
+ * folder its editor names, and through the CLI the editor clients): the git work tree's top as
  * {@link findWorkspaceRoot} finds it; outside git, `dir` itself when it has a journal under
  * `home`, else the nearest folder above it whose journal has recorded something (`recorded`,
  * given the journal's database file: an agent that ran a command in a subfolder, `cwd` then

@@ -1,8 +1,8 @@
 -- takeback for Neovim: undo for AI coding agents through Neovim's own buffers.
 --
 -- require('takeback').setup(opts) (idempotent) attaches the sidecar (`takeback serve`) to file
--- buffers as they are opened: one LSP client per workspace (the git root, else the current
--- folder), started with the first buffer. The sidecar sends undos back as workspace/applyEdit,
+-- buffers as they are opened: one LSP client per workspace (as the command line finds it for
+-- the file's git root, else for the current folder), started with the first buffer. The sidecar sends undos back as workspace/applyEdit,
 -- so `u` in a buffer brings the agent's change back. See :help takeback.
 
 local client = require('takeback.client')

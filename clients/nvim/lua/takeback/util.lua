@@ -88,19 +88,60 @@ function M.find_buf(file)
   return nil
 end
 
---- The workspace a path belongs to: the enclosing git root, else the current folder (the same
---- rule as the command line). Nil when the file is outside both.
+--- Workspace roots the command line gave, by the folder asked about.
+---@type table<string, string>
+local workspaces = {}
+
+--- The workspace of folder `dir` as the command line decides it (`takeback --workspace DIR list
+--- --json`), so that the editor opens the journal the CLI, the hooks and the sidecar open: the rule
+--- (the git root, else, outside git, the nearest folder whose journal recorded something) is the
+--- command line's alone. Asked once per folder. The answer is a real path; it is given back under
+--- the name `dir` goes by (Neovim names buffers through symbolic links). `dir` itself when the
+--- command line cannot be run.
+---@param dir string absolute, normalized
+---@return string
+function M.workspace_of(dir)
+  local known = workspaces[dir]
+  if known then
+    return known
+  end
+  local config = require('takeback.config')
+  local cmd = vim.list_extend(config.cli(), { '--workspace', dir, 'list', '--json' })
+  local ok, obj = pcall(function()
+    return vim.system(cmd, { text = true, env = config.options.cmd_env }):wait(config.options.timeout_ms)
+  end)
+  local real = ok and obj.code == 0 and (function()
+    local decoded_ok, r = pcall(vim.json.decode, obj.stdout or '')
+    return decoded_ok and type(r) == 'table' and type(r.workspace) == 'string' and r.workspace or nil
+  end)()
+  local root = dir
+  if real then
+    root = real
+    -- The same folder under the name `dir` goes by: `dir` or one of the folders above it.
+    local d = dir
+    while d do
+      if vim.uv.fs_realpath(d) == real then
+        root = d
+        break
+      end
+      local up = vim.fs.dirname(d)
+      d = up ~= d and up or nil
+    end
+    workspaces[dir] = root
+  end
+  return root
+end
+
+--- The workspace a path belongs to (see workspace_of): the workspace of the file's git work
+--- tree when it is in one, else the current folder's. Nil when the file lies outside that
+--- workspace.
 ---@param file string? absolute path of a file; nil for "the current folder's workspace"
 ---@return string?
 function M.root_for(file)
-  local cwd = M.normalize(vim.fn.getcwd())
-  local start = file and vim.fs.dirname(file) or cwd
-  local found = vim.fs.find('.git', { path = start, upward = true, limit = 1 })[1]
-  if found then
-    return M.normalize(vim.fs.dirname(found))
-  end
-  if not file or file == cwd or M.relative(cwd, file) then
-    return cwd
+  local git = file and vim.fs.find('.git', { path = vim.fs.dirname(file), upward = true, limit = 1 })[1]
+  local root = M.workspace_of(git and M.normalize(vim.fs.dirname(git)) or M.normalize(vim.fn.getcwd()))
+  if not file or file == root or M.relative(root, file) then
+    return root
   end
   return nil
 end

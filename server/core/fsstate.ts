@@ -1,8 +1,9 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, type Stats } from 'node:fs';
-import { holdsSecret } from './secrets.js';
+import { holdsSecret, isSecretPath } from './secrets.js';
 import type { BlobStore } from './store/blobs.js';
 import { sha256 } from './store/blobs.js';
-import type { FileState, GapReason } from './types.js';
+import { isKept, type FileState, type GapReason } from './types.js';
+import { fromWorkspacePath } from './workspace.js';
 
 /** What reading one path gives: its state, why its bytes were not kept (if so), and the bytes. */
 export interface ReadState {
@@ -96,4 +97,30 @@ export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: 
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Reads workspace path `path` (workspace-relative, `/`-separated) of workspace `ws` by the
+ * workspace's rules, as {@link readState} does: bytes kept up to `ws.config.maxFileBytes`, none
+ * of a secret place's. Every read of a workspace file that may keep its bytes goes through here,
+ * so the rule of what is kept is in one place.
+ *
+ * `opts.abs` is the path on disk when the caller has it: then `path` is only the name the secret
+ * rule looks at (absolute, for a file tool's path outside the workspace). `opts.blobs` stores the
+ * bytes read. Throws `outside-workspace` when `path` (without `abs`) would leave the root.
+ */
+export function readWorkspaceState(ws: { root: string; config: { maxFileBytes: number } }, path: string, opts: { abs?: string; blobs?: BlobStore } = {}): ReadState {
+  const abs = opts.abs ?? fromWorkspacePath(ws.root, path);
+  return readState(abs, { blobs: opts.blobs, maxFileBytes: ws.config.maxFileBytes, secret: isSecretPath(path) });
+}
+
+/**
+ * The capture gap of `path` when one of `states` is a file whose bytes were not kept and its
+ * record does not say why (`undefined` when every state is kept): a secret place's, else one
+ * over the size limit — the two reasons {@link readWorkspaceState} keeps no bytes of a file it
+ * could read.
+ */
+export function unkeptGap(path: string, ...states: FileState[]): GapReason | undefined {
+  if (states.every(isKept)) return undefined;
+  return isSecretPath(path) ? 'secret' : 'too-large';
 }

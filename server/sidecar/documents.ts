@@ -5,13 +5,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocuments } from 'vscode-languageserver/node';
 import type { Engine } from '../core/engine.js';
-import { readState } from '../core/fsstate.js';
+import { readState, readWorkspaceState } from '../core/fsstate.js';
 import type { CurrentReader } from '../core/plan/plan.js';
 import type { BytesReader } from '../core/plan/preview.js';
-import { isSecretPath } from '../core/secrets.js';
 import { sha256 } from '../core/store/blobs.js';
 import type { FileState } from '../core/types.js';
-import { fromWorkspacePath, toWorkspacePath } from '../core/workspace.js';
+import { toWorkspacePath } from '../core/workspace.js';
 import { decodeUtf8, fromClientText, guessProfile, hasBom, IDENTITY, learnProfile, toClientText, type TextProfile } from './text.js';
 
 /*
@@ -123,7 +122,7 @@ export class Documents {
   /** The disk under `path`: absent, a text file (its text), or something else (a link, a folder, binary or unkept bytes). */
   private disk(path: string): { kind: 'absent' } | { kind: 'text'; text: string } | { kind: 'other' } {
     try {
-      const r = readState(fromWorkspacePath(this.engine.root, path), { maxFileBytes: this.engine.config.maxFileBytes, secret: isSecretPath(path) });
+      const r = readWorkspaceState(this.engine, path);
       if (!r.state.exists) return { kind: 'absent' };
       const text = r.bytes ? decodeUtf8(r.bytes) : null;
       return text === null ? { kind: 'other' } : { kind: 'text', text };
@@ -171,7 +170,7 @@ export class Documents {
   /** A reader of current states that sees unsaved text: the state the file would have if saved. */
   stateReader(engine: Engine): CurrentReader {
     return (path, abs) => {
-      const disk = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) }).state;
+      const disk = readWorkspaceState(engine, path, { abs }).state;
       if (!disk.exists || !this.unsaved(path)) return disk;
       const bytes = this.docBytes(path)!;
       const s: FileState = { exists: true, type: 'file', sha256: sha256(bytes), size: bytes.length, mode: disk.mode };

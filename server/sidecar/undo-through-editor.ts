@@ -3,13 +3,11 @@ import { join } from 'node:path';
 import type { CreateFile, DeleteFile, TextDocumentEdit, TextEdit, WorkspaceEdit } from 'vscode-languageserver/node';
 import type * as W from '../../protocol/src/types.js';
 import { MAX_DIFF_BYTES } from '../core/diffs.js';
-import { readState } from '../core/fsstate.js';
+import { readWorkspaceState } from '../core/fsstate.js';
 import { recordStep, writeStep, type PreparedStep, type StepOp } from '../core/plan/apply.js';
 import type { Action, PlannedFile } from '../core/plan/plan.js';
 import { describeSelector, type Selector } from '../core/plan/select.js';
-import { isSecretPath } from '../core/secrets.js';
 import { sameState, type FileState } from '../core/types.js';
-import { fromWorkspacePath } from '../core/workspace.js';
 import { applyStep, prepareEditorStep } from '../service/undo.js';
 import { toAppliedFile, toConflictFile } from '../wire.js';
 import type { Session } from './session.js';
@@ -150,7 +148,7 @@ function workspaceEdit(session: Session, ops: EditorOp[]): WorkspaceEdit | null 
 
 function diskState(session: Session, path: string): FileState {
   const { engine } = session;
-  return readState(fromWorkspacePath(engine.root, path), { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) }).state;
+  return readWorkspaceState(engine, path).state;
 }
 
 /** Resolves true once `test()` holds (checked on document events and every 25 ms), false after `ms`. */
@@ -209,7 +207,7 @@ async function verify(session: Session, e: EditorOp, refusal: string | null): Pr
  */
 function diskCatchUp(session: Session, f: PlannedFile): StepOp | null {
   const { engine } = session;
-  const now = readState(fromWorkspacePath(engine.root, f.path), { blobs: engine.journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
+  const now = readWorkspaceState(engine, f.path, { blobs: engine.journal.blobs });
   if (now.gap || sameState(now.state, f.target)) return null;
   const bytes = blobText(session, f.target);
   if (f.target.exists && f.target.type === 'file' && !bytes) return null;

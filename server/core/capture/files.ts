@@ -2,9 +2,8 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import type { Engine } from '../engine.js';
 import { checkId } from '../errors.js';
-import { readState } from '../fsstate.js';
+import { readState, readWorkspaceState, unkeptGap } from '../fsstate.js';
 import type { PendingCapture } from '../journal/captures.js';
-import { isSecretPath } from '../secrets.js';
 import type { ChangeSet, FileChange, GapReason } from '../types.js';
 import { toWorkspacePath } from '../workspace.js';
 import { makeChange } from './changes.js';
@@ -58,7 +57,7 @@ export function beginFiles(
     if (config.excludePaths.some((x) => abs === x || abs.startsWith(`${x}${sep}`))) continue;
     // A path outside the workspace is hashed (its change is named, as a gap) but never kept.
     const inside = toWorkspacePath(engine.root, abs) !== null;
-    const r = readState(abs, { blobs: inside ? journal.blobs : undefined, maxFileBytes: config.maxFileBytes, secret: isSecretPath(abs) });
+    const r = readWorkspaceState(engine, abs, { abs, blobs: inside ? journal.blobs : undefined });
     files.push({ path: abs, state: r.state, missingDirs: r.state.exists ? [] : missingDirs(abs), ...(r.gap ? { gap: r.gap } : {}) });
   }
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
@@ -84,16 +83,16 @@ export function beginFiles(
  * nothing changed.
  */
 export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | null {
-  const { journal, root, config } = engine;
+  const { journal, root } = engine;
   const changes: FileChange[] = [];
   const indexed: { path: string; state: import('../types.js').FileState; gap?: GapReason }[] = [];
   for (const f of pending.files) {
     const rel = toWorkspacePath(root, f.path);
     const shown = rel ?? f.path;
-    const secret = isSecretPath(f.path);
-    const r = readState(f.path, { blobs: rel === null ? undefined : journal.blobs, maxFileBytes: config.maxFileBytes, secret });
-    let gap: GapReason | undefined = r.gap;
-    if (!gap && f.state.exists && f.state.type === 'file' && f.state.sha256 === null) gap = f.gap ?? (secret ? 'secret' : 'too-large');
+    const r = readWorkspaceState(engine, f.path, { abs: f.path, blobs: rel === null ? undefined : journal.blobs });
+    // Bytes not kept at begin: the reason kept then (a secret by content), else the path's.
+    const unkept = unkeptGap(f.path, f.state);
+    let gap: GapReason | undefined = r.gap ?? (unkept && (f.gap ?? unkept));
     if (f.state.exists && f.state.type === 'symlink' && r.state.exists && r.state.type === 'symlink' && f.state.target === r.state.target) {
       gap = 'symlink-target'; // the tool wrote through the link: the target's content is not kept
     }

@@ -1,6 +1,6 @@
 import type { Engine } from '../engine.js';
 import { entryState } from '../scan/scan.js';
-import { isSecretPath } from '../secrets.js';
+import { unkeptGap } from '../fsstate.js';
 import type { ChangeSet, FileChange, Turn } from '../types.js';
 import { makeChange } from './changes.js';
 import { endCommand, scanHeldByCommand } from './command.js';
@@ -52,9 +52,7 @@ export function endTurn(engine: Engine, turnId: string, now?: number): { set: Ch
   const files: FileChange[] = [];
   for (const d of drift) {
     if (claimed.has(d.path)) continue;
-    const unkept = (x: typeof d.before) => x.exists && x.type === 'file' && x.sha256 === null;
-    const gap = unkept(d.before) || unkept(d.after) ? (isSecretPath(d.path) ? 'secret' : 'too-large') : undefined;
-    const c = makeChange(journal.blobs, d.path, d.before, d.after, gap);
+    const c = makeChange(journal.blobs, d.path, d.before, d.after, unkeptGap(d.path, d.before, d.after));
     if (c) files.push(c);
   }
   const set = journal.sets.add({ turn: turnId, source: { kind: 'turn' }, files, now });

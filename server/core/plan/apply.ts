@@ -2,13 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { syncIndex } from '../capture/index-sync.js';
 import type { Engine } from '../engine.js';
 import { TakebackError } from '../errors.js';
-import { readState, type ReadState } from '../fsstate.js';
+import { readWorkspaceState, type ReadState } from '../fsstate.js';
 import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
-import { isSecretPath } from '../secrets.js';
 import { makeChange } from '../capture/changes.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
-import { fromWorkspacePath } from '../workspace.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
@@ -268,7 +266,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
       if (held.bytes && st.exists && st.type === 'file' && st.sha256 && !(sameState(st, f.expected) && journal.blobs.has(st.sha256))) journal.blobs.put(held.bytes, st.sha256);
       now = held;
     } else {
-      now = readState(fromWorkspacePath(engine.root, f.path), { blobs: journal.blobs, maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) });
+      now = readWorkspaceState(engine, f.path, { blobs: journal.blobs });
     }
     if (now.gap) {
       gaps.push({ ...gapFor(f.path, now.gap), detail: `the file there now is ${now.gap === 'too-large' ? 'over the size limit' : 'not keepable'}: takeback will not replace what it could not bring back` });
@@ -483,7 +481,7 @@ export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[]): { 
     if (moved) throw new TakebackError('busy', `${step.direction} stopped, nothing was written: ${moved}`);
     const todo: StepOp[] = [];
     for (const o of ops) {
-      const now = readState(fromWorkspacePath(engine.root, o.op.path), { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(o.op.path) }).state;
+      const now = readWorkspaceState(engine, o.op.path).state;
       if (sameState(now, o.op.to)) continue;
       // A folder another writer (the editor) made on the way to a file is fine: only its mode is ours to set.
       const dirMade = o.op.to.exists && o.op.to.type === 'dir' && now.exists && now.type === 'dir';
@@ -529,7 +527,7 @@ export function recordStep(engine: Engine, step: PreparedStep, opts: { now?: num
     const states: { path: string; state: FileState }[] = [];
     for (const f of step.plan.files) {
       if (f.gap) continue;
-      const now = readState(fromWorkspacePath(engine.root, f.path), { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(f.path) }).state;
+      const now = readWorkspaceState(engine, f.path).state;
       if (!sameState(now, f.target)) missing.push(f.path);
       else states.push({ path: f.path, state: f.target });
     }

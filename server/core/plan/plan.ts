@@ -1,6 +1,5 @@
 import type { Engine } from '../engine.js';
-import { readState, type ReadState } from '../fsstate.js';
-import { isSecretPath } from '../secrets.js';
+import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 
@@ -93,7 +92,7 @@ function actionFor(current: FileState, target: FileState): Action {
 
 /** The current state of workspace path `path` from the disk (bytes hashed, not stored). */
 export function diskReader(engine: Engine): CurrentReader {
-  return (path, abs) => readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) }).state;
+  return (path, abs) => readWorkspaceState(engine, path, { abs }).state;
 }
 
 /** At most this many bytes of the files a plan reads are held by {@link heldDiskReader} (the rest are read again). */
@@ -109,7 +108,7 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
   const held = new Map<string, ReadState>();
   let bytes = 0;
   const read: CurrentReader = (path, abs) => {
-    const r = readState(abs, { maxFileBytes: engine.config.maxFileBytes, secret: isSecretPath(path) });
+    const r = readWorkspaceState(engine, path, { abs });
     const size = r.bytes?.length ?? 0;
     if (bytes + size <= HELD_BYTES_MAX) {
       held.set(path, r);
@@ -189,7 +188,7 @@ export function makePlan(
     if (gapReason) {
       // outside the workspace: named, never written
     } else if (!isKept(acc.target) || !isKept(acc.expected)) {
-      gapReason = acc.gap ?? (isSecretPath(path) ? 'secret' : 'too-large');
+      gapReason = acc.gap ?? unkeptGap(path, acc.target, acc.expected)!;
     } else if (acc.gap === 'symlink-target' && sameState(acc.expected, acc.target)) {
       gapReason = 'symlink-target';
     }

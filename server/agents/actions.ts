@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import type { Engine } from '../core/engine.js';
-import { TakebackError } from '../core/errors.js';
+import { ID_PATTERN, TakebackError } from '../core/errors.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
-import { ID_PATTERN } from '../core/types.js';
 import { acquireEngine, releaseEngine } from '../daemon/engines.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
 import type { AgentAction, AgentName, EventContext, HookEventBase, Pairing } from './spec.js';

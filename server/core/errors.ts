@@ -23,9 +23,15 @@ export class TakebackError extends Error {
   }
 }
 
-/** Throws `invalid-id` unless `id` matches `^[A-Za-z0-9_-]{1,64}$`. Called before any disk access. */
+/**
+ * What a turn id or a capture id (a tool call's) may be: 1 to 64 of `A-Z a-z 0-9 _ -`, checked
+ * before anything touches the disk. An agent's own id that does not fit is mapped to one that does.
+ */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Throws `invalid-id` unless `id` matches {@link ID_PATTERN}. Called before any disk access. */
 export function checkId(id: unknown, what = 'id'): string {
-  if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
     throw new TakebackError('invalid-id', `invalid ${what}: ${JSON.stringify(id)} (expected 1-64 of A-Z a-z 0-9 _ -)`, { id });
   }
   return id;

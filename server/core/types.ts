@@ -160,9 +160,6 @@ export interface Turn {
   end: number | null;
 }
 
-/** Ids checked before anything touches the disk: letters, digits, `_` and `-`, 1 to 64 of them. */
-export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** True when the state's bytes (or its absence, link, folder) are kept and can be written back. */
 export function isKept(s: FileState): boolean {
   return !s.exists || s.type !== 'file' || s.sha256 !== null;

@@ -3,7 +3,7 @@ import { checkId } from '../errors.js';
 import type { PendingCapture } from '../journal/captures.js';
 import { entryState, type ScanChange } from '../scan/scan.js';
 import type { ChangeSet, FileChange } from '../types.js';
-import { makeChange } from './changes.js';
+import { makeChange } from './file-change.js';
 import { scanAndCommit } from './scan-commit.js';
 
 /** Scan changes as file changes (gap entries keep their reason). */

@@ -6,7 +6,7 @@ import { readState, readWorkspaceState, unkeptGap } from '../fsstate.js';
 import type { PendingCapture } from '../journal/captures.js';
 import type { ChangeSet, FileChange, GapReason } from '../types.js';
 import { toWorkspacePath } from '../workspace.js';
-import { makeChange } from './changes.js';
+import { makeChange } from './file-change.js';
 import { syncIndex } from './index-sync.js';
 
 /** Folders above `abs` that do not exist yet, nearest first (a Write into new nested folders creates them). */

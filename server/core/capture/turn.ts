@@ -2,7 +2,7 @@ import type { Engine } from '../engine.js';
 import { entryState } from '../scan/scan.js';
 import { unkeptGap } from '../fsstate.js';
 import type { ChangeSet, FileChange, Turn } from '../types.js';
-import { makeChange } from './changes.js';
+import { makeChange } from './file-change.js';
 import { endCommand, scanHeldByCommand } from './command.js';
 import { endFiles } from './files.js';
 import { scanAndCommit } from './scan-commit.js';

@@ -5,7 +5,7 @@ import { TakebackError } from '../errors.js';
 import { readWorkspaceState, type ReadState } from '../fsstate.js';
 import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
-import { makeChange } from '../capture/changes.js';
+import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';

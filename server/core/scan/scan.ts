@@ -50,7 +50,6 @@ export interface ScanOutcome {
  * reads it again whatever its stat says (git's racy-git rule). 2 s covers coarse clocks and
  * filesystems with second (or two-second) timestamps.
  */
-export const RACY_WINDOW_NS = 2_000_000_000n;
 const RACY_WINDOW_MS = 2000;
 
 /** A warm scan with this many files to read looks them up in git's index first. */

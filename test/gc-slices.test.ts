@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../server/core/config.js';
 import { openEngine } from '../server/core/engine.js';
 import { changeRefs } from '../server/core/journal/retention.js';
-import { SnapshotIndex } from '../server/core/journal/snapshot-index.js';
+import { SnapshotIndex } from '../server/core/scan/snapshot-index.js';
 import { openDb } from '../server/core/journal/db.js';
 import { BlobStore } from '../server/core/store/blobs.js';
 import { collectGarbage, GcSweep, type GcPhase } from '../server/core/gc/sweep.js';

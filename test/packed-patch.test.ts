@@ -25,7 +25,7 @@ import {
   type RowCounts,
   type RowEdit,
 } from '../server/core/scan/packed.js';
-import type { IndexEntry } from '../server/core/journal/snapshot-index.js';
+import type { IndexEntry } from '../server/core/scan/snapshot-index.js';
 import { sandbox } from './support/takeback.js';
 
 const SHA = (c: string) => c.repeat(64);

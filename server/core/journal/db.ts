@@ -23,7 +23,7 @@ export type Db = Database.Database;
  *   operation that last moved it; indexed by path for per-file questions (code lenses, conflicts).
  * - `captures`: tool calls begun and not yet ended (the file states kept at `begin`).
  * - `snapshot_rows`: the last look at the workspace for the command scan, packed one row a folder
- *   (`snapshot-index.ts`, `scan/packed.ts`).
+ *   (`scan/snapshot-index.ts`, `scan/packed.ts`).
  * - `drift`: changes seen during a turn that no tool call claimed (first `before`, latest `after`),
  *   per turn and path.
  *

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SnapshotIndex } from '../scan/snapshot-index.js';
 import { BlobStore } from '../store/blobs.js';
 import { workspaceKey } from '../workspace.js';
 import { Captures } from './captures.js';
@@ -7,7 +8,6 @@ import { openDb, writeTxn, type Db } from './db.js';
 import { Drift } from './drift.js';
 import { OpLog } from './oplog.js';
 import { Sets } from './sets.js';
-import { SnapshotIndex } from './snapshot-index.js';
 import { Turns } from './turns.js';
 import { Txns } from './txns.js';
 

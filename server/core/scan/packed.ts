@@ -1,4 +1,4 @@
-import type { IndexEntry } from '../journal/snapshot-index.js';
+import type { IndexEntry } from './snapshot-index.js';
 import type { FileType, GapReason } from '../types.js';
 
 /*

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readState } from '../fsstate.js';
-import type { IndexEntry, ScanMeta } from '../journal/snapshot-index.js';
+import type { IndexEntry, ScanMeta } from './snapshot-index.js';
 import { holdsSecret, isSecretPath } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type PackedEntry, type RowEdit } from '../scan/packed.js';
+import type Database from 'better-sqlite3';
 import type { FileType, GapReason } from '../types.js';
-import type { Db } from './db.js';
+import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type PackedEntry, type RowEdit } from './packed.js';
+
+/** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
+type Db = Database.Database;
 
 /**
  * One path in the last look at the workspace: its stat (the key to "did it move?") and, for a

@@ -4,6 +4,8 @@
 //   dist/server/cli/hook.bundle.cjs     `takeback hook <agent>` alone (an agent runs it twice a file tool call)
 //   dist/server/cli/forward.bundle.cjs  what a hook loads first: hands the event to the capture
 //                                       daemon (Node's own modules only), else loads hook.bundle.cjs
+//   dist/server/cli/write-worker.bundle.cjs  the undo/redo write pool's worker thread
+//                                       (plan/write-worker.ts), which plan/jobs.ts starts by path
 // One file starts much faster than a hundred modules (bench/RESULTS.md). The bundles sit where
 // the compiled modules do, so paths computed from `import.meta.url` (self.ts) stay right.
 //
@@ -92,7 +94,12 @@ for (const name of ['main', 'hook', 'forward']) for (const ext of ['.js', '.js.m
 
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { 'main.bundle': 'server/cli/main.ts', 'hook.bundle': 'server/cli/hook.ts', 'forward.bundle': 'server/cli/forward.ts' },
+  entryPoints: {
+    'main.bundle': 'server/cli/main.ts',
+    'hook.bundle': 'server/cli/hook.ts',
+    'forward.bundle': 'server/cli/forward.ts',
+    'write-worker.bundle': 'server/core/plan/write-worker.ts',
+  },
   outdir: 'dist/server/cli',
   outExtension: { '.js': '.cjs' },
   bundle: true,

@@ -5,11 +5,13 @@
 // file, a failure stops new steps, and the apply puts back whatever was already written.
 import fs from 'node:fs';
 import path from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { FINISHED, fitsInPlace, mayFreeInode, PREPARED, STATUS } from '../server/core/plan/job-steps.js';
 import { closePool, runJobs, startPool, type FileJob } from '../server/core/plan/jobs.js';
 import { chmodJob, closeContext, removeJob, writeContext, writeJob, type WriteContext } from '../server/core/plan/safe-fs.js';
 import type { FileState } from '../server/core/types.js';
-import { sandbox, tree, type Sandbox } from './support/takeback.js';
+import { REPO_ROOT, sandbox, sleep, tree, type Sandbox } from './support/takeback.js';
 
 /** The folders of one step under `root`, let go when the test finishes. */
 function stepContext(root: string): WriteContext {
@@ -71,6 +73,45 @@ describe('the write pool (temporary files made here, renamed into place on a wor
     expect(t['d0/link1']).toEqual({ type: 'symlink', target: 'f1.txt' });
     expect(t['m/mode2.txt']).toMatchObject({ mode: 0o600 });
     expect(inWorker.exists('gone/g0.txt')).toBe(false);
+  });
+
+  it('the in-place rule is one for planned files and for jobs: both sizes at most the limit, 0 never; a removal, a link or a big write may free an inode', () => {
+    expect([fitsInPlace(10, 10), fitsInPlace(11, 10), fitsInPlace(0, 0), fitsInPlace(5, 10, 10), fitsInPlace(5, 10, 11)]).toEqual([true, false, false, true, false]);
+    const sb = sandbox();
+    sb.write('a.txt', 'a\n');
+    const ctx = stepContext(sb.ws);
+    const small = writeJob(sb.ws, ctx, 'a.txt', file('a\n'), Buffer.from('a\n'), 'trule', true);
+    const link = writeJob(sb.ws, ctx, 'l', { exists: true, type: 'symlink', target: 'a.txt', mode: 0o777 }, null, 'trule', true);
+    expect([small, byRename(small), link, removeJob(sb.ws, 'a.txt', ctx), chmodJob(sb.ws, ctx, 'a.txt', 0o600)].map(mayFreeInode)).toEqual([false, true, true, true, false]);
+  });
+
+  it('the worker bundled for the command line (dist/server/cli/write-worker.bundle.cjs, which the bundles start) renames what this thread prepared', async () => {
+    const sb = sandbox();
+    for (let i = 0; i < 6; i++) sb.write(`f${i}.txt`, `old ${i}\n`);
+    const ctx = stepContext(sb.ws);
+    const jobs = Array.from({ length: 6 }, (_, i) => byRename(writeJob(sb.ws, ctx, `f${i}.txt`, file(`new ${i}\n`), Buffer.from(`new ${i}\n`), 'tbundle', true)));
+    // The first stages, as runJobs makes them on this thread: each temporary file, then its mark.
+    const shared = new SharedArrayBuffer(4 * (STATUS + jobs.length));
+    const s = new Int32Array(shared);
+    jobs.forEach((j, i) => {
+      if (j.kind === 'write') fs.writeFileSync(j.tmp, j.bytes!);
+      s[STATUS + i] = PREPARED;
+    });
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(path.join(REPO_ROOT, 'dist', 'server', 'cli', 'write-worker.bundle.cjs'), { workerData: { port: port2, lanes: 2 }, transferList: [port2] });
+    const failed: unknown[] = [];
+    worker.on('error', (e) => failed.push(e));
+    try {
+      port1.postMessage({ batch: 1, jobs, shared });
+      for (let t = 0; Atomics.load(s, FINISHED) < jobs.length && failed.length === 0 && t < 200; t++) await sleep(50);
+    } finally {
+      port1.close();
+      await worker.terminate();
+    }
+    expect(failed).toEqual([]);
+    expect(Atomics.load(s, FINISHED)).toBe(jobs.length);
+    for (let i = 0; i < 6; i++) expect(sb.read(`f${i}.txt`).toString()).toBe(`new ${i}\n`);
+    expect(Object.keys(sb.tree()).filter(isTemp)).toEqual([]);
   });
 
   it('a folder swapped for a link: refused before a temporary file is made there, nothing written outside, nothing started after, and what was not finished is left as it was', () => {

@@ -9,6 +9,7 @@ import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns } from './recover.js';
+import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
 import {
   chmodJob,
@@ -223,14 +224,14 @@ function order(op: TxnOp): number {
 
 /**
  * True when writing `f` is likely to free an inode — a removal, or a replace by rename (anything
- * but a small file written over a plain file: see {@link IN_PLACE_MAX_BYTES}) — which is what the
+ * the in-place rule, {@link fitsInPlace}, does not let go over a plain file) — which is what the
  * write pool's worker overlaps (jobs.ts).
  */
 function freesInode(f: PlannedFile): boolean {
   const { current: now, target: to } = f;
   if (!now.exists) return false;
   if (!to.exists) return true;
-  return !(now.type === 'file' && to.type === 'file' && now.size <= IN_PLACE_MAX_BYTES && to.size <= IN_PLACE_MAX_BYTES);
+  return !(now.type === 'file' && to.type === 'file' && fitsInPlace(to.size, IN_PLACE_MAX_BYTES, now.size));
 }
 
 /**

@@ -6,6 +6,8 @@
 //                                       daemon (Node's own modules only), else loads hook.bundle.cjs
 //   dist/server/cli/write-worker.bundle.cjs  the undo/redo write pool's worker thread
 //                                       (plan/write-worker.ts), which plan/jobs.ts starts by path
+//   dist/server/cli/stat-worker.bundle.cjs   the scan's stat worker thread (scan/stat-worker.ts),
+//                                       which scan/stat-check.ts starts by path (see worker-file.ts)
 // One file starts much faster than a hundred modules (bench/RESULTS.md). The bundles sit where
 // the compiled modules do, so paths computed from `import.meta.url` (self.ts) stay right.
 //
@@ -99,6 +101,7 @@ const result = await build({
     'hook.bundle': 'server/cli/hook.ts',
     'forward.bundle': 'server/cli/forward.ts',
     'write-worker.bundle': 'server/core/plan/write-worker.ts',
+    'stat-worker.bundle': 'server/core/scan/stat-worker.ts',
   },
   outdir: 'dist/server/cli',
   outExtension: { '.js': '.cjs' },

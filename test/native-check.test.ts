@@ -5,11 +5,12 @@
 // scan uses the JavaScript check, and this test says so and checks nothing native.
 import fs from 'node:fs';
 import path from 'node:path';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { encodeRow, UNKNOWN_STAMP, type DirStamp, type PackedEntry } from '../server/core/scan/packed.js';
 import { haveNativeCheck, nativeCheckRows } from '../server/core/scan/native.js';
 import { checkAll, StatWorker, type CheckInput, type CheckResult } from '../server/core/scan/stat-check.js';
-import { sandbox } from './support/takeback.js';
+import { REPO_ROOT, sandbox } from './support/takeback.js';
 
 const TYPE = (st: fs.Stats): PackedEntry['type'] => (st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'file');
 
@@ -139,6 +140,30 @@ describe('the native warm-scan check', () => {
       expect(two.suspects).toEqual(['d3#3']); // d9's entries wait for its listing
     } finally {
       worker!.close();
+    }
+  });
+
+  it('the stat worker bundled for the command line (dist/server/cli/stat-worker.bundle.cjs) checks every row it is left, as this thread would', () => {
+    const sb = sandbox();
+    for (let d = 0; d < 5; d++) for (let f = 0; f < 4; f++) sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
+    const rows = rowsOf(sb.ws);
+    fs.appendFileSync(sb.abs('d1/f2.txt'), 'more\n');
+    sb.write('d4/new.txt', 'new\n');
+    const input = inputOf(sb.ws, rows, Date.now() + 10_000);
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(path.join(REPO_ROOT, 'dist', 'server', 'cli', 'stat-worker.bundle.cjs'), { workerData: { port: port2 }, transferList: [port2] });
+    try {
+      // Nothing taken by this thread: the worker checks every row.
+      const state = new Int32Array(new SharedArrayBuffer(12));
+      port1.postMessage({ state: state.buffer, input });
+      expect(Atomics.wait(state, 2, 0, 20_000)).not.toBe('timed-out');
+      const msg = receiveMessageOnPort(port1)?.message as CheckResult & { error?: string };
+      expect(msg.error).toBeUndefined();
+      expect(named(input, msg)).toEqual(named(input, checkAll(input)));
+      expect(named(input, msg)).toEqual({ dirty: ['d4'], suspects: ['d1#2'] });
+    } finally {
+      port1.close();
+      void worker.terminate();
     }
   });
 

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { MessagePort, Worker } from 'node:worker_threads';
 import { TakebackError } from '../errors.js';
+import { workerFile } from '../worker-file.js';
 import {
   DONE,
   FAILED,
@@ -94,19 +95,6 @@ export interface WritePool {
   batches: number;
 }
 
-/**
- * The worker's module (write-worker.ts) as this module finds it: beside a bundle of
- * scripts/bundle.mjs (in dist/server/cli), its own bundle; beside the compiled modules, the
- * compiled module; from the TypeScript sources (the tests import them), the compiled module in
- * dist/, which a worker thread can load where it cannot load TypeScript.
- */
-function workerFile(): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.cjs')) return new URL('./write-worker.bundle.cjs', here);
-  if (here.endsWith('.ts')) return new URL('../../../dist/server/core/plan/write-worker.js', here);
-  return new URL('./write-worker.js', here);
-}
-
 /** Starts a {@link WritePool} with `lanes` second stages at once (default {@link POOL_LANES}); null when no thread can be started. Close it with {@link closePool}. */
 export function startPool(lanes: number = POOL_LANES): WritePool | null {
   try {
@@ -114,7 +102,7 @@ export function startPool(lanes: number = POOL_LANES): WritePool | null {
     const channel = new MessageChannel();
     const data: WorkerData = { port: channel.port2, lanes: Math.max(1, lanes) };
     // Its stdout and stderr are its own (never mixed into the command's output).
-    const worker = new Worker(workerFile(), { workerData: data, transferList: [channel.port2], stdout: true, stderr: true });
+    const worker = new Worker(workerFile(import.meta.url, 'core/plan/write-worker'), { workerData: data, transferList: [channel.port2], stdout: true, stderr: true });
     // The worker's own failure never reaches the process: the jobs it did not take are run here.
     worker.on('error', () => {});
     worker.unref();

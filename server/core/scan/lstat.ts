@@ -17,8 +17,7 @@ export const S_IFLNK = 0o120000;
 export const S_IFREG = 0o100000;
 
 /**
- * A {@link StatReader}. Self-contained (the stat worker runs it from its source text): `fs` is
- * `node:fs`. A path that cannot be looked at (gone, not a folder on the way, no permission) is null.
+ * A {@link StatReader} over `fs` (`node:fs`, or its `lstatSync` alone). A path that cannot be looked at (gone, not a folder on the way, no permission) is null.
  */
 export function statReader(fs: { lstatSync: typeof lstatSync }): StatReader {
   const out = new Float64Array(5);

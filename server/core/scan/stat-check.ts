@@ -1,7 +1,8 @@
 import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { statReader, type StatReader } from './lstat.js';
 import type { MessagePort, Worker } from 'node:worker_threads';
+import { workerFile } from '../worker-file.js';
+import { statReader, type StatReader } from './lstat.js';
 
 // Loaded for a large index only: most scans (and every file tool hook) never start a thread.
 const lazy = createRequire(import.meta.url);
@@ -34,8 +35,8 @@ export interface CheckResult {
 }
 
 /**
- * Checks rows claimed one at a time from `state[1]` (an `Atomics` counter). Self-contained (it is
- * also the worker's code, by its source text): it refers to nothing outside its parameters.
+ * Checks rows claimed one at a time from `state[1]` (an `Atomics` counter), on this thread or on
+ * the stat worker (stat-worker.ts), which imports it.
  */
 export function checkRows(read: StatReader, input: CheckInput, state: Int32Array, out: CheckResult): void {
   const { root, dirs, data, offsets, racyMs } = input;
@@ -106,24 +107,10 @@ export class StatWorker {
   private constructor() {
     const { MessageChannel, Worker } = threads();
     const { port1, port2 } = new MessageChannel();
-    const src = [
-      "const { workerData } = require('node:worker_threads');",
-      `const statReader = ${statReader.toString()};`,
-      `const checkRows = ${checkRows.toString()};`,
-      "const read = statReader(require('node:fs'));",
-      'const port = workerData.port;',
-      "port.on('message', (m) => {",
-      '  const state = new Int32Array(m.state);',
-      '  if (Atomics.compareExchange(state, 0, 0, 1) === 0) {',
-      '    const out = { dirty: [], suspects: [] };',
-      '    try { checkRows(read, m.input, state, out); } catch (e) { out.error = String(e && e.stack || e); }',
-      '    port.postMessage(out);',
-      '    Atomics.store(state, 2, 1);',
-      '    Atomics.notify(state, 2);',
-      '  }',
-      '});',
-    ].join('\n');
-    this.worker = new Worker(src, { eval: true, workerData: { port: port2 }, transferList: [port2] });
+    this.worker = new Worker(workerFile(import.meta.url, 'core/scan/stat-worker'), { workerData: { port: port2 }, transferList: [port2] });
+    // A worker that fails (its module missing from a broken install) never takes rows, or loses
+    // those it took, which run() then checks here: its failure is not the process's.
+    this.worker.on('error', () => {});
     this.worker.unref();
     this.port = port1;
   }

@@ -19,8 +19,8 @@ import {
   type PackedEntry,
 } from './packed.js';
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
-import { haveNativeCheck, nativeCheckRows } from './native.js';
-import { checkAll, mainReader, PARALLEL_MIN_PATHS, type CheckInput, type StatWorker } from './stat-check.js';
+import { checkIndex, type ChangeHints } from './checker.js';
+import { mainReader, type StatWorker } from './stat-check.js';
 
 /** One path that differs between the last look and this one (`undefined`: absent). */
 export interface ScanChange {
@@ -164,7 +164,10 @@ export function scanRows(opts: {
   git?: boolean;
   /** List every folder (default: only those whose listing may have moved). */
   full?: boolean;
+  /** A stat worker thread to check a large index with (see checker.ts). */
   worker?: StatWorker | null;
+  /** What a watcher says may have moved: a warm scan checks only those rows (see ChangeHints). */
+  hints?: ChangeHints;
 }): RowScanOutcome {
   try {
     return scanOnce(opts, Boolean(opts.full));
@@ -355,27 +358,8 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
     if (stop) return stop;
     for (const k of rows.keys()) if (!next.has(k) && !gone.has(k)) dropTree(k);
   } else {
-    // Warm: check every row's stats (on two threads for a large index), then look again at what moved.
-    const dirs = [...rows.keys()];
-    let paths = 0;
-    const offsets = new Int32Array(dirs.length + 1);
-    let total = 0;
-    dirs.forEach((d, i) => {
-      const b = rows.get(d)!;
-      offsets[i] = total;
-      total += b.byteLength;
-      paths += rowCounts(b).entries;
-    });
-    offsets[dirs.length] = total;
-    const native = haveNativeCheck();
-    const parallel = !native && opts.worker && paths >= PARALLEL_MIN_PATHS ? opts.worker : null;
-    // One buffer for every row (shared with the worker thread when there is one).
-    const data = parallel ? parallel.buffer(total) : new Uint8Array(total);
-    dirs.forEach((d, i) => data.set(rows.get(d)!, offsets[i]!));
-    const input: CheckInput = { root, dirs, data, offsets, racyMs };
-    // The native check when this install has it (native.ts), else the JavaScript one.
-    const result = (native ? nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) : null) ?? (parallel ? parallel.run(input) : checkAll(input));
-
+    // Warm: check the rows' stats (all, or those a watcher's hints name), then look again at what moved.
+    const { dirs, result } = checkIndex({ root, rows, racyMs, worker: opts.worker, hints: opts.hints });
     const dirty = new Set(result.dirty.map((i) => dirs[i]!));
     const suspects = new Map<string, number[]>();
     for (let k = 0; k < result.suspects.length; k += 2) {

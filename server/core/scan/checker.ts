@@ -1,0 +1,105 @@
+import { rowCounts } from './packed.js';
+import { haveNativeCheck, nativeCheckRows } from './native.js';
+import { checkAll, PARALLEL_MIN_PATHS, StatWorker, type CheckInput, type CheckResult } from './stat-check.js';
+
+/*
+ * The warm scan's first pass, behind one interface: does each row of the packed index (one a
+ * folder) still have the stats it was written with? Checked in C where `npm ci` built the native
+ * module (native.ts), else in JavaScript on this thread and, for a large index, a stat worker
+ * thread (stat-check.ts). A watcher may narrow it (ChangeHints, after git's fsmonitor): then only
+ * the rows its paths fall in are checked.
+ */
+
+/**
+ * Paths that may have moved since the last scan, as a file watcher reports them: workspace-
+ * relative with `/` separators ('' the root); a folder's path stands for its listing and its own
+ * stat. `sinceMs` (ms since the epoch) is when the watcher began to vouch for its list: it covers
+ * a scan only when it was watching before that scan's racy line (the last scan's start less the
+ * racy window), since a change in the racy window leaves no trace in the stats. Otherwise every
+ * row is checked, as with no hints.
+ */
+export interface ChangeHints {
+  paths: ReadonlySet<string>;
+  sinceMs: number;
+}
+
+/** One way of checking the rows (see {@link chooseChecker}). */
+export interface StatChecker {
+  /** Which one: C threads, JavaScript on this thread and a worker, or JavaScript here alone. */
+  readonly kind: 'native' | 'worker' | 'javascript';
+  /** A buffer of `size` bytes for {@link CheckInput.data} (one the worker thread sees, when there is one). */
+  buffer(size: number): Uint8Array;
+  /** The rows of `input` whose folder must be listed again, and the entries to look at again. */
+  check(input: CheckInput): CheckResult;
+}
+
+/**
+ * The checker for an index of `paths` entries: the native one when this install has it, else the
+ * JavaScript one, with `worker` beside this thread from {@link PARALLEL_MIN_PATHS} entries. The
+ * native one falls back to JavaScript on this thread when it fails.
+ */
+export function chooseChecker(paths: number, worker?: StatWorker | null): StatChecker {
+  const plain = (input: CheckInput) => checkAll(input);
+  const own = (size: number) => new Uint8Array(size);
+  if (haveNativeCheck()) return { kind: 'native', buffer: own, check: (input) => nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) ?? plain(input) };
+  if (worker && paths >= PARALLEL_MIN_PATHS) return { kind: 'worker', buffer: (size) => worker.buffer(size), check: (input) => worker.run(input) };
+  return { kind: 'javascript', buffer: own, check: plain };
+}
+
+/**
+ * The stat worker for a scan of an index of `files` files (the last scan's count), started now so
+ * that it boots while the index loads, and kept for the process's next scans: from
+ * {@link PARALLEL_MIN_PATHS} files, unless the native check (threads of its own) is there or
+ * `TAKEBACK_SCAN_THREADS=1` keeps the scan on one thread (less memory, slower). Null otherwise,
+ * or when no thread can be started.
+ */
+export function statWorkerFor(files: number): StatWorker | null {
+  return files >= PARALLEL_MIN_PATHS && process.env.TAKEBACK_SCAN_THREADS !== '1' && !haveNativeCheck() ? StatWorker.start() : null;
+}
+
+/**
+ * The rows that `hints` say may have moved: each hinted path's own row (a folder) and its
+ * folder's row; null (check them all) without hints, or with hints that do not cover the scan
+ * whose racy line is `racyMs` (see {@link ChangeHints}).
+ */
+export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number, hints?: ChangeHints): string[] | null {
+  if (!hints || !(hints.sinceMs <= racyMs)) return null;
+  const out = new Set<string>();
+  for (const p of hints.paths) {
+    if (rows.has(p)) out.add(p);
+    const slash = p.lastIndexOf('/');
+    const parent = p === '' ? null : slash < 0 ? '' : p.slice(0, slash);
+    if (parent !== null && rows.has(parent)) out.add(parent);
+  }
+  return [...out];
+}
+
+/**
+ * Checks the rows of the index of workspace `root` (all, or those {@link hintedRows} names):
+ * the rows are laid out in one buffer, the checker chosen by their size. Returns the folders
+ * checked, in the order the result's row numbers refer to, and the result.
+ */
+export function checkIndex(opts: {
+  root: string;
+  rows: ReadonlyMap<string, Uint8Array>;
+  racyMs: number;
+  worker?: StatWorker | null;
+  hints?: ChangeHints;
+}): { dirs: string[]; result: CheckResult } {
+  const { root, rows, racyMs } = opts;
+  const dirs = hintedRows(rows, racyMs, opts.hints) ?? [...rows.keys()];
+  let paths = 0;
+  const offsets = new Int32Array(dirs.length + 1);
+  let total = 0;
+  dirs.forEach((d, i) => {
+    const b = rows.get(d)!;
+    offsets[i] = total;
+    total += b.byteLength;
+    paths += rowCounts(b).entries;
+  });
+  offsets[dirs.length] = total;
+  const checker = chooseChecker(paths, opts.worker);
+  const data = checker.buffer(total);
+  dirs.forEach((d, i) => data.set(rows.get(d)!, offsets[i]!));
+  return { dirs, result: checker.check({ root, dirs, data, offsets, racyMs }) };
+}

@@ -443,46 +443,12 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
 
   // What moved: new, changed and gone paths, row by row.
   if (!baseline) {
-    for (const [dir, row] of next) {
-      const prev = prevOf(dir);
-      const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
-      for (const e of row.entries) {
-        if (dropped.has(e)) continue;
-        const p = byName?.get(e.name);
-        if (p === e) continue;
-        const rel = dir === '' ? e.name : `${dir}/${e.name}`;
-        // A path the last scan did not cover may have been there all along, left out by a rule
-        // (a `.gitignore` line a command just removed): when its inode has not changed since well
-        // before that scan began, it was not created since.
-        if (!p && e.ctimeMs < racyMs) continue;
-        if (!p || entryChanged(p, e)) changes.push({ path: rel, before: p ? toIndexEntry(p) : undefined, after: toIndexEntry(e) });
-      }
-    }
+    for (const c of movedIn(next, prevOf, dropped, racyMs)) changes.push(c);
     materializeGit(root, blobs, changes);
     changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  const put = new Map<string, Buffer>();
-  let files = 0;
-  let bytes = 0;
-  let copiedAll = 0;
-  for (const [dir, row] of next) {
-    const entries = dropped.size > 0 ? row.entries.filter((e) => !dropped.has(e)) : row.entries;
-    const buf = encodeRow(row.stamp, entries);
-    const old = rows.get(dir);
-    if (!old || !Buffer.from(old.buffer, old.byteOffset, old.byteLength).equals(buf)) put.set(dir, buf);
-    const c = rowCounts(buf);
-    files += c.files;
-    bytes += c.keptBytes;
-    copiedAll += c.copied;
-  }
-  for (const [dir, buf] of rows) {
-    if (next.has(dir) || gone.has(dir)) continue;
-    const c = rowCounts(buf);
-    files += c.files;
-    bytes += c.keptBytes;
-    copiedAll += c.copied;
-  }
+  const { put, files, bytes, copied: copiedAll } = rowsToWrite(rows, next, gone, dropped);
   if (bytes > config.maxWorkspaceBytes) return tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
   const rules: Record<string, string> = Object.fromEntries(full ? filter.sources : knownRules!);
   return {
@@ -503,6 +469,66 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
     put,
     del: [...gone].filter((d) => !next.has(d)),
   };
+}
+
+/**
+ * The rows a scan writes back — each folder it listed or looked into (`next`, less the entries
+ * `dropped`), encoded, where it differs from the row it had in `rows` — and the workspace's
+ * totals over those and the rows it left as they were (not `gone`).
+ */
+function rowsToWrite(
+  rows: Map<string, Uint8Array>,
+  next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
+  gone: Set<string>,
+  dropped: Set<PackedEntry>,
+): { put: Map<string, Buffer>; files: number; bytes: number; copied: number } {
+  const put = new Map<string, Buffer>();
+  let files = 0;
+  let bytes = 0;
+  let copied = 0;
+  const add = (buf: Uint8Array) => {
+    const c = rowCounts(buf);
+    files += c.files;
+    bytes += c.keptBytes;
+    copied += c.copied;
+  };
+  for (const [dir, row] of next) {
+    const entries = dropped.size > 0 ? row.entries.filter((e) => !dropped.has(e)) : row.entries;
+    const buf = encodeRow(row.stamp, entries);
+    const old = rows.get(dir);
+    if (!old || !Buffer.from(old.buffer, old.byteOffset, old.byteLength).equals(buf)) put.set(dir, buf);
+    add(buf);
+  }
+  for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
+  return { put, files, bytes, copied };
+}
+
+/**
+ * The new and changed paths of the rows a scan listed or looked into (`next`) against their last
+ * rows (`prevOf`), less the entries `dropped`. A path the last scan did not cover may have been
+ * there all along, left out by a rule (a `.gitignore` line a command just removed): when its inode
+ * has not changed since well before that scan began (`racyMs`), it was not created since.
+ */
+function movedIn(
+  next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
+  prevOf: (dir: string) => PackedEntry[] | null,
+  dropped: Set<PackedEntry>,
+  racyMs: number,
+): ScanChange[] {
+  const out: ScanChange[] = [];
+  for (const [dir, row] of next) {
+    const prev = prevOf(dir);
+    const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
+    for (const e of row.entries) {
+      if (dropped.has(e)) continue;
+      const p = byName?.get(e.name);
+      if (p === e) continue;
+      if (!p && e.ctimeMs < racyMs) continue;
+      const rel = dir === '' ? e.name : `${dir}/${e.name}`;
+      if (!p || entryChanged(p, e)) out.push({ path: rel, before: p ? toIndexEntry(p) : undefined, after: toIndexEntry(e) });
+    }
+  }
+  return out;
 }
 
 /** True when a rule file the last scan used moved or went, or `.git/info/exclude` appeared. */

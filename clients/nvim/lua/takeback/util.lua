@@ -97,7 +97,7 @@ local workspaces = {}
 --- (the git root, else, outside git, the nearest folder whose journal recorded something) is the
 --- command line's alone. Asked once per folder. The answer is a real path; it is given back under
 --- the name `dir` goes by (Neovim names buffers through symbolic links). `dir` itself when the
---- command line cannot be run.
+--- command line cannot be run (kept too: a missing command is not asked again at every buffer).
 ---@param dir string absolute, normalized
 ---@return string
 function M.workspace_of(dir)
@@ -127,8 +127,8 @@ function M.workspace_of(dir)
       local up = vim.fs.dirname(d)
       d = up ~= d and up or nil
     end
-    workspaces[dir] = root
   end
+  workspaces[dir] = root
   return root
 end
 

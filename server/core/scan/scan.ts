@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
-import { readState } from '../fsstate.js';
+import { readWorkspaceState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from './snapshot-index.js';
 import { holdsSecret, isSecretPath } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
@@ -425,7 +425,7 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
   // Read what moved (the limits allow it).
   for (const [e, t] of toRead) {
     read++;
-    const r = readState(t.abs, { blobs, maxFileBytes: config.maxFileBytes, secret: t.secret });
+    const r = readWorkspaceState({ root, config }, t.rel, { abs: t.abs, blobs });
     if (!r.state.exists) {
       // Gone between its stat and its read.
       dropped.add(e);

@@ -12,7 +12,6 @@ import { Documents } from './documents.js';
 import { invalidParams } from './errors.js';
 import type { InitializeParams } from './lsp-params.js';
 import type { Session } from './session.js';
-import { PendingSteps } from './undo-through-editor.js';
 
 const DEFAULTS = { verifyTimeoutMs: 2000, watchIntervalMs: 500 };
 
@@ -62,7 +61,6 @@ export function initialize(
     docs: new Documents(engine, root, ctx.textDocuments),
     client: ctx.client(abilities),
     abilities,
-    pending: new PendingSteps(),
     options: {
       verifyTimeoutMs: init.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
       watchIntervalMs: Math.max(10, init.watchIntervalMs ?? DEFAULTS.watchIntervalMs),

@@ -28,6 +28,7 @@ import { parseParams } from './params.js';
 import type { Session } from './session.js';
 import * as turns from './turns.js';
 import * as undo from './undo.js';
+import { checkPending } from './undo-through-editor.js';
 import { JournalWatch } from './watch.js';
 
 /*
@@ -136,7 +137,7 @@ export function startServer(opts: ServerOptions): Connection {
     const r = initialize(params, { ...opts, textDocuments, client: (abilities) => connectionClient(connection, () => abilities) });
     const s = (session = r.session);
     literals = r.literals;
-    s.docs.on('save', guardNote(log, () => s.pending.check(s)));
+    s.docs.on('save', guardNote(log, () => checkPending(s)));
     watch = new JournalWatch(s, log);
     return r.result;
   });

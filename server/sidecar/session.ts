@@ -1,7 +1,6 @@
 import type { Engine } from '../core/engine.js';
 import type { ClientAbilities, EditorClient } from './client.js';
 import type { Documents } from './documents.js';
-import type { PendingSteps } from './undo-through-editor.js';
 
 /** Everything a handler needs about one client connection, made at `initialize`. */
 export interface Session {
@@ -9,8 +8,6 @@ export interface Session {
   docs: Documents;
   client: EditorClient;
   abilities: ClientAbilities;
-  /** Undo/redo steps whose text is in the editor, waiting for it to be saved. */
-  pending: PendingSteps;
   options: {
     /** How long to wait for open documents to show an applied edit (ms). */
     verifyTimeoutMs: number;

@@ -260,7 +260,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
     forced: req.force,
   };
   if (step.blocked) return { ...base, sets: [], applied: [], written: false, notes: [] };
-  session.pending.dropOverlapping(step);
+  pendingOf(session).dropOverlapping(step);
 
   const toEditor: EditorOp[] = [];
   const toDisk: StepOp[] = [];
@@ -320,7 +320,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
   } else if (rec.stale) {
     notes.push(`not recorded: ${rec.stale}`);
   } else {
-    session.pending.add(session, step, pending, req);
+    pendingOf(session).add(session, step, pending, req);
   }
   const waiting = new Set(pending);
   const caught = new Set(catchUp.map((o) => o.op.path));
@@ -347,7 +347,27 @@ interface Waiting {
  * path is in place on disk; dropped, with a message, when a path changed to something else
  * before it was saved or when another process moved the sets.
  */
-export class PendingSteps {
+/** Each session's steps whose text is in the editor, waiting for it to be saved. */
+const pendingBySession = new WeakMap<Session, PendingSteps>();
+
+function pendingOf(session: Session): PendingSteps {
+  let p = pendingBySession.get(session);
+  if (!p) {
+    p = new PendingSteps();
+    pendingBySession.set(session, p);
+  }
+  return p;
+}
+
+/**
+ * Records the session's steps whose files the editor has now saved (and drops those whose text
+ * the person changed before saving); called on every save and by the journal watch.
+ */
+export function checkPending(session: Session): void {
+  pendingBySession.get(session)?.check(session);
+}
+
+class PendingSteps {
   private list: Waiting[] = [];
 
   add(session: Session, step: PreparedStep, missing: string[], req: StepRequest): void {

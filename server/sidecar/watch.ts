@@ -1,4 +1,5 @@
 import type { Session } from './session.js';
+import { checkPending } from './undo-through-editor.js';
 
 /**
  * Notices journal changes made by other processes (an agent's hooks and the command line write
@@ -34,7 +35,7 @@ export class JournalWatch {
         this.version = v;
         this.session.client.journalChanged('external');
       }
-      this.session.pending.check(this.session);
+      checkPending(this.session);
     } catch (e) {
       this.log(`takeback: watch: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -1,5 +1,26 @@
-import type { IndexEntry } from './snapshot-index.js';
 import type { FileType, GapReason } from '../types.js';
+
+/**
+ * One path in the last look at the workspace: its stat (the key to "did it move?") and, for a
+ * kept file, the hash of its bytes in the blob store. `mtime`/`ctime` are nanoseconds since the
+ * epoch as decimal strings; `ino` likewise.
+ */
+export interface IndexEntry {
+  type: FileType;
+  size: number;
+  mtime: string;
+  ctime: string;
+  ino: string;
+  mode: number;
+  sha256: string | null;
+  target: string | null;
+  gap: GapReason | null;
+  /**
+   * The git blob that holds the file's bytes (a tracked file whose stat matched git's index): its
+   * bytes are in git's object store, not copied into the journal (`sha256` may then be null).
+   */
+  git?: string | null;
+}
 
 /*
  * The snapshot index, packed: one row a folder, holding the folder's own stat (as it was when its

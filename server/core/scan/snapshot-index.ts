@@ -1,32 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { FileType, GapReason } from '../types.js';
-import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type PackedEntry, type RowEdit } from './packed.js';
+import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
 type Db = Database.Database;
 
-/**
- * One path in the last look at the workspace: its stat (the key to "did it move?") and, for a
- * kept file, the hash of its bytes in the blob store. `mtime`/`ctime` are nanoseconds since the
- * epoch as decimal strings; `ino` likewise.
- */
-export interface IndexEntry {
-  type: FileType;
-  size: number;
-  mtime: string;
-  ctime: string;
-  ino: string;
-  mode: number;
-  sha256: string | null;
-  target: string | null;
-  gap: GapReason | null;
-  /**
-   * The git blob that holds the file's bytes (a tracked file whose stat matched git's index): its
-   * bytes are in git's object store, not copied into the journal (`sha256` may then be null).
-   */
-  git?: string | null;
-}
+export type { IndexEntry };
 
 /** Facts about the last scan. `startedNs` is when it began (the "racy" line, as in git's index). */
 export interface ScanMeta {

@@ -143,14 +143,18 @@ describe('makePlan: conflicts', () => {
     expect(makePlan(ws.engine, [s1, s2, s3], 'undo').files[0]!.conflict).toBeNull();
   });
 
-  it('interleaved: a change between that is undone already is not in the way', () => {
+  it('interleaved: a change between on the same path that is undone, or one on another path, is not in the way', () => {
     const ws = unitWorkspace();
     ws.write('a.txt', '1\n');
     const s1 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '2\n')));
-    const s2 = must(ws.tool(['b.txt'], () => ws.write('b.txt', 'b\n')));
-    const s3 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '3\n')));
-    expect(makePlan(ws.engine, [s1, s3], 'undo').files.find((f) => f.path === 'a.txt')!.conflict).toBeNull();
-    expect(s2.files.map((f) => f.path)).toEqual(['b.txt']);
+    const s2 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '3\n')));
+    expect(ws.step({ ids: [s2.id] }, 'undo').sets).toEqual([s2.id]);
+    expect(ws.read('a.txt').toString()).toBe('2\n');
+    must(ws.tool(['b.txt'], () => ws.write('b.txt', 'b\n')));
+    const s4 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '4\n')));
+    const f = makePlan(ws.engine, [s1, s4], 'undo').files.find((x) => x.path === 'a.txt')!;
+    expect(f).toMatchObject({ action: 'put-back', conflict: null, sets: [s4.id, s1.id] });
+    expect(f.target).toMatchObject({ sha256: sha('1\n') });
   });
 });
 

@@ -637,7 +637,8 @@ H.out.redo_result = d.result or vim.NIL
       expect(fs.readFileSync(path.join(PLUGIN_DIR, 'doc', 'tags'), 'utf8'), 'run :helptags clients/nvim/doc').toBe(fs.readFileSync(path.join(doc, 'tags'), 'utf8'));
     });
 
-    it.skipIf(version !== '0.12')('the vim.pack install of clients/nvim/README.md, as written, from a local clone: :Takeback and :help takeback are there', () => {
+    // vim.pack is Neovim 0.12's: on 0.10 the case does not exist (rather than being skipped).
+    if (version === '0.12') it('the vim.pack install of clients/nvim/README.md, as written, from a local clone: :Takeback and :help takeback are there', () => {
       const c = start(bin(), `pack-${version}`);
       // A clone source holding the plugin where takeback's repository holds it.
       const repo = path.join(c.base, 'takeback-repo');

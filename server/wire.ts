@@ -129,7 +129,7 @@ export function toPreviewResult(plan: Plan, files: PreviewFile[]): W.PreviewResu
     direction: plan.direction,
     sets: plan.sets.map((s) => s.id),
     skipped: plan.skipped,
-    files: files.map((f) => ({ path: f.path, action: f.action, conflict: f.conflict, diff: f.diff, note: f.note, gap: f.gap, sets: f.sets })),
+    files: files.map((f) => ({ path: f.path, action: f.action, conflict: f.conflict, diff: f.diff, note: f.note, gap: f.gap, sets: f.sets, ...(f.merged ? { merged: true } : {}) })),
     conflicts: files.filter((f) => f.conflict).length,
     gaps: files.filter((f) => f.gap).map((f) => f.gap!),
   };
@@ -151,8 +151,8 @@ export function toApplyResult(r: ApplyResult): W.ApplyResult {
 }
 
 /** A path an undo or redo wrote (or found in place), and where it landed. */
-export function toAppliedFile(f: { path: string; action: Action }, via: 'disk' | 'editor'): W.AppliedFile {
-  return { path: f.path, action: f.action, via };
+export function toAppliedFile(f: { path: string; action: Action; merged?: Buffer | null }, via: 'disk' | 'editor'): W.AppliedFile {
+  return { path: f.path, action: f.action, via, ...(f.merged ? { merged: true } : {}) };
 }
 
 /** A path that conflicts, as the wire gives it. Its `conflict` is set (the planner's conflicts all are). */

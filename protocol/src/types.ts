@@ -196,6 +196,12 @@ export interface PreviewFile {
   gap: CaptureGap | null;
   /** The change sets that touched this path. */
   sets: string[];
+  /**
+   * True when the step writes a three-way merge: the change taken back (redo: made again) while
+   * the later edits to the file, which do not overlap it, are kept ("put back, keeping later
+   * changes"); `diff` then goes from the file now to the merged text. Absent otherwise.
+   */
+  merged?: boolean;
 }
 
 /** The result of `undo/preview` and `takeback preview --json`. Writes nothing. */
@@ -217,6 +223,8 @@ export interface AppliedFile {
   action: Action;
   /** Where it landed: `disk`, or `editor` (text edits through an editor's buffer, saved or not yet). */
   via?: 'disk' | 'editor';
+  /** True when what was written is a three-way merge that keeps later edits (see `PreviewFile.merged`). Absent otherwise. */
+  merged?: boolean;
 }
 
 /** A path that conflicts. */

@@ -151,7 +151,11 @@ const REDO_TEXT: Record<W.Action, string> = {
   none: 'already in place',
 };
 
-function actionText(a: W.Action, direction: 'undo' | 'redo'): string {
+/** What a merged write is called (the change taken back, or made again, over later edits that stay). */
+const MERGED_TEXT = { undo: 'put back, keeping later changes', redo: 'write again as the change left it, keeping later changes' } as const;
+
+function actionText(a: W.Action, direction: 'undo' | 'redo', merged = false): string {
+  if (merged && a !== 'none') return MERGED_TEXT[direction];
   return direction === 'redo' ? REDO_TEXT[a] : ACTION_TEXT[a];
 }
 
@@ -174,7 +178,7 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
   for (const f of r.files) {
     const conflict = f.conflict ? ` ${p('red', `CONFLICT: ${f.conflict.detail}`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `GAP: ${f.gap.detail}`)}` : '';
-    out.push('', `${p('bold', shownPath(f.path))}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction)}${conflict}${gap}`);
+    out.push('', `${p('bold', shownPath(f.path))}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction, f.merged)}${conflict}${gap}`);
     if (f.note) out.push(p('dim', `  (${f.note})`));
     // Without colour the lines stay as they are: no need to split the diff and join it again.
     if (f.diff) out.push(color ? colorDiff(f.diff.trimEnd(), p) : f.diff.trimEnd());
@@ -204,7 +208,7 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
     out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);
   } else {
     out.push(`${verb} ${plural(r.sets.length, 'change')} (${r.sets.map((s) => `#${s}`).join(' ')}): ${plural(r.applied.length, 'file')}${r.forced && r.conflicts.length ? ', replacing later changes' : ''}.`);
-    for (const f of r.applied) out.push(`  ${shownPath(f.path)}: ${actionText(f.action, r.direction)}`);
+    for (const f of r.applied) out.push(`  ${shownPath(f.path)}: ${actionText(f.action, r.direction, f.merged)}`);
   }
   for (const g of r.gaps) out.push(p('yellow', `  ${shownPath(g.path)}: not restored (${g.detail})`));
   for (const n of r.notes) out.push(p('dim', `  ${n}`));

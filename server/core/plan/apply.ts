@@ -243,7 +243,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
   const { journal } = engine;
   const force = opts.force ?? false;
   const disk = opts.read ? null : heldDiskReader(engine);
-  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths);
+  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
@@ -274,7 +274,10 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
       continue;
     }
     const to: FileState = f.target;
-    const bytes = to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null;
+    // Merged bytes become a blob of their own before anything is written, like the copies above:
+    // the transaction record and a later redo refer to them by hash.
+    if (f.merged && to.exists && to.type === 'file' && to.sha256) journal.blobs.put(f.merged, to.sha256);
+    const bytes = f.merged ?? (to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null);
     ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f });
   }
   disk?.held.clear();

@@ -1,7 +1,9 @@
 import type { Engine } from '../engine.js';
 import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
+import { sha256Hex } from '../sha256.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
+import { isMergeableText, linesText, mergeBytes, type MergeOverlap } from './merge.js';
 
 /**
  * What an undo or redo does to one path, seen from what is there now:
@@ -42,6 +44,12 @@ export interface PlannedFile {
   gap: CaptureGap | null;
   /** The sets that touched this path, in walk order. */
   sets: string[];
+  /**
+   * The bytes the step writes when they are a three-way merge — the selected changes taken back
+   * (redo: made again) over later edits that do not overlap them — else null; `target` is then
+   * their state. They are not in the blob store until the step stores them (apply.ts).
+   */
+  merged: Buffer | null;
 }
 
 /** An undo or redo, planned: nothing has been written. */
@@ -56,6 +64,12 @@ export interface Plan {
 
 /** Reads the current state of a workspace-relative path; the sidecar passes one that sees editor buffers. */
 export type CurrentReader = (path: string, abs: string) => FileState;
+
+/**
+ * The bytes of a workspace path as `state` (what the plan's reader saw) says they are, or null
+ * when they cannot be had, or are no longer those (a hash that differs): such a path is not merged.
+ */
+export type CurrentBytes = (path: string, abs: string, state: FileState) => Buffer | null;
 
 const GAP_TEXT: Record<GapReason, string> = {
   'too-large': 'over the size limit: its bytes were not kept',
@@ -90,6 +104,15 @@ function actionFor(current: FileState, target: FileState): Action {
   return 'put-back';
 }
 
+/** {@link CurrentBytes} from the disk: the file read again, and taken only when its hash is still `state`'s. */
+export function diskBytes(engine: Engine): CurrentBytes {
+  return (path, abs, state) => {
+    if (!state.exists || state.type !== 'file' || !state.sha256) return null;
+    const r = readWorkspaceState(engine, path, { abs });
+    return r.bytes && r.state.exists && r.state.type === 'file' && r.state.sha256 === state.sha256 ? r.bytes : null;
+  };
+}
+
 /** The current state of workspace path `path` from the disk (bytes hashed, not stored). */
 export function diskReader(engine: Engine): CurrentReader {
   return (path, abs) => readWorkspaceState(engine, path, { abs }).state;
@@ -102,9 +125,10 @@ const HELD_BYTES_MAX = 64 * 1024 * 1024;
  * {@link diskReader} that also holds what it read — each path's state and bytes, by workspace
  * path, up to {@link HELD_BYTES_MAX} bytes in all — so that the step after the plan (an undo's
  * rollback copies, a preview's diffs) uses the very bytes the plan compared, without reading and
- * hashing each file a second time.
+ * hashing each file a second time. `bytes` hands a path's held bytes to a merge (read again
+ * when they were not held).
  */
-export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string, ReadState> } {
+export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string, ReadState>; bytes: CurrentBytes } {
   const held = new Map<string, ReadState>();
   let bytes = 0;
   const read: CurrentReader = (path, abs) => {
@@ -116,7 +140,66 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
     }
     return r.state;
   };
-  return { read, held };
+  const fallback = diskBytes(engine);
+  const heldBytes: CurrentBytes = (path, abs, state) => {
+    const r = held.get(path);
+    return r && sameState(r.state, state) && r.bytes ? r.bytes : fallback(path, abs, state);
+  };
+  return { read, held, bytes: heldBytes };
+}
+
+/** One selected change's part in a path's walk: what it expects to find and what it leaves (undo: after → before). */
+interface WalkStep {
+  from: FileState;
+  to: FileState;
+}
+
+/** What a merge attempt gives: the bytes and state to write, or why not (null: no merge is possible, the conflict stays as it is). */
+type MergeAttempt = { merged: Buffer; target: FileState } | { detail: string } | null;
+
+/** The bytes of kept file state `s` from the blob store (null: not a text file that can be merged). */
+function textBlob(engine: Engine, s: FileState): Buffer | null {
+  if (!s.exists || s.type !== 'file' || !s.sha256) return null;
+  let b: Buffer;
+  try {
+    b = engine.journal.blobs.get(s.sha256);
+  } catch {
+    return null;
+  }
+  return isMergeableText(b) ? b : null;
+}
+
+/** "lines 8-10 changed by the agent and lines 9-11 since" for the overlaps of one merge. */
+function overlapText(overlaps: MergeOverlap[], direction: 'undo' | 'redo'): string {
+  const who = direction === 'undo' ? 'by the agent' : 'by the change';
+  const parts = overlaps.slice(0, 3).map((o) => `${linesText(o.change)} changed ${who} and ${linesText(o.since)} since`);
+  const more = overlaps.length > 3 ? ` (and ${overlaps.length - 3} more)` : '';
+  return `${parts.join('; ')}${more}`;
+}
+
+/**
+ * The three-way merge of one path whose current state is not what the walk expects (or that
+ * another change still in place touched in between): each selected change in walk order is
+ * taken back (redo: made again) over what is there, with base = what the change left, ours =
+ * the file now (merged so far), theirs = what it found (redo: base = before, theirs = after).
+ * Only files whose every state is a kept text file are merged (no NUL byte, under the size
+ * limit); links, folders, binary files, a file missing on either side, and a mode changed since
+ * stay conflicts. The mode is the target's when the file's mode now is what the walk expects.
+ */
+function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target: FileState, current: FileState, ours: Buffer | null, direction: 'undo' | 'redo'): MergeAttempt {
+  if (!ours || !current.exists || current.type !== 'file' || !expected.exists || expected.type !== 'file' || !target.exists || target.type !== 'file') return null;
+  if (current.mode !== expected.mode) return null;
+  if (ours.length > engine.config.maxFileBytes || !isMergeableText(ours)) return null;
+  let now = ours;
+  for (const s of steps) {
+    const base = textBlob(engine, s.from);
+    const theirs = textBlob(engine, s.to);
+    if (!base || !theirs) return null;
+    const r = mergeBytes(base, now, theirs);
+    if (!r.ok) return { detail: r.tooManyEdits ? 'changed since, too much to merge' : overlapText(r.overlaps, direction) };
+    now = r.bytes;
+  }
+  return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256Hex(now) } };
 }
 
 /**
@@ -124,8 +207,13 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
  * state comes from the first set the walk meets and the target from the last (what the first
  * change found is what the walk back arrives at).
- * A path is a conflict when what is there now is neither the expected state nor already the
- * target; a path whose expected or target bytes were not kept is a gap. Reads, never writes.
+ * A path whose state now is neither the expected state nor already the target — or that another
+ * change still in place touched between the selected ones — is merged when it can be (a text
+ * file whose later edits do not overlap the selected changes' hunks: `merged` holds the bytes,
+ * `target` their state, the action stays `put-back`), else it is a conflict, whose detail names
+ * the overlapping lines of both sides when there are any. A path whose expected or target bytes
+ * were not kept is a gap. `bytesNow` gives a path's bytes for a merge (default: read from the
+ * disk again). Reads, never writes.
  */
 export function makePlan(
   engine: Engine,
@@ -133,6 +221,7 @@ export function makePlan(
   direction: 'undo' | 'redo',
   read: CurrentReader = diskReader(engine),
   paths?: string[],
+  bytesNow: CurrentBytes = diskBytes(engine),
 ): Plan {
   const only = paths && paths.length > 0 ? new Set(paths) : null;
   const skipped: Plan['skipped'] = [];
@@ -147,7 +236,7 @@ export function makePlan(
   }
   active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
 
-  type Acc = { expected: FileState; target: FileState; sets: string[]; gap: GapReason | null };
+  type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
   const byPath = new Map<string, Acc>();
   for (const s of active) {
     for (const f of s.files) {
@@ -155,11 +244,12 @@ export function makePlan(
       const [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
       let acc = byPath.get(f.path);
       if (!acc) {
-        acc = { expected: from, target: to, sets: [], gap: null };
+        acc = { expected: from, target: to, sets: [], steps: [], gap: null };
         byPath.set(f.path, acc);
       }
       acc.target = to;
       acc.sets.push(s.id);
+      acc.steps.push({ from, to });
       if (f.gap && !acc.gap) acc.gap = f.gap;
     }
   }
@@ -192,28 +282,43 @@ export function makePlan(
     } else if (acc.gap === 'symlink-target' && sameState(acc.expected, acc.target)) {
       gapReason = 'symlink-target';
     }
-    const action = gapReason ? 'none' : actionFor(current, acc.target);
+    let action: Action = gapReason ? 'none' : actionFor(current, acc.target);
     let conflict: Conflict | null = null;
+    let target = acc.target;
+    let merged: Buffer | null = null;
     if (!gapReason && action !== 'none') {
-      if (!sameState(current, acc.expected)) {
+      const changed = !sameState(current, acc.expected);
+      const ids = between.get(path);
+      if (changed) {
         conflict = {
           reason: 'changed-since',
           detail: !current.exists ? 'deleted since' : !acc.expected.exists ? 'created since' : 'changed since',
         };
-      } else if (between.has(path)) {
-        const ids = between.get(path)!;
+      } else if (ids) {
         conflict = { reason: 'interleaved', detail: `also changed by ${ids.length === 1 ? 'change' : 'changes'} ${ids.join(', ')}, not selected`, sets: ids };
+      }
+      // A text file edited since (or by a change in between that stays): the later edits are kept
+      // when they do not overlap the selected changes' hunks.
+      if (conflict && abs) {
+        const m = tryMerge(engine, acc.steps, acc.expected, acc.target, current, bytesNow(path, abs, current), direction);
+        if (m && 'merged' in m) {
+          conflict = null;
+          merged = m.merged;
+          target = m.target;
+          action = actionFor(current, target);
+        } else if (m) conflict = { ...conflict, detail: `${conflict.detail}: ${m.detail}` };
       }
     }
     files.push({
       path,
       action,
       expected: acc.expected,
-      target: acc.target,
+      target,
       current,
       conflict,
       gap: gapReason ? gapFor(path, gapReason) : null,
       sets: acc.sets,
+      merged,
     });
   }
   return { direction, sets: active, skipped, files };

@@ -16,6 +16,8 @@ export interface PreviewFile {
   /** Said instead of a diff: "binary files differ", "too large to show a diff". */
   note: string | null;
   sets: string[];
+  /** True when the step writes a three-way merge: the change taken back (redo: made again) keeping later edits. */
+  merged: boolean;
 }
 
 /** Reads the bytes a path holds now; the sidecar passes one that sees unsaved editor text. */
@@ -96,12 +98,12 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
             abs = null;
           }
           const now = abs && f.current.exists && f.current.type === 'file' ? readBytes(f.path, abs) : null;
-          const d = unifiedDiff(f.path, now, targetBytes(f.target));
+          const d = unifiedDiff(f.path, now, f.merged ?? targetBytes(f.target));
           diff = d.diff;
           note = d.note ?? note;
         }
       }
     }
-    return { path: f.path, action: f.action, conflict: f.conflict, gap: f.gap, diff, note, sets: f.sets };
+    return { path: f.path, action: f.action, conflict: f.conflict, gap: f.gap, diff, note, sets: f.sets, merged: f.merged !== null };
   });
 }

@@ -1,0 +1,143 @@
+import { diffArrays } from 'diff';
+import { diff3Merge } from 'node-diff3';
+
+/*
+ * The three-way merge of an undo or redo: the change's own hunks taken back (or made again)
+ * over a file that was edited since, keeping those later edits.
+ *
+ * It works on bytes: each line is a latin1 string of its bytes with its own terminator (`\n`,
+ * `\r\n`, or none for a last line without one), so that CRLF, mixed line ends, a BOM (bytes of
+ * the first line), a missing final newline and bytes that are not UTF-8 come back exactly as they
+ * were, and two lines are the same only when every byte is.
+ *
+ * node-diff3 decides each region (one side's change taken, or a conflict). Its LCS is quadratic
+ * in the lines it is given (a 20,000-line file takes minutes), so it is given only the unstable
+ * regions: the lines of the base that both sides keep — found by the `diff` package's Myers
+ * diff, linear in the lines when the changes are few — split the three files into independent
+ * regions (as diff3's own stable chunks do), and only the regions where a side changed something
+ * go to node-diff3.
+ */
+
+/** Edits past which a side's diff gives up (a file rewritten whole): the merge is then a conflict. */
+const MAX_EDIT_LENGTH = 20_000;
+
+/** A range of lines, 1-based and inclusive; `end < start` is an empty range just before `start`. */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+/** Where the change's hunk and a later edit overlap: the change's lines (in `base`) and the later edit's (in `ours`). */
+export interface MergeOverlap {
+  change: LineRange;
+  since: LineRange;
+}
+
+/** The merged bytes, or the overlaps that stop the merge (`tooManyEdits`: a side was rewritten past what the diff follows). */
+export type MergeOutcome = { ok: true; bytes: Buffer } | { ok: false; overlaps: MergeOverlap[]; tooManyEdits?: boolean };
+
+/** True when `bytes` can be merged as text: no NUL byte anywhere. */
+export function isMergeableText(bytes: Uint8Array): boolean {
+  return bytes.indexOf(0) === -1;
+}
+
+/** The lines of `bytes` as latin1 strings, each with its own terminator (`\n`, `\r\n`, none at the end). */
+export function splitLines(bytes: Buffer): string[] {
+  const s = bytes.toString('latin1');
+  const out: string[] = [];
+  let from = 0;
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', from)) {
+    out.push(s.slice(from, i + 1));
+    from = i + 1;
+  }
+  if (from < s.length) out.push(s.slice(from));
+  return out;
+}
+
+/** For each line of `base`, the index of the same line in `other` when the diff keeps it, else -1. */
+function kept(base: string[], other: string[]): Int32Array | null {
+  const map = new Int32Array(base.length).fill(-1);
+  const parts = diffArrays(base, other, { maxEditLength: MAX_EDIT_LENGTH });
+  if (!parts) return null;
+  let i = 0;
+  let j = 0;
+  for (const p of parts) {
+    const n = p.count ?? p.value.length;
+    if (p.added) j += n;
+    else if (p.removed) i += n;
+    else {
+      for (let k = 0; k < n; k++) map[i + k] = j + k;
+      i += n;
+      j += n;
+    }
+  }
+  return map;
+}
+
+/**
+ * Merges `ours` (the file now) and `theirs` (what the step puts back) against `base` (what the
+ * step expects to find): where only one side changed a region from `base`, that side's lines are
+ * taken; where both changed it differently, it is an overlap (line numbers of `base` and of
+ * `ours`). Both sides making the same change is no overlap. Call only with text
+ * ({@link isMergeableText}); the bytes that come back are exact (see the top of this file).
+ */
+export function mergeBytes(base: Buffer, ours: Buffer, theirs: Buffer): MergeOutcome {
+  if (ours.equals(base)) return { ok: true, bytes: theirs };
+  if (theirs.equals(base) || theirs.equals(ours)) return { ok: true, bytes: ours };
+  const o = splitLines(base);
+  const a = splitLines(ours);
+  const b = splitLines(theirs);
+  // Lines the three share at the start and at the end are stable as they are: only the middle is diffed.
+  let head = 0;
+  const short = Math.min(o.length, a.length, b.length);
+  while (head < short && o[head] === a[head] && o[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < short - head && o[o.length - 1 - tail] === a[a.length - 1 - tail] && o[o.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const ma = kept(o.slice(head, o.length - tail), a.slice(head, a.length - tail));
+  const mb = kept(o.slice(head, o.length - tail), b.slice(head, b.length - tail));
+  if (!ma || !mb) return { ok: false, overlaps: [], tooManyEdits: true };
+  const out: string[] = o.slice(0, head);
+  const overlaps: MergeOverlap[] = [];
+  // The start of the region after the last stable line, in each of o, a, b.
+  let oi = head;
+  let ai = head;
+  let bi = head;
+  const region = (oEnd: number, aEnd: number, bEnd: number) => {
+    if (oi === oEnd && ai === aEnd && bi === bEnd) return;
+    const oSeg = o.slice(oi, oEnd);
+    const aSeg = a.slice(ai, aEnd);
+    const bSeg = b.slice(bi, bEnd);
+    for (const r of diff3Merge(aSeg, oSeg, bSeg, { excludeFalseConflicts: true })) {
+      if (r.ok) {
+        for (const l of r.ok) out.push(l);
+      } else if (r.conflict) {
+        const c = r.conflict;
+        overlaps.push({
+          change: { start: oi + c.oIndex + 1, end: oi + c.oIndex + c.o.length },
+          since: { start: ai + c.aIndex + 1, end: ai + c.aIndex + c.a.length },
+        });
+      }
+    }
+  };
+  for (let k = 0; k < ma.length; k++) {
+    if (ma[k]! < 0 || mb[k]! < 0) continue;
+    const i = head + k;
+    const ja = head + ma[k]!;
+    const jb = head + mb[k]!;
+    region(i, ja, jb);
+    out.push(o[i]!);
+    oi = i + 1;
+    ai = ja + 1;
+    bi = jb + 1;
+  }
+  region(o.length - tail, a.length - tail, b.length - tail);
+  if (overlaps.length > 0) return { ok: false, overlaps };
+  for (let i = o.length - tail; i < o.length; i++) out.push(o[i]!);
+  return { ok: true, bytes: Buffer.from(out.join(''), 'latin1') };
+}
+
+/** `r` for people: "line 8", "lines 8-10", or "after line 7" (an empty range). */
+export function linesText(r: LineRange): string {
+  if (r.end < r.start) return r.start <= 1 ? 'at the start' : `after line ${r.start - 1}`;
+  return r.end === r.start ? `line ${r.start}` : `lines ${r.start}-${r.end}`;
+}

@@ -17,6 +17,7 @@ import { generated, git, realTree, refreshIndex, rng, sourceText } from './gen.m
 import { fireEvent, freePort, startHttpDaemon } from './http-hooks.mjs';
 const { HOOK_ENV_PREFIX } = await import('../dist/server/cli/self.js');
 import { fmt, median, peakRss, sleep, time, treeBytes } from './measure.mjs';
+import { mergeBench } from './merge.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'takeback.js');
@@ -639,6 +640,7 @@ async function mainBench() {
     if (want('list')) await listBench(QUICK ? 5 : 9);
     if (want('storage')) await storageBench(QUICK ? 100 : 1000);
     if (want('gc')) await gcSliceBench(QUICK ? 3000 : 10_000);
+    if (want('merge')) await mergeBench(record, QUICK ? 3 : 5, SCRATCH);
     if (want('memory') && !want('snapshot') && ws100k) {
       const env = home('mem-100k');
       tb(ws100k, env, ['capture', 'begin', '--id', 'base']);

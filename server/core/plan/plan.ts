@@ -1,6 +1,6 @@
 import type { Engine } from '../engine.js';
 import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
-import { sha256Hex } from '../sha256.js';
+import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { isMergeableText, linesText, mergeBytes, type MergeOverlap } from './merge.js';
@@ -199,7 +199,7 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
     if (!r.ok) return { detail: r.tooManyEdits ? 'changed since, too much to merge' : overlapText(r.overlaps, direction) };
     now = r.bytes;
   }
-  return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256Hex(now) } };
+  return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256(now) } };
 }
 
 /**

@@ -180,6 +180,23 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       expect(ws.read('bom.txt')).toEqual(bom);
     });
 
+    it("merges a later saved edit on another line through the buffer: the agent's line goes back, the edit stays", async () => {
+      const e = await start('neovim');
+      const mine = `${AFTER['notes.md']}a line of mine\n`;
+      fs.writeFileSync(path.join(ws.root, 'notes.md'), mine);
+      await e.open('notes.md');
+      const p = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't1' } });
+      expect(p.conflicts).toBe(0);
+      expect(p.files.find((f) => f.path === 'notes.md')).toMatchObject({ action: 'put-back', conflict: null, merged: true });
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+      expect(r.written).toBe(true);
+      expect(r.applied.find((f) => f.path === 'notes.md')).toEqual({ path: 'notes.md', action: 'put-back', via: 'editor', merged: true });
+      expect(e.text('notes.md')).toBe(`${BEFORE['notes.md']}a line of mine\n`);
+      await e.saveEdited();
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 5000, 'undone');
+      expect(ws.read('notes.md')).toEqual(Buffer.from(`${BEFORE['notes.md']}a line of mine\n`));
+    });
+
     it('counts unsaved text in a buffer as a conflict, and replaces it with force', async () => {
       const e = await start('neovim');
       await e.open('notes.md');

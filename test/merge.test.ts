@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mergeBytes } from '../server/core/plan/merge.js';
 import { lines, sandbox, type Sandbox } from './support/takeback.js';
 
 let sb: Sandbox | null = null;
@@ -202,5 +203,22 @@ describe('undo and redo merge later edits that do not overlap', () => {
     expect(out.conflicts).toEqual([
       expect.objectContaining({ path: 'f.txt', reason: 'interleaved', detail: `also changed by change ${d}, not selected: line 8 changed by the agent and line 8 since` }),
     ]);
+  });
+});
+
+describe('mergeBytes', () => {
+  const B = (s: string) => Buffer.from(s, 'latin1');
+  it('takes the same change made by both sides once; insertions at the same place by both sides differently overlap', () => {
+    expect(mergeBytes(B('a\nb\nc\n'), B('a\nX\nc\n'), B('a\nX\nc\n'))).toEqual({ ok: true, bytes: B('a\nX\nc\n') });
+    const r = mergeBytes(B('a\nb\nc\nd\n'), B('a\nb\nmine\nc\nd\n'), B('a\nb\ntheirs\nc\nd\n'));
+    expect(r).toEqual({ ok: false, overlaps: [{ change: { start: 3, end: 2 }, since: { start: 3, end: 3 } }] });
+  });
+
+  it('a 20,000-line file with one change on each side far apart merges (the regions between kept lines only go to the three-way merge)', () => {
+    const base = lines('line', 20_000);
+    const ours = base.replace('line 15000\n', 'mine\n');
+    const theirs = base.replace('line 1200\n', 'theirs\n');
+    const r = mergeBytes(B(base), B(ours), B(theirs));
+    expect(r).toEqual({ ok: true, bytes: B(base.replace('line 15000\n', 'mine\n').replace('line 1200\n', 'theirs\n')) });
   });
 });

@@ -169,10 +169,12 @@ function textBlob(engine: Engine, s: FileState): Buffer | null {
   return isMergeableText(b) ? b : null;
 }
 
-/** "lines 8-10 changed by the agent and lines 9-11 since" for the overlaps of one merge. */
-function overlapText(overlaps: MergeOverlap[], direction: 'undo' | 'redo'): string {
-  const who = direction === 'undo' ? 'by the agent' : 'by the change';
-  const parts = overlaps.slice(0, 3).map((o) => `${linesText(o.change)} changed ${who} and ${linesText(o.since)} since`);
+/**
+ * "lines 8-10 changed by the agent and lines 9-11 since" for the overlaps of one merge: the
+ * change's lines as it left them (redo: as the undo left them), then the lines of the file now.
+ */
+function overlapText(overlaps: MergeOverlap[]): string {
+  const parts = overlaps.slice(0, 3).map((o) => `${linesText(o.change)} changed by the agent and ${linesText(o.since)} since`);
   const more = overlaps.length > 3 ? ` (and ${overlaps.length - 3} more)` : '';
   return `${parts.join('; ')}${more}`;
 }
@@ -186,7 +188,7 @@ function overlapText(overlaps: MergeOverlap[], direction: 'undo' | 'redo'): stri
  * limit); links, folders, binary files, a file missing on either side, and a mode changed since
  * stay conflicts. The mode is the target's when the file's mode now is what the walk expects.
  */
-function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target: FileState, current: FileState, ours: Buffer | null, direction: 'undo' | 'redo'): MergeAttempt {
+function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target: FileState, current: FileState, ours: Buffer | null): MergeAttempt {
   if (!ours || !current.exists || current.type !== 'file' || !expected.exists || expected.type !== 'file' || !target.exists || target.type !== 'file') return null;
   if (current.mode !== expected.mode) return null;
   if (ours.length > engine.config.maxFileBytes || !isMergeableText(ours)) return null;
@@ -196,7 +198,7 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
     const theirs = textBlob(engine, s.to);
     if (!base || !theirs) return null;
     const r = mergeBytes(base, now, theirs);
-    if (!r.ok) return { detail: r.tooManyEdits ? 'changed since, too much to merge' : overlapText(r.overlaps, direction) };
+    if (!r.ok) return { detail: r.tooManyEdits ? 'changed since, too much to merge' : overlapText(r.overlaps) };
     now = r.bytes;
   }
   return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256(now) } };
@@ -300,7 +302,7 @@ export function makePlan(
       // A text file edited since (or by a change in between that stays): the later edits are kept
       // when they do not overlap the selected changes' hunks.
       if (conflict && abs) {
-        const m = tryMerge(engine, acc.steps, acc.expected, acc.target, current, bytesNow(path, abs, current), direction);
+        const m = tryMerge(engine, acc.steps, acc.expected, acc.target, current, bytesNow(path, abs, current));
         if (m && 'merged' in m) {
           conflict = null;
           merged = m.merged;

@@ -16,8 +16,12 @@ export interface PreviewFile {
   /** Said instead of a diff: "binary files differ", "too large to show a diff". */
   note: string | null;
   sets: string[];
-  /** True when the step writes a three-way merge: the change taken back (redo: made again) keeping later edits. */
-  merged: boolean;
+  /**
+   * True when the step writes a three-way merge: the change taken back (redo: made again) while
+   * the later edits to the file, which do not overlap it, are kept ("put back, keeping later
+   * changes"); `diff` then goes from the file now to the merged text. Absent otherwise.
+   */
+  merged?: boolean;
 }
 
 /** Reads the bytes a path holds now; the sidecar passes one that sees unsaved editor text. */
@@ -104,6 +108,6 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
         }
       }
     }
-    return { path: f.path, action: f.action, conflict: f.conflict, gap: f.gap, diff, note, sets: f.sets, merged: f.merged !== null };
+    return { path: f.path, action: f.action, conflict: f.conflict, gap: f.gap, diff, note, sets: f.sets, ...(f.merged ? { merged: true } : {}) };
   });
 }

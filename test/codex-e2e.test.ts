@@ -14,7 +14,7 @@
 //
 // Part B: both agents' hooks in one folder, one journal. A Claude Code turn (Write, Edit, Bash),
 // then a Codex turn that patches the file Claude edited and changes another by shell: undoing
-// Claude's turn is refused (that file changed since) and writes nothing; undoing Codex's turn
+// Claude's turn first would merge (Codex's patch of that file is on other lines, and stays); undoing Codex's turn
 // gives back exactly what Claude Code left; then Claude's turn undoes cleanly; both redo.
 //
 // Needs the CLIs: scripts/install-codex.sh (or CODEX=/path/to/codex) and, for part B,
@@ -578,14 +578,14 @@ describe.skipIf(!CODEX || !CLAUDE)(
       expect(tb(['list', '--agent', 'codex', '--json']).json.sets.map((s: any) => s.agent)).toEqual(['codex', 'codex']);
     });
 
-    it("undoing Claude Code's turn is refused: the file Codex changed since is the one conflict; nothing is written", () => {
-      const r = tb(['undo', '--turn', claudeTurn.id, '--json'], 1);
-      expect(r.json.written).toBe(false);
-      expect(r.json.conflicts.map((c: any) => [c.path, c.reason])).toEqual([[S, 'changed-since']]);
-      expectTree(TB, "a refused undo writes nothing: Codex's changes are in place");
+    it("undoing Claude Code's turn first would keep Codex's patch of the same file (two lines further): the preview merges it, with no conflict; nothing is written", () => {
+      const r = tb(['preview', '--turn', claudeTurn.id, '--json']);
+      expect(r.json.conflicts).toBe(0);
+      expect(r.json.files.find((f: any) => f.path === S)).toMatchObject({ action: 'put-back', conflict: null, merged: true });
+      expectTree(TB, "a preview writes nothing: Codex's changes are in place");
       // The human form says so too, and names the file.
-      const human = tb(['undo', '--turn', claudeTurn.id], 1);
-      expect(`${human.stdout}${human.stderr}`).toContain(S);
+      const human = tb(['preview', '--turn', claudeTurn.id]);
+      expect(human.stdout).toContain(`${S}: put back, keeping later changes`);
       expectTree(TB, 'still nothing written');
     });
 

@@ -90,7 +90,8 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'head\nuser line\ntail\n');
     const f = makePlan(ws.engine, [set], 'undo').files[0]!;
     expect(f.action).toBe('put-back');
-    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since' });
+    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since: line 2 changed by the agent and line 2 since' });
+    expect(f.merged).toBeNull();
     expect(f.current).toMatchObject({ sha256: sha('head\nuser line\ntail\n') });
   });
 
@@ -138,7 +139,7 @@ describe('makePlan: conflicts', () => {
     const s3 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '4\n')));
     const f = makePlan(ws.engine, [s1, s3], 'undo').files[0]!;
     expect(f.sets).toEqual([s3.id, s1.id]);
-    expect(f.conflict).toEqual({ reason: 'interleaved', detail: `also changed by change ${s2.id}, not selected`, sets: [s2.id] });
+    expect(f.conflict).toEqual({ reason: 'interleaved', detail: `also changed by change ${s2.id}, not selected: line 1 changed by the agent and line 1 since`, sets: [s2.id] });
     // With the one between selected too, the walk is whole: no conflict.
     expect(makePlan(ws.engine, [s1, s2, s3], 'undo').files[0]!.conflict).toBeNull();
   });

@@ -8,21 +8,37 @@
 //   buffers (the takeback plugin attaches to every buffer, so they are didOpen'ed), skips a
 //   TextDocumentEdit whose version is older than the buffer's and still answers applied: true.
 //   Saves nothing itself; the plugin saves the buffers it changed after an undo (`saveEdited`).
-// - `lsp4ij`: LSP4IJ's capabilities (documentChanges; create/delete/rename; code lens refresh).
-//   Ignores versions, always answers applied: true, edits files it has not opened in memory
-//   without telling the server, never saves (the IDE saves later: `saveAll`).
+// - `lsp4ij`: LSP4IJ 0.20's capabilities (documentChanges; create/delete/rename; code lens
+//   refresh) and string ids for its own requests. Ignores versions, always answers applied: true,
+//   edits files it has not opened in memory without telling the server, never saves (the IDE
+//   saves later: `saveAll`). A text edit for a file its virtual file system does not know (not on
+//   disk and not loaded, or one in `unknownToVfs`) is skipped silently; CreateFile truncates an
+//   existing file whatever its options; RenameFile renames in place only (the new name in the old
+//   folder); commands go to the server only when it lists them (`runCommand`); a
+//   showMessageRequest is dismissed (-32800); unknown notifications are dropped (`dropped`).
 // - `headless`: no capabilities at all (a script).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  ResponseError,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type DataCallback,
+  type Message,
+  type MessageConnection,
+  type MessageReader,
+  type MessageWriter,
+} from 'vscode-jsonrpc/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type {
   ApplyWorkspaceEditParams,
   ApplyWorkspaceEditResult,
   ClientCapabilities,
+  Command,
   CreateFile,
   DeleteFile,
   InitializeResult,
@@ -67,8 +83,10 @@ export function capabilitiesOf(kind: EditorKind): ClientCapabilities {
       window: { workDoneProgress: true, showMessage: { messageActionItem: { additionalPropertiesSupport: false } }, showDocument: { support: true } },
     };
   }
-  // LSP4IJ (com.redhat.devtools.lsp4ij: LSPClientFeatures / SupportedFeatures).
+  // LSP4IJ 0.20 (com.redhat.devtools.lsp4ij: ClientCapabilitiesFactory): no failureHandling, no
+  // normalizesLineEndings, no changeAnnotationSupport.
   return {
+    general: { positionEncodings: ['utf-16'], staleRequestSupport: { cancel: true, retryOnContentModified: [] } },
     workspace: {
       applyEdit: true,
       workspaceEdit: { documentChanges: true, resourceOperations: ['create', 'delete', 'rename'] },
@@ -113,6 +131,14 @@ export class TestEditor {
   /** URIs changed by the last applyEdit (what Neovim's plugin saves afterwards). */
   edited = new Set<string>();
   lensRefreshes = 0;
+  /** LSP4IJ: files on disk its virtual file system has not seen yet (made outside the IDE since its last refresh). */
+  readonly unknownToVfs = new Set<string>();
+  /** Methods of the notifications this client does not handle and dropped (LSP4IJ logs and drops them). */
+  readonly dropped: string[] = [];
+  /** Methods of the requests the server sent to this client, in order. */
+  readonly requests: string[] = [];
+  /** `executeCommandProvider.commands` from the server's initialize answer. */
+  serverCommands: string[] = [];
   /** The name sent as `clientInfo.name` (set before initialize; the sidecar knows "Neovim"). */
   clientName: string | null = null;
   /**
@@ -128,10 +154,22 @@ export class TestEditor {
     private readonly dispose: () => void = () => undefined,
     private readonly exitOnClose = true,
   ) {
-    conn.onRequest('workspace/applyEdit', (p: ApplyWorkspaceEditParams) => this.applyEdit(p));
+    conn.onRequest('workspace/applyEdit', (p: ApplyWorkspaceEditParams) => {
+      this.requests.push('workspace/applyEdit');
+      return this.applyEdit(p);
+    });
     conn.onRequest('workspace/codeLens/refresh', () => {
+      this.requests.push('workspace/codeLens/refresh');
       this.lensRefreshes++;
       return null;
+    });
+    // The person closes the balloon without picking an action: LSP4IJ cancels the request.
+    conn.onRequest('window/showMessageRequest', () => {
+      this.requests.push('window/showMessageRequest');
+      return new ResponseError(-32800, 'dismissed');
+    });
+    conn.onNotification((method: string) => {
+      this.dropped.push(method);
     });
     conn.onNotification('window/showMessage', (p: { type: number; message: string }) => {
       this.messages.push(p);
@@ -159,8 +197,21 @@ export class TestEditor {
       initializationOptions: { watchIntervalMs: 50, verifyTimeoutMs: 1500, ...initializationOptions },
       clientInfo: { name: this.clientName ?? `test-${this.kind}` },
     });
+    this.serverCommands = r.capabilities.executeCommandProvider?.commands ?? [];
     await this.conn.sendNotification('initialized', {});
     return r;
+  }
+
+  /**
+   * Runs a code lens's or code action's command as the editor does. LSP4IJ sends it to the server
+   * only when the server listed it in `executeCommandProvider.commands` (else it looks for an IDE
+   * action of that id, and shows an error): throws for a command not listed.
+   */
+  runCommand<R>(command: Command): Promise<R> {
+    if (this.kind === 'lsp4ij' && !this.serverCommands.includes(command.command)) {
+      throw new Error(`LSP4IJ: no action for ${command.command} (the server lists ${this.serverCommands.join(', ')})`);
+    }
+    return this.conn.sendRequest<R>('workspace/executeCommand', { command: command.command, arguments: command.arguments });
   }
 
   request<R>(method: string, params?: unknown): Promise<R> {
@@ -244,7 +295,15 @@ export class TestEditor {
     return b;
   }
 
-  private async textEdit(uri: string, version: number | null, edits: TextEdit[]): Promise<void> {
+  /** LSP4IJ: true when its virtual file system knows `uri` (loaded, or on disk and refreshed). */
+  private inVfs(uri: string): boolean {
+    return this.buffers.has(uri) || (fs.existsSync(this.file(uri)) && !this.unknownToVfs.has(uri));
+  }
+
+  private async textEdit(uri: string, version: number | null, edits: TextEdit[], versioned: boolean): Promise<void> {
+    // LSP4IJ: with documentChanges, a file its virtual file system does not know is skipped
+    // silently; with `changes`, a missing file is made.
+    if (this.kind === 'lsp4ij' && versioned && !this.inVfs(uri)) return;
     const b = await this.load(uri);
     if (this.skip.has(uri)) return;
     // Neovim skips an edit for an older version (and answers applied: true); LSP4IJ ignores versions.
@@ -280,14 +339,22 @@ export class TestEditor {
       if ('kind' in op) {
         if (op.kind === 'create') {
           const file = this.file(op.uri);
-          if (fs.existsSync(file) && !op.options?.overwrite) {
+          // LSP4IJ reads neither option: an existing file is truncated.
+          if (this.kind !== 'lsp4ij' && fs.existsSync(file) && !op.options?.overwrite) {
             if (op.options?.ignoreIfExists) continue;
           }
           fs.mkdirSync(path.dirname(file), { recursive: true });
           fs.writeFileSync(file, '');
+          this.unknownToVfs.delete(op.uri);
           const b = await this.load(op.uri);
+          const was = b.text;
           b.text = this.eolOption ? '\n' : '';
           this.edited.add(op.uri);
+          if (b.open && was !== b.text) {
+            b.version++;
+            const range = { start: { line: 0, character: 0 }, end: TextDocument.create(op.uri, 'plaintext', 0, was).positionAt(was.length) };
+            await this.conn.sendNotification('textDocument/didChange', { textDocument: { uri: op.uri, version: b.version }, contentChanges: [{ range, text: b.text }] });
+          }
         } else if (op.kind === 'delete') {
           const file = this.file(op.uri);
           if (fs.existsSync(file)) fs.rmSync(file, { recursive: Boolean(op.options?.recursive) });
@@ -297,11 +364,22 @@ export class TestEditor {
             this.edited.delete(op.uri);
             if (b.open) await this.conn.sendNotification('textDocument/didClose', { textDocument: { uri: op.uri } });
           }
+        } else if (this.kind === 'lsp4ij') {
+          // LSP4IJ renames in place: the new name, in the old folder.
+          const from = this.file(op.oldUri);
+          const to = path.join(path.dirname(from), path.basename(this.file(op.newUri)));
+          if (fs.existsSync(from)) fs.renameSync(from, to);
+          const b = this.buffers.get(op.oldUri);
+          if (b) {
+            this.buffers.delete(op.oldUri);
+            b.uri = pathToFileURL(to).href;
+            this.buffers.set(b.uri, b);
+          }
         } else {
           throw new Error(`unexpected ${op.kind}`);
         }
       } else {
-        await this.textEdit(op.textDocument.uri, op.textDocument.version, op.edits as TextEdit[]);
+        await this.textEdit(op.textDocument.uri, op.textDocument.version, op.edits as TextEdit[], Boolean(p.edit.documentChanges));
       }
     }
     return { applied: true };
@@ -332,12 +410,50 @@ export class TestEditor {
   }
 }
 
+/**
+ * A client's connection. LSP4IJ (lsp4j with `jsonRpc.useIntegerIds` false, its default) sends
+ * its requests with string ids: the writer sends each request's id as a string, and the reader
+ * gives the answers back to vscode-jsonrpc under the number it chose.
+ */
+function connection(kind: EditorKind, reader: MessageReader, writer: MessageWriter): MessageConnection {
+  if (kind !== 'lsp4ij') return createMessageConnection(reader, writer);
+  const sent = new Set<string>();
+  const stringIds: MessageWriter = {
+    onError: writer.onError,
+    onClose: writer.onClose,
+    write(msg: Message) {
+      const m = msg as Message & { id?: unknown; method?: string };
+      if (typeof m.method === 'string' && typeof m.id === 'number') {
+        sent.add(String(m.id));
+        return writer.write({ ...m, id: String(m.id) } as Message);
+      }
+      return writer.write(msg);
+    },
+    end: () => writer.end(),
+    dispose: () => writer.dispose(),
+  };
+  const answers: MessageReader = {
+    onError: reader.onError,
+    onClose: reader.onClose,
+    onPartialMessage: reader.onPartialMessage,
+    listen(callback: DataCallback) {
+      return reader.listen((msg) => {
+        const m = msg as Message & { id?: unknown; method?: string };
+        if (m.method === undefined && typeof m.id === 'string' && sent.delete(m.id)) callback({ ...m, id: Number(m.id) } as Message);
+        else callback(msg);
+      });
+    },
+    dispose: () => reader.dispose(),
+  };
+  return createMessageConnection(answers, stringIds);
+}
+
 /** Server and client in this process, over a pair of in-memory streams. */
 export function inProcess(root: string, kind: EditorKind, env: NodeJS.ProcessEnv): TestEditor {
   const toServer = new PassThrough();
   const toClient = new PassThrough();
   startServer({ input: toServer, output: toClient, env, cwd: root, version: 'test' });
-  const conn = createMessageConnection(new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
+  const conn = connection(kind, new StreamMessageReader(toClient), new StreamMessageWriter(toServer));
   return new TestEditor(
     conn,
     root,
@@ -355,7 +471,7 @@ export function overStdio(root: string, kind: EditorKind, env: NodeJS.ProcessEnv
   const child = spawn(process.execPath, [BIN, 'serve', '--stdio'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d) => (err += String(d)));
-  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const conn = connection(kind, new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const editor = new TestEditor(conn, root, kind, () => undefined);
   return { editor, child, stderr: () => err };
 }

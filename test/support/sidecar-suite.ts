@@ -343,6 +343,81 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
     });
   });
 
+  describe('LSP4IJ-like client: its quirks', () => {
+    it('skips a text edit for a file its virtual file system does not know; nothing is recorded as undone for it', async () => {
+      const e = await start('lsp4ij', { verifyTimeoutMs: 300 });
+      await e.open('notes.md');
+      // data.txt as a file the IDE has not refreshed since a process outside it touched it.
+      e.unknownToVfs.add(e.uri('data.txt'));
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+      expect(e.edits).toHaveLength(1);
+      expect(e.text('data.txt')).toBeUndefined();
+      // Not claimed done: the path waits for a save that confirms it.
+      expect(r.failed).toEqual([]);
+      expect(r.pending).toContain('data.txt');
+      await e.saveAll();
+      await new Promise((res) => setTimeout(res, 400));
+      expect(ws.read('notes.md')).toEqual(Buffer.from(BEFORE['notes.md'] as string));
+      expect(ws.read('data.txt')).toEqual(Buffer.from(AFTER['data.txt'] as string));
+      expect((await states(e)).sort()).toEqual(['applied', 'applied', 'applied']);
+      expect(e.changes.some((c) => c.reason === 'undone')).toBe(false);
+    });
+
+    it('truncates a file that appeared before its CreateFile; the redo is recorded only once the IDE saves its text', async () => {
+      const e = await start('lsp4ij');
+      await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+      await e.saveAll();
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 5000, 'undone');
+      expect(ws.read('src/new.ts')).toBeNull();
+      e.beforeApply = async () => {
+        e.beforeApply = null;
+        fs.mkdirSync(path.join(ws.root, 'src'), { recursive: true });
+        fs.writeFileSync(path.join(ws.root, 'src/new.ts'), 'typed elsewhere\n');
+      };
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' }, direction: 'redo' });
+      const ops = e.edits.at(-1)!.edit.documentChanges!;
+      expect(ops.find((o) => 'kind' in o && o.kind === 'create')).toMatchObject({ uri: e.uri('src/new.ts'), options: { ignoreIfExists: true } });
+      // LSP4IJ read neither option: the file is empty on disk, its text in memory.
+      expect(ws.read('src/new.ts')).toEqual(Buffer.alloc(0));
+      expect(r.failed).toEqual([]);
+      expect(r.pending).toContain('src/new.ts');
+      await new Promise((res) => setTimeout(res, 200));
+      expect(await states(e)).toEqual(['undone', 'undone', 'undone']);
+      await e.saveAll();
+      await e.until(() => e.changes.some((c) => c.reason === 'redone'), 5000, 'redone');
+      expectAfter(ws);
+    });
+
+    it('lists every command its lenses and actions carry, runs them through the IDE, and never asks a question', async () => {
+      const e = await start('lsp4ij');
+      await e.open('notes.md');
+      const lenses = await e.request<{ command: { title: string; command: string; arguments: unknown[] } }[]>('textDocument/codeLens', { textDocument: { uri: e.uri('notes.md') } });
+      const actions = await e.request<CodeActionLike[]>('textDocument/codeAction', {
+        textDocument: { uri: e.uri('notes.md') },
+        range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        context: { diagnostics: [] },
+      });
+      const carried = [...lenses.map((l) => l.command.command), ...actions.map((a) => a.command.command)];
+      expect(carried.length).toBeGreaterThan(0);
+      for (const c of carried) expect(e.serverCommands, c).toContain(c);
+      // LSP4IJ shows a code lens only with a title.
+      for (const l of lenses) expect(l.command.title).not.toBe('');
+      expect(() => e.runCommand({ title: 'x', command: 'takeback.unknown' })).toThrow(/no action/);
+
+      const undo = lenses.find((l) => l.command.command === 'takeback.undo')!.command;
+      const r = await e.runCommand<ApplyResult>(undo);
+      expect(r.applied).toEqual([{ path: 'notes.md', action: 'put-back', via: 'editor' }]);
+      expect(e.messages.at(-1)!.message).toMatch(/undid .* in the editor .*save notes.md to finish/);
+      await e.saveAll();
+      await e.until(() => e.messages.some((m) => /saved and recorded/.test(m.message)), 5000, 'recorded message');
+      expect(ws.read('notes.md')).toEqual(Buffer.from(BEFORE['notes.md'] as string));
+      // Results go out as showMessage: a question LSP4IJ would dismiss (-32800) never holds up a step.
+      expect(e.requests).not.toContain('window/showMessageRequest');
+      // Nothing the sidecar sends is a rename (LSP4IJ renames in place only).
+      for (const p of e.edits) expect((p.edit.documentChanges ?? []).filter((o) => 'kind' in o && o.kind === 'rename')).toEqual([]);
+    });
+  });
+
   describe('headless client (no applyEdit)', () => {
     it('gets the disk transaction', async () => {
       const e = await start('headless');

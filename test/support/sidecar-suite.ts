@@ -388,6 +388,29 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       expectAfter(ws);
     });
 
+    it("after the IDE's Undo of a takeback undo, the set stays undone until Redo, which finds the file in place", async () => {
+      const e = await start('lsp4ij');
+      await e.open('notes.md');
+      await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] } });
+      await e.saveAll();
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 5000, 'undone');
+      // Edit → Undo in the IDE: the one command the workspace edit was, taken back; then a save.
+      await e.type('notes.md', AFTER['notes.md'] as string);
+      await e.saveAll();
+      await new Promise((res) => setTimeout(res, 300));
+      const list = await e.request<ListResult>('changes/list', {});
+      expect(list.sets.find((x) => x.label === 'Edit notes.md')!.state).toBe('undone');
+      const lenses = await e.request<{ command: { title: string } }[]>('textDocument/codeLens', { textDocument: { uri: e.uri('notes.md') } });
+      expect(lenses.map((l) => l.command.title)).toEqual(["Agent's change undone", 'Redo']);
+      const editsBefore = e.edits.length;
+      const rr = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] }, direction: 'redo' });
+      expect(rr.sets).toEqual(['2']);
+      expect(rr.applied).toEqual([{ path: 'notes.md', action: 'none', via: 'disk' }]);
+      expect(e.edits).toHaveLength(editsBefore);
+      expect(ws.read('notes.md')).toEqual(Buffer.from(AFTER['notes.md'] as string));
+      await e.until(() => e.changes.some((c) => c.reason === 'redone'), 5000, 'redone');
+    });
+
     it('lists every command its lenses and actions carry, runs them through the IDE, and never asks a question', async () => {
       const e = await start('lsp4ij');
       await e.open('notes.md');

@@ -59,6 +59,12 @@ describe('selectSets: the kinds of selector', () => {
     const t1 = ws.turn(() => {
       edit(ws, 'a.txt', 'a');
     });
+    // "After it ended" is by the journal's millisecond clock: the next change comes a tick later,
+    // as any change a person or an agent makes after a turn does.
+    const ended = Date.now();
+    while (Date.now() === ended) {
+      // wait for the clock to move on
+    }
     const loose = edit(ws, 'loose.txt', 'l');
     let later: ChangeSet | null = null;
     ws.turn(() => {

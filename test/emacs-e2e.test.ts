@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { emacsUsable, findEmacs, missingEditorMessage } from './support/editors.js';
 import { EmacsTmux, newEmacsCase, runErt, writeEmacsParams, type EmacsCase } from './support/emacs.js';
 import { waitFor } from './support/helix.js';
+import { AGENT_AFTER, AGENT_BEFORE, AGENT_COMMAND } from './support/editor-case.js';
 import { BIN, readTree } from './support/nvim.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
@@ -34,20 +35,9 @@ function journal(c: EmacsCase): [string, string][] {
   return (JSON.parse(out) as { sets: { id: string; state: string }[] }).sets.map((s) => [s.id, s.state]);
 }
 
-const BEFORE = {
-  'notes.md': '# Notes\n\nThe quick brown fox.\n',
-  'f.txt': 'a cat sat\n',
-  'g.txt': 'not open\n',
-  x: 'x contents\n',
-};
-const AFTER = {
-  'notes.md': '# Notes\n\nThe slow brown fox.\n',
-  'f.txt': 'b cat sat\n',
-  'g.txt': 'not open in the editor\n',
-  'new.txt': 'made by the agent\n',
-};
-// g.txt is never opened: its undo goes through a buffer the client loads for it.
-const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'not open in the editor' > g.txt && echo 'made by the agent' > new.txt && rm x";
+const BEFORE = AGENT_BEFORE;
+const AFTER = AGENT_AFTER;
+const AGENT = AGENT_COMMAND;
 
 describe('finding Emacs', () => {
   it('takes Emacs 27 or newer only (jsonrpc.el is built in from 27)', () => {

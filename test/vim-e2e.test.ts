@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findVim, missingEditorMessage, vimUsable } from './support/editors.js';
+import { AGENT_AFTER, AGENT_BEFORE, AGENT_COMMAND } from './support/editor-case.js';
 import { BIN, readTree } from './support/nvim.js';
 import { newVimCase, runVim, type VimCase, type VimReport } from './support/vim.js';
 
@@ -37,20 +38,9 @@ function journal(c: VimCase): { id: string; state: string }[] {
   return (JSON.parse(out) as { sets: { id: string; state: string }[] }).sets.map((s) => ({ id: s.id, state: s.state }));
 }
 
-const BEFORE = {
-  'notes.md': '# Notes\n\nThe quick brown fox.\n',
-  'f.txt': 'a cat sat\n',
-  'g.txt': 'not open\n',
-  x: 'x contents\n',
-};
-const AFTER = {
-  'notes.md': '# Notes\n\nThe slow brown fox.\n',
-  'f.txt': 'b cat sat\n',
-  'g.txt': 'not open in the editor\n',
-  'new.txt': 'made by the agent\n',
-};
-// g.txt is never opened: its undo goes through a buffer the client loads for it.
-const AGENT = "sed -i s/quick/slow/ notes.md && sed -i 's/^a/b/' f.txt && echo 'not open in the editor' > g.txt && echo 'made by the agent' > new.txt && rm x";
+const BEFORE = AGENT_BEFORE;
+const AFTER = AGENT_AFTER;
+const AGENT = AGENT_COMMAND;
 
 // The two buffers open before the agent works; then the agent's command; then the plugin
 // reloading the unmodified buffers when the sidecar says the journal changed.

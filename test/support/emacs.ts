@@ -6,31 +6,21 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { onPath, privateEditorEnv, repoRoot } from './editors.js';
+import { onPath, repoRoot } from './editors.js';
 import { waitFor } from './helix.js';
-import { BIN, makeWorkspace } from './nvim.js';
+import { newEditorCase, type EditorCase } from './editor-case.js';
+import { BIN } from './nvim.js';
 
 export const EMACS_DIR = path.join(repoRoot, 'clients', 'emacs');
 
-export interface EmacsCase {
+export interface EmacsCase extends EditorCase {
   emacs: string;
-  /** Private folder of the case (created). */
-  base: string;
-  /** The workspace (a git repository), inside `base`. */
-  workspace: string;
-  env: NodeJS.ProcessEnv;
 }
 
-/** A fresh case folder with a workspace (git) holding `files`. */
+/** A fresh case folder with a workspace (git) holding `files` (see newEditorCase). */
 export function newEmacsCase(emacs: string, label: string, files: Record<string, string>): EmacsCase {
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `takeback-emacs-${label}-`)));
-  const home = path.join(base, 'takeback-home');
-  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
-  const env = privateEditorEnv(base, { TAKEBACK_HOME: home, LANG: 'C.UTF-8' });
-  const workspace = makeWorkspace(path.join(base, 'work'), files);
-  return { emacs, base, workspace, env };
+  return { emacs, ...newEditorCase('emacs', label, files) };
 }
 
 /** What the ERT tests read from EMACS_TEST_PARAMS (see takeback-tests.el). */

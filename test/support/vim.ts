@@ -10,30 +10,20 @@
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { privateEditorEnv, repoRoot } from './editors.js';
-import { BIN, makeWorkspace } from './nvim.js';
+import { repoRoot } from './editors.js';
+import { newEditorCase, type EditorCase } from './editor-case.js';
+import { BIN } from './nvim.js';
 
 export const VIM_PLUGIN_DIR = path.join(repoRoot, 'clients', 'vim');
 
-export interface VimCase {
+export interface VimCase extends EditorCase {
   vim: string;
-  /** Private folder of the case (created). */
-  base: string;
-  /** The workspace (a git repository), inside `base`. */
-  workspace: string;
-  env: NodeJS.ProcessEnv;
 }
 
-/** A fresh case folder with a workspace (git) holding `files`. */
+/** A fresh case folder with a workspace (git) holding `files` (see newEditorCase). */
 export function newVimCase(vim: string, label: string, files: Record<string, string>): VimCase {
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `takeback-vim-${label}-`)));
-  const home = path.join(base, 'takeback-home');
-  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
-  const env = privateEditorEnv(base, { TAKEBACK_HOME: home, LANG: 'C.UTF-8' });
-  const workspace = makeWorkspace(path.join(base, 'work'), files);
-  return { vim, base, workspace, env };
+  return { vim, ...newEditorCase('vim', label, files) };
 }
 
 export interface VimReport {

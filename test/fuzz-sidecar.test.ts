@@ -11,21 +11,15 @@
 // repeatable; TAKEBACK_FUZZ_SEED runs others.
 // What breaks the framing itself (a bad header, a message over the size bound) ends the process
 // on purpose: test/sidecar-bad-input.test.ts covers it.
-import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BIN, sandbox } from './support/takeback.js';
+import { rawServe, type RawResponse } from './support/raw-rpc.js';
+import { sandbox } from './support/takeback.js';
 import { readTree, treeDiff } from './support/trees.js';
 
 const MESSAGES = Number(process.env.TAKEBACK_FUZZ_RPC_MESSAGES ?? 1200);
 const SEED = Number(process.env.TAKEBACK_FUZZ_SEED ?? 20261201);
-
-interface Response {
-  id: unknown;
-  result?: unknown;
-  error?: { code: number; message: string };
-}
 
 /** Values no field of the protocol takes where an object, a selector or an id is wanted. */
 const wrong = fc.oneof(
@@ -99,44 +93,10 @@ describe('takeback serve under malformed JSON-RPC (fuzz)', () => {
     expect(sb.tb(['run', '--', 'sh', '-c', 'printf "beta\\n" > a.txt && printf "new\\n" > b.txt']).code).toBe(0);
     const before = readTree(sb.base);
 
-    const child = spawn(process.execPath, [BIN, 'serve', '--stdio'], { cwd: sb.ws, env: sb.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let exited: number | null | undefined;
-    child.on('exit', (c) => (exited = c));
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdin!.on('error', () => undefined);
-    let buf = Buffer.alloc(0);
-    const got: Response[] = [];
-    let wake: (() => void) | null = null;
-    child.stdout!.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) break;
-        const len = Number(/Content-Length: (\d+)/i.exec(buf.subarray(0, end).toString())![1]);
-        if (buf.length < end + 4 + len) break;
-        const m = JSON.parse(buf.subarray(end + 4, end + 4 + len).toString());
-        buf = buf.subarray(end + 4 + len);
-        // Requests from the server (none are expected of a client without capabilities) and
-        // notifications (log messages, changes/didChange) are not answers.
-        if (!('method' in m)) got.push(m);
-      }
-      wake?.();
-    });
-    const send = (body: Buffer) => child.stdin!.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
-    const answer = async (pred: (r: Response) => boolean, what: string): Promise<Response> => {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const i = got.findIndex(pred);
-        if (i >= 0) return got.splice(i, 1)[0]!;
-        if (exited !== undefined) throw new Error(`the server exited (${exited}) waiting for ${what}; stderr: ${stderr.slice(-2000)}`);
-        if (Date.now() > deadline) throw new Error(`no answer for ${what}; stderr: ${stderr.slice(-2000)}`);
-        await new Promise<void>((r) => {
-          wake = r;
-          setTimeout(r, 200);
-        });
-      }
-    };
+    const server = rawServe(sb.ws, sb.env);
+    const got = server.responses();
+    const send = server.sendBody;
+    const answer = (pred: (r: RawResponse) => boolean, what: string) => server.take(pred, what, 15_000);
 
     send(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, rootUri: pathToFileURL(sb.ws).href, capabilities: {} } })));
     expect((await answer((r) => r.id === 1, 'initialize')).result).toBeDefined();
@@ -179,8 +139,7 @@ describe('takeback serve under malformed JSON-RPC (fuzz)', () => {
     send(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'shutdown' })));
     await answer((r) => r.id === 2, 'shutdown');
     send(Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: 'exit' })));
-    await new Promise<void>((r) => (exited !== undefined ? r() : child.on('exit', () => r())));
-    expect(exited).toBe(0);
+    expect(await server.exited).toBe(0);
 
     // Nothing written: the workspace, its journal's home and everything beside them.
     const after = readTree(sb.base);

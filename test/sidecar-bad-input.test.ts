@@ -1,27 +1,13 @@
 // The built `takeback serve` over real stdio, fed what a broken or hostile client sends: bad
 // params, a second initialize, ids JSON-RPC does not allow, bad framing and messages too large to
 // hold. Each answer is JSON-RPC's; after what cannot be framed the process ends, saying why.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeWorkspace, type Workspace } from './support/agent-sim.js';
-import { BIN } from './support/lsp-client.js';
-
-interface Raw {
-  child: ChildProcess;
-  /** Writes one framed message. */
-  send(m: unknown): void;
-  /** Writes bytes as they are. */
-  write(b: string | Buffer): void;
-  /** The next message from the server that answers `id` (a response), skipping notifications and requests. */
-  answer(id: unknown, ms?: number): Promise<{ id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }>;
-  /** Every response received so far. */
-  responses(): { id: unknown; result?: unknown; error?: { code: number; message: string } }[];
-  exited: Promise<number | null>;
-  stderr(): string;
-}
+import { rawServe, type RawServer } from './support/raw-rpc.js';
 
 const open: { ws: Workspace; child: ChildProcess }[] = [];
 
@@ -32,63 +18,16 @@ afterEach(() => {
   }
 });
 
-function serve(env: NodeJS.ProcessEnv = {}): { raw: Raw; ws: Workspace } {
+function serve(env: NodeJS.ProcessEnv = {}): { raw: RawServer; ws: Workspace } {
   const ws = makeWorkspace();
-  const child = spawn(process.execPath, [BIN, 'serve', '--stdio'], { cwd: ws.root, env: { ...ws.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  open.push({ ws, child });
-  let buf = Buffer.alloc(0);
-  let err = '';
-  const got: { id: unknown; result?: unknown; error?: { code: number; message: string } }[] = [];
-  const waiters: (() => void)[] = [];
-  child.stdout!.on('data', (d: Buffer) => {
-    buf = Buffer.concat([buf, d]);
-    for (;;) {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) break;
-      const len = Number(/Content-Length: (\d+)/i.exec(buf.subarray(0, end).toString())![1]);
-      if (buf.length < end + 4 + len) break;
-      const m = JSON.parse(buf.subarray(end + 4, end + 4 + len).toString());
-      buf = buf.subarray(end + 4 + len);
-      if (!('method' in m)) got.push(m);
-    }
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    err += d.toString();
-  });
-  child.stdin!.on('error', () => undefined); // the server may be gone before the test stops writing
-  const exited = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
-  const raw: Raw = {
-    child,
-    send: (m) => {
-      const b = Buffer.from(JSON.stringify(m));
-      child.stdin!.write(Buffer.concat([Buffer.from(`Content-Length: ${b.length}\r\n\r\n`), b]));
-    },
-    write: (b) => {
-      child.stdin!.write(b);
-    },
-    answer: (id, ms = 10_000) =>
-      new Promise((res, rej) => {
-        const timer = setTimeout(() => rej(new Error(`no answer to ${JSON.stringify(id)} in ${ms} ms; stderr: ${err}`)), ms);
-        const look = () => {
-          const i = got.findIndex((r) => JSON.stringify(r.id) === JSON.stringify(id));
-          if (i >= 0) {
-            clearTimeout(timer);
-            res(got.splice(i, 1)[0] as never);
-          } else waiters.push(look);
-        };
-        look();
-      }),
-    responses: () => got,
-    exited,
-    stderr: () => err,
-  };
+  const raw = rawServe(ws.root, { ...ws.env, ...env });
+  open.push({ ws, child: raw.child });
   return { raw, ws };
 }
 
 const initParams = (root: string) => ({ processId: null, rootUri: pathToFileURL(root).href, capabilities: {} });
 
-async function initialized(env: NodeJS.ProcessEnv = {}): Promise<{ raw: Raw; ws: Workspace }> {
+async function initialized(env: NodeJS.ProcessEnv = {}): Promise<{ raw: RawServer; ws: Workspace }> {
   const s = serve(env);
   s.raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: initParams(s.ws.root) });
   expect((await s.raw.answer(1)).result).toBeDefined();

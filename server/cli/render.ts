@@ -1,6 +1,7 @@
 import type * as W from '../../protocol/src/types.js';
 import type { GcReport } from '../core/gc/sweep.js';
 import type { DoctorReport } from './doctor-report.js';
+import type { ChangeFileDiff } from '../service/change-diff.js';
 import { plural } from '../service/text.js';
 import { painter, type Style } from './style.js';
 
@@ -113,8 +114,12 @@ function stateText(s: W.FileState): string {
   return `${s.size} bytes${mode} ${s.sha256 ? s.sha256.slice(0, 12) : '(not kept)'}`;
 }
 
-/** `takeback show ID`. */
-export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
+/**
+ * `takeback show ID`: the set's header, then per path its counts, states before and after, and —
+ * given `diffs` (service/change-diff.ts) — what the agent did to it as a forward diff; a rename
+ * is one entry ("old → new"). Then the set's history.
+ */
+export function renderShow(s: W.ChangeSetDetail, color: boolean, diffs?: readonly ChangeFileDiff[]): string {
   const p = painter(color);
   const out = [
     `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
@@ -123,12 +128,61 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean): string {
     }`,
     '',
   ];
+  const byPath = new Map(diffs?.map((d) => [d.path, d]));
+  const renamedAway = new Set(diffs?.flatMap((d) => (d.renamedFrom === undefined ? [] : [d.renamedFrom])));
   for (const f of s.files) {
+    if (renamedAway.has(f.path)) continue;
+    const d = byPath.get(f.path);
+    if (d?.renamedFrom !== undefined) {
+      out.push(`  ${shownPath(d.renamedFrom)} → ${shownPath(f.path)}  (renamed, same bytes)`, p('dim', `      ${stateText(f.after)}`));
+      continue;
+    }
     out.push(`  ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}  (${f.status})${f.gap ? p('yellow', ` [gap: ${f.gap}]`) : ''}`);
     out.push(p('dim', `      before: ${stateText(f.before)}`), p('dim', `      after:  ${stateText(f.after)}`));
+    if (d?.note) out.push(p('dim', `      (${d.note})`));
+    if (d?.diff) out.push(color ? colorDiff(chomp(d.diff), p) : chomp(d.diff), '');
   }
   out.push('', 'history:');
   for (const h of s.history) out.push(`  ${time(h.time)}  ${h.action}${h.forced ? ' (replacing later changes)' : ''}`);
+  return `${out.join('\n')}\n`;
+}
+
+/** Width of the widest `+++---` bar of {@link renderStat}, in columns. */
+const STAT_BAR = 40;
+
+/**
+ * `takeback show ID --stat`: git's diffstat — a line a path with its lines added and removed as a
+ * bar of `+` and `-` (scaled to {@link STAT_BAR} columns when larger), `Bin 3 -> 5 bytes` for binary files,
+ * `old => new` for a rename; then `N files changed, X insertions(+), Y deletions(-)`.
+ */
+export function renderStat(s: W.ChangeSetDetail, color: boolean, diffs: readonly ChangeFileDiff[]): string {
+  const p = painter(color);
+  const files = new Map(s.files.map((f) => [f.path, f]));
+  const rows = diffs.map((d) => {
+    const f = files.get(d.path);
+    const added = d.renamedFrom === undefined ? (f?.added ?? 0) : 0;
+    const removed = d.renamedFrom === undefined ? (f?.removed ?? 0) : 0;
+    const name = d.renamedFrom === undefined ? shownPath(d.path) : `${shownPath(d.renamedFrom)} => ${shownPath(d.path)}`;
+    const size = (st: W.FileState | undefined) => (st?.exists && st.type === 'file' ? st.size : 0);
+    const binary = d.note?.includes('binary') ? `Bin ${size(f?.before)} -> ${size(f?.after)} bytes` : null;
+    return { name, added, removed, binary };
+  });
+  const width = Math.max(0, ...rows.map((r) => r.name.length));
+  const most = Math.max(0, ...rows.map((r) => r.added + r.removed));
+  const digits = String(most).length;
+  const scale = most > STAT_BAR ? STAT_BAR / most : 1;
+  const bar = (n: number) => (n === 0 ? 0 : Math.max(1, Math.round(n * scale)));
+  const out = rows.map((r) => {
+    const count = r.binary ?? String(r.added + r.removed).padStart(digits);
+    const graph = r.binary ? '' : ` ${p('green', '+'.repeat(bar(r.added)))}${p('red', '-'.repeat(bar(r.removed)))}`;
+    return ` ${r.name.padEnd(width)} | ${count}${graph}`.trimEnd();
+  });
+  const added = rows.reduce((n, r) => n + r.added, 0);
+  const removed = rows.reduce((n, r) => n + r.removed, 0);
+  const parts = [`${plural(rows.length, 'file')} changed`];
+  if (added > 0 || removed === 0) parts.push(`${added} insertion${added === 1 ? '' : 's'}(+)`);
+  if (removed > 0) parts.push(`${removed} deletion${removed === 1 ? '' : 's'}(-)`);
+  out.push(` ${parts.join(', ')}`);
   return `${out.join('\n')}\n`;
 }
 
@@ -159,6 +213,11 @@ function actionText(a: W.Action, direction: 'undo' | 'redo', merged = false): st
   return direction === 'redo' ? REDO_TEXT[a] : ACTION_TEXT[a];
 }
 
+/** A diff without its final newlines (the layout adds its own); a line's own `\r` stays, as the file has it. */
+function chomp(diff: string): string {
+  return diff.replace(/\n+$/, '');
+}
+
 function colorDiff(diff: string, p: Paint): string {
   return diff
     .split('\n')
@@ -181,7 +240,7 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
     out.push('', `${p('bold', shownPath(f.path))}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction, f.merged)}${conflict}${gap}`);
     if (f.note) out.push(p('dim', `  (${f.note})`));
     // Without colour the lines stay as they are: no need to split the diff and join it again.
-    if (f.diff) out.push(color ? colorDiff(f.diff.trimEnd(), p) : f.diff.trimEnd());
+    if (f.diff) out.push(color ? colorDiff(chomp(f.diff), p) : chomp(f.diff));
   }
   out.push('');
   if (r.conflicts > 0) out.push(p('red', `${plural(r.conflicts, 'file')} changed since: ${r.direction} would stop; --force replaces the later changes.`));

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { syncFile, syncFolder } from '../durable.js';
 import { SnapshotIndex } from '../scan/snapshot-index.js';
 import { BlobStore } from '../store/blobs.js';
 import { workspaceKey } from '../workspace.js';
@@ -26,6 +27,8 @@ export class Journal {
   readonly snapshot: SnapshotIndex;
   readonly drift: Drift;
   readonly txns: Txns;
+  /** Set by {@link commitDurably} or a blob sync: the write transaction under way syncs the WAL after its commit. */
+  private durableCommit = false;
 
   private constructor(
     readonly home: string,
@@ -43,21 +46,55 @@ export class Journal {
     this.txns = new Txns(this.dir);
   }
 
-  /** Opens (creating if needed) the journal of workspace `root` (a real path) under `home`. */
+  /**
+   * Opens (creating if needed) the journal of workspace `root` (a real path) under `home`. A
+   * journal made here has its folders made durable at once: a power cut never takes away a
+   * journal that answered.
+   */
   static open(home: string, root: string): Journal {
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    const madeHome = mkdirSync(home, { recursive: true, mode: 0o700 });
     const dir = join(home, 'workspaces', workspaceKey(root));
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const made = madeHome ?? mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (madeHome !== undefined) mkdirSync(dir, { recursive: true, mode: 0o700 });
     const db = openDb(join(dir, 'journal.db'));
     const j = new Journal(home, root, db);
     const info = join(dir, 'workspace.json');
     if (!existsSync(info)) writeFileSync(info, `${JSON.stringify({ root })}\n`, { mode: 0o600 });
+    if (made !== undefined) {
+      syncFile(info);
+      for (let d = dir; d.length >= made.length; d = dirname(d)) syncFolder(d);
+      syncFolder(dirname(made));
+    }
     return j;
   }
 
-  /** Runs `fn` as one write transaction (`BEGIN IMMEDIATE`): all of it lands, or none. */
+  /**
+   * Runs `fn` as one write transaction (`BEGIN IMMEDIATE`): all of it lands, or none. Before it
+   * commits, the blobs it stored are made durable (BlobStore.sync), so that a row on the disk
+   * never names a blob a power cut took away; when there were any, or `fn` called
+   * {@link commitDurably}, the commit itself is made durable before `write` returns (the WAL
+   * synced: SQLite's `synchronous = NORMAL` leaves the last commits to a later checkpoint).
+   */
   write<T>(fn: () => T): T {
-    return writeTxn(this.db, fn);
+    const outer = !this.db.inTransaction;
+    const r = writeTxn(this.db, () => {
+      const out = fn();
+      if (this.blobs.sync()) this.durableCommit = true;
+      return out;
+    });
+    if (outer && this.durableCommit) {
+      this.durableCommit = false;
+      syncFile(`${this.db.name}-wal`);
+    }
+    return r;
+  }
+
+  /**
+   * Asks that the write transaction under way be durable once it commits (see {@link write}):
+   * for a step whose files are already written, or a capture a tool is about to write after.
+   */
+  commitDurably(): void {
+    this.durableCommit = true;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { syncFolder } from '../durable.js';
 import type { FileState } from '../types.js';
 
 // Loaded by the first write (an undo or redo): loading write-file-atomic loads worker_threads,
@@ -33,16 +34,24 @@ export interface TxnRecord {
 export class Txns {
   constructor(private readonly dir: string) {}
 
+  /** Writes transaction `t`'s file whole and durably (the file synced, then its folder) before it returns. */
   put(t: TxnRecord): void {
     writeFileAtomic().sync(join(this.dir, `txn-${t.id}.json`), JSON.stringify(t), { mode: 0o600, fsync: true });
+    syncFolder(this.dir);
   }
 
+  /**
+   * Removes transaction `id`'s file, durably (its folder synced): the journal's record that the
+   * step is done may only go after it, or a power cut could bring the file back without that
+   * record, and a finished step would be rolled back.
+   */
   remove(id: string): void {
     try {
       unlinkSync(join(this.dir, `txn-${id}.json`));
     } catch {
-      // Already gone.
+      return; // already gone
     }
+    syncFolder(this.dir);
   }
 
   /** Transactions whose file is still there (normally none). A torn file cannot exist: it is renamed into place whole. */

@@ -8,7 +8,7 @@ import type { TxnOp } from '../journal/txns.js';
 import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
-import { recoverTxns } from './recover.js';
+import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
 import {
@@ -293,6 +293,9 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
  */
 function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', txnId: string, pool: WritePool | null = null): string[] {
   const { journal } = engine;
+  // Durable before the record that depends on them: the copies a rollback writes back (and what
+  // a forced step replaces), then the record itself (Txns.put syncs it).
+  journal.blobs.sync();
   journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
   // The step's folders, opened once; a failure puts back through the same ones (see putBackContext).
   const ctx = writeContext(engine.root);
@@ -322,6 +325,11 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
   } finally {
     closeContext(ctx);
   }
+  // The files written are durable before the step is recorded as done, and that record is
+  // durable before the transaction file goes: a power cut leaves the step either rolled back
+  // from the record or whole.
+  syncWritten(engine.root, ops.map((o) => o.op));
+  journal.commitDurably();
   return notes;
 }
 

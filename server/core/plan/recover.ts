@@ -1,6 +1,8 @@
+import { dirname } from 'node:path';
+import { syncAll } from '../durable.js';
 import type { Journal } from '../journal/journal.js';
 import { readState } from '../fsstate.js';
-import { sameState } from '../types.js';
+import { sameState, type FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { removeTemp, writeState } from './safe-fs.js';
 
@@ -31,10 +33,29 @@ export function recoverTxns(ws: { root: string; journal: Journal }): number {
           // A path that cannot be put back stays as it is; doctor names leftover transactions.
         }
       }
+      // What was put back is durable before the record that could put it back again goes.
+      syncWritten(root, t.ops);
       rolledBack++;
     }
     journal.txns.remove(t.id);
     journal.db.prepare('DELETE FROM meta WHERE key = ?').run(`txn:${t.id}`);
   }
   return rolledBack;
+}
+
+/**
+ * Makes the workspace paths of `ops` durable as written: each file's bytes and each folder
+ * holding a path written, made or removed (see durable.ts: one by one, or one syncfs for many).
+ * A path that cannot be opened (gone, or a link) is skipped.
+ */
+export function syncWritten(root: string, ops: readonly { path: string; to: FileState }[]): void {
+  const files: string[] = [];
+  const folders: string[] = [];
+  for (const op of ops) {
+    const abs = fromWorkspacePath(root, op.path);
+    if (op.to.exists && op.to.type === 'file') files.push(abs);
+    if (op.to.exists && op.to.type === 'dir') folders.push(abs);
+    folders.push(dirname(abs));
+  }
+  syncAll(files, folders, root);
 }

@@ -1,7 +1,8 @@
 import * as crypto from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { syncAll } from '../durable.js';
 import { TakebackError } from '../errors.js';
 
 /** Node's one-shot hash (Node 20.12 and later; null before): about twice as fast on small inputs as a Hash object. Looked up once. */
@@ -90,13 +91,18 @@ function wholeBlob(path: string, size: number, rawLength: number): boolean {
  *
  * Blobs of 4 KB and more are stored compressed when that saves an eighth or more (see `packed`).
  *
- * Blobs are not fsynced: a killed process leaves the page cache intact, and the first scan of a
- * workspace stores thousands of them. After a power loss a torn blob fails the re-hash and is
- * named as damaged, never written back.
+ * Durability: `put` does not sync (a first scan stores thousands of blobs); it notes each blob
+ * it stored or found, and {@link sync} makes them all durable at once — the journal calls it
+ * before every commit, so no row on the disk names a blob that a power cut could take away.
+ * A blob torn anyway (a disk that lies) fails the re-hash and is named as damaged, never
+ * written back.
  */
 export class BlobStore {
   readonly dir: string;
   private readonly madeDirs = new Set<string>();
+  /** Blobs stored or found since the last {@link sync}, and the folders whose entries name them. */
+  private readonly unsynced = new Set<string>();
+  private readonly unsyncedDirs = new Set<string>();
 
   constructor(home: string) {
     this.dir = join(home, 'blobs');
@@ -128,6 +134,8 @@ export class BlobStore {
         // to refer to it (gc/sweep.ts). Gone in between (swept): store it again below.
         const now = new Date();
         utimesSync(file, now, now);
+        // Stored by a process that may not have synced it: a row about to name it needs it durable.
+        this.noteUnsynced(file);
         return hash;
       }
       // A blob of the wrong size (a torn write from before a power loss), or something other than
@@ -137,7 +145,8 @@ export class BlobStore {
     }
     const sub = join(this.dir, hash.slice(0, 2));
     if (!this.madeDirs.has(sub)) {
-      mkdirSync(sub, { recursive: true, mode: 0o700 });
+      // A folder made here is named by the one above it: those entries must be durable too.
+      if (mkdirSync(sub, { recursive: true, mode: 0o700 }) !== undefined) this.unsyncedDirs.add(this.dir).add(dirname(this.dir));
       this.madeDirs.add(sub);
     }
     const tmp = join(sub, `.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
@@ -155,7 +164,26 @@ export class BlobStore {
       try { unlinkSync(tmp); } catch { /* already gone */ }
       throw e;
     }
+    this.noteUnsynced(file);
     return hash;
+  }
+
+  /** Notes blob file `file` for the next {@link sync}, with the folder whose entry names it. */
+  private noteUnsynced(file: string): void {
+    this.unsynced.add(file);
+    this.unsyncedDirs.add(dirname(file));
+  }
+
+  /**
+   * Makes every blob stored or found by {@link put} since the last call durable (see
+   * durable.ts: each synced, or one syncfs for many). Returns true when there was any.
+   */
+  sync(): boolean {
+    if (this.unsynced.size === 0) return false;
+    syncAll(this.unsynced, this.unsyncedDirs, this.dir);
+    this.unsynced.clear();
+    this.unsyncedDirs.clear();
+    return true;
   }
 
   /**

@@ -47,29 +47,44 @@ describe('git-backed snapshots', () => {
     expect(gitState(sb)).toEqual(gitBefore);
   });
 
-  it('a build-output folder git tracks files in (dist/) is scanned after all; an untracked one is not', () => {
+  it('a dependency folder git tracks files in (a committed node_modules/) is scanned after all; an untracked one is not', () => {
     const sb = sandbox({ git: true });
-    sb.write('dist/index.js', 'module.exports = 1;\n');
-    sb.write('pkg/build/out.txt', 'built\n');
+    sb.write('node_modules/vendored/index.js', 'module.exports = 1;\n');
+    sb.write('pkg/node_modules/dep/out.txt', 'built\n');
     sb.write('src/a.ts', 'export {};\n');
     commitAll(sb);
-    sb.write('out/untracked.txt', 'x\n'); // `out` holds nothing git tracks: still skipped
+    sb.write('.venv/untracked.txt', 'x\n'); // `.venv` holds nothing git tracks: still skipped
     sb.tb(['run', '--', 'true']);
     const before = sb.tree();
-    const r = sb.tb(['run', '--', 'sh', '-c', "sed -i 's/1/2/' dist/index.js && rm pkg/build/out.txt && printf y > out/untracked.txt && printf n > dist/new.js"]);
+    const r = sb.tb(['run', '--', 'sh', '-c', "sed -i 's/1/2/' node_modules/vendored/index.js && rm pkg/node_modules/dep/out.txt && printf y > .venv/untracked.txt && printf n > node_modules/vendored/new.js"]);
     expect(r.code).toBe(0);
     const set = sb.json(['list']).sets[0];
-    expect(filesOf(set)).toEqual({ 'dist/index.js': 'modified', 'dist/new.js': 'created', 'pkg/build/out.txt': 'deleted' });
+    expect(filesOf(set)).toEqual({ 'node_modules/vendored/index.js': 'modified', 'node_modules/vendored/new.js': 'created', 'pkg/node_modules/dep/out.txt': 'deleted' });
     sb.json(['undo', set.id]);
     const back = sb.tree();
-    expect({ ...back, 'out/untracked.txt': before['out/untracked.txt'] }).toEqual(before);
+    expect({ ...back, '.venv/untracked.txt': before['.venv/untracked.txt'] }).toEqual(before);
 
-    // Once git tracks a file in `out` too, the next scan looks there (the index moved), and
+    // Once git tracks a file in `.venv` too, the next scan looks there (the index moved), and
     // what it finds there is the baseline, not a change.
-    sb.sh('git add -f out/untracked.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m out');
+    sb.sh('git add -f .venv/untracked.txt && git -c user.name=t -c user.email=t@example.invalid commit -q -m venv');
     expect(sb.tb(['run', '--', 'true']).stderr).not.toMatch(/recorded/);
-    sb.tb(['run', '--', 'sh', '-c', 'printf z > out/untracked.txt']);
-    expect(filesOf(sb.json(['list']).sets[0])).toEqual({ 'out/untracked.txt': 'modified' });
+    sb.tb(['run', '--', 'sh', '-c', 'printf z > .venv/untracked.txt']);
+    expect(filesOf(sb.json(['list']).sets[0])).toEqual({ '.venv/untracked.txt': 'modified' });
+  });
+
+  it('build output (dist/, build/) is scanned unless .gitignore ignores it, tracked or not', () => {
+    const sb = sandbox({ git: true });
+    sb.write('.gitignore', 'build/\n');
+    sb.write('src/a.ts', 'export {};\n');
+    commitAll(sb);
+    sb.write('dist/bundle.js', 'bundle 1\n'); // untracked, not ignored: git status shows it, the scan looks at it
+    sb.write('build/x.o', 'object\n'); // ignored
+    sb.tb(['run', '--', 'true']);
+    expect(sb.tb(['run', '--', 'sh', '-c', "sed -i 's/1/2/' dist/bundle.js && printf again > build/x.o"]).code).toBe(0);
+    const set = sb.json(['list']).sets[0];
+    expect(filesOf(set)).toEqual({ 'dist/bundle.js': 'modified' });
+    sb.json(['undo', set.id]);
+    expect(sb.read('dist/bundle.js').toString()).toBe('bundle 1\n');
   });
 
   it("the folders kept are read off git's index, version 2 and version 4 (paths prefix-compressed) alike", () => {

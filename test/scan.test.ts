@@ -16,7 +16,7 @@ function removeBlob(home: string, content: string): void {
 }
 
 describe('what the scan covers', () => {
-  it('honours .gitignore (nested files, negation, .git/info/exclude); skips .git, node_modules and build output', () => {
+  it('honours .gitignore (nested files, negation, .git/info/exclude); skips .git and node_modules, not build output', () => {
     const sb = sandbox({ git: true });
     sb.write('.gitignore', '*.log\nignored-dir/\n*.gen\n!keep.log\n');
     sb.write('sub/.gitignore', '*.tmp\n!special.gen\n');
@@ -34,17 +34,24 @@ describe('what the scan covers', () => {
     expect(sb.tb(['run', '--', 'sh', '-c', script]).code).toBe(0);
     const after = sb.tree();
     const set = sb.json(['list']).sets[0];
+    // Build output is not skipped by name: `dist`, `build` and `out` are not ignored here.
     expect(filesOf(set)).toEqual({
       'keep.log': 'created',
       'plain.txt': 'modified',
       'sub/special.gen': 'created',
       'sub/z.txt': 'created',
       'sub/deeper': 'created',
+      dist: 'created',
+      'dist/bundle.js': 'created',
+      build: 'created',
+      'build/x.o': 'created',
+      out: 'created',
+      'out/o.txt': 'created',
     });
     // Undo touches only what was recorded; ignored and skipped paths stay as the command left them.
     sb.json(['undo', set.id]);
     const undone = sb.tree();
-    const recorded = (rel: string) => ['keep.log', 'plain.txt', 'sub/special.gen', 'sub/z.txt', 'sub/deeper'].some((p) => rel === p || rel.startsWith(`${p}/`));
+    const recorded = (rel: string) => ['keep.log', 'plain.txt', 'sub/special.gen', 'sub/z.txt', 'sub/deeper', 'dist', 'build', 'out'].some((p) => rel === p || rel.startsWith(`${p}/`));
     for (const [p, e] of Object.entries(after)) {
       if (recorded(p)) continue;
       expect(undone[p], p).toEqual(e);
@@ -54,6 +61,22 @@ describe('what the scan covers', () => {
     expect(Object.keys(sb.tree()).filter((p) => p.startsWith('sub/deeper'))).toEqual(['sub/deeper', 'sub/deeper/w.gen']);
     expect(undone['plain.txt']).toEqual(before['plain.txt']);
     expect(fs.readFileSync(sb.abs('.git/description'), 'utf8')).toMatch(/# touched\n$/);
+  });
+
+  it("outside git, a copied package's dist/ is scanned like any other folder: a mv and an rm there come back with the turn's undo", () => {
+    const sb = sandbox();
+    sb.write('package.json', '{"name":"diff"}\n');
+    sb.write('dist/diff.js', 'module.exports = function diff() {};\n');
+    sb.write('dist/diff.min.js', 'module.exports=function(){};\n');
+    sb.write('build/notes.txt', 'made by hand\n');
+    const before = sb.tree();
+    sb.tb(['turn', 'begin']);
+    expect(sb.tb(['run', '--', 'sh', '-c', 'mv dist/diff.js moved.txt && rm dist/diff.min.js && rm build/notes.txt']).code).toBe(0);
+    sb.tb(['turn', 'end']);
+    const set = sb.json(['list']).sets.find((x: { source: { kind: string } }) => x.source.kind === 'command');
+    expect(filesOf(set)).toEqual({ 'moved.txt': 'created', 'dist/diff.js': 'deleted', 'dist/diff.min.js': 'deleted', 'build/notes.txt': 'deleted' });
+    expect(sb.tb(['undo', '--turn', '1']).code).toBe(0);
+    expect(sb.tree()).toEqual(before);
   });
 
   it("a nested repository's .git is never recorded nor touched", () => {

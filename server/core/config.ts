@@ -29,15 +29,19 @@ export interface Config {
 }
 
 /**
- * Folders that are version control data, dependencies or build output: rebuilt, not scanned for
- * commands — except one that holds files git tracks (a committed `dist/`), which is (see
+ * Folders skipped by name by the command scan: version control data, installed dependencies and
+ * tools' caches — what a package manager or a tool makes again, never the person's work. One of
+ * them that holds files git tracks (a committed `node_modules/`) is scanned after all (see
  * `ScanFilter`); version control folders never are.
+ *
+ * Build output (`dist/`, `build/`, `out/`, `target/`, `.next/`, `coverage/` …) is not among them:
+ * outside git nothing says such a folder can be made again (a copied package's `dist/` may be all
+ * there is), so it is scanned like any other; inside git, `.gitignore` decides, as for `git status`.
  */
 export const DEFAULT_EXCLUDES = [
   '.git', '.hg', '.svn', '.jj',
   'node_modules', 'bower_components', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache',
-  'dist', 'build', 'out', 'target', '.next', '.nuxt', '.svelte-kit', '.turbo', '.parcel-cache', '.gradle',
-  'coverage', '.cache',
+  '.turbo', '.parcel-cache', '.gradle', '.cache',
 ];
 
 export const DEFAULT_CONFIG: Config = {

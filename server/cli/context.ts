@@ -21,7 +21,7 @@ export interface CommandContext {
 }
 
 /** The one-line help of `--workspace`, written on the program and on every command. */
-export const WORKSPACE_HELP = 'the workspace (default: the enclosing git root, else the current folder)';
+export const WORKSPACE_HELP = 'the workspace (default: the enclosing git root, else the nearest folder up from here whose journal has records, else the current folder)';
 
 /**
  * Checks the ids a command names (change set ids, `--id`, `--turn`, `--after-turn`) against

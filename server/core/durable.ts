@@ -12,20 +12,16 @@ import { closeSync, constants, fdatasyncSync, fsyncSync, openSync } from 'node:f
 /** Up to this many files and folders are synced one by one; more, with one syncfs. */
 export const SYNC_EACH_MAX = 24;
 
-/**
- * Flushes file `path`'s bytes to the disk (fdatasync). Never follows a link (a link is not ours
- * to sync through) and never blocks on a FIFO. A path that is gone, or cannot be opened, is
- * skipped: returns false.
- */
-export function syncFile(path: string): boolean {
+/** Opens `path` with `flags` and runs `sync` on it; false when it cannot be opened or synced. */
+function syncOpened(path: string, flags: number, sync: (fd: number) => void): boolean {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(path, flags);
   } catch {
     return false;
   }
   try {
-    fdatasyncSync(fd);
+    sync(fd);
     return true;
   } catch {
     return false;
@@ -34,22 +30,18 @@ export function syncFile(path: string): boolean {
   }
 }
 
+/**
+ * Flushes file `path`'s bytes to the disk (fdatasync). Never follows a link (a link is not ours
+ * to sync through) and never blocks on a FIFO. A path that is gone, or cannot be opened, is
+ * skipped: returns false.
+ */
+export function syncFile(path: string): boolean {
+  return syncOpened(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK, fdatasyncSync);
+}
+
 /** Flushes folder `path`'s entries to the disk (fsync of the folder). False when it cannot be opened. */
 export function syncFolder(path: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-  } catch {
-    return false;
-  }
-  try {
-    fsyncSync(fd);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
+  return syncOpened(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW, fsyncSync);
 }
 
 /**

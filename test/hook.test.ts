@@ -172,15 +172,15 @@ describe('replaying a real Claude Code session', () => {
       ['t1', 'toolu_stub_003', 'Edit', { 'notes.md': 'modified' }],
       ['t1', 'toolu_stub_004', 'Bash', { 'f.txt': 'modified', x: 'deleted', y: 'created', z: 'deleted' }],
       ['t1', 'toolu_stub_005', 'Bash', { 'partial.txt': 'created' }], // PostToolUseFailure, yet recorded
-      // out/ is build output: skipped by the scan.
-      ['t2', 'toolu_stub_006', 'Bash', { 'f.txt': 'modified' }],
+      // out/ is build output, scanned like any other folder outside git.
+      ['t2', 'toolu_stub_006', 'Bash', { 'f.txt': 'modified', out: 'created', 'out/y.copy': 'created' }],
       ['t2', 'toolu_stub_007', 'Edit', { 'src/lib/new.ts': 'modified' }],
       ['t2', 'toolu_stub_008', 'Write', { 'notes.md': 'modified' }],
     ]);
     expect(sets[2].source.command).toBe("sed -i 's/a/b/' f.txt && mv x y && rm z");
     expect(sets[2].label).toBe("Bash: sed -i 's/a/b/' f.txt && mv x y && rm z");
 
-    const outside = (rel: string) => rel === '.git' || rel === 'out' || rel.startsWith('out/');
+    const outside = (rel: string) => rel === '.git';
     const strip = (t: Record<string, unknown>) => Object.fromEntries(Object.entries(t).filter(([p]) => !outside(p)));
     // Undo one tool call, then the whole of turn 2, then everything after turn 1... and back.
     sb.json(['undo', sets[6].id]);

@@ -69,8 +69,9 @@ fi
 
 code_server_version() {
   [ -f "$CODE_SERVER" ] || return 0
-  # `code-server --version` prints "4.139.1 <commit> with Code 1.139.1"
-  "$NODE24" "$CODE_SERVER" --version 2>/dev/null | awk 'NR==1{print $1}' || true
+  # `code-server --version` prints "4.139.1 <commit> with Code 1.139.1", after a log line on its
+  # first run.
+  "$NODE24" "$CODE_SERVER" --version 2>/dev/null | awk '/^[0-9]+[.][0-9]+[.][0-9]+ / && v == "" { v = $1 } END { print v }' || true
 }
 
 if [ "$(code_server_version)" = "$CODE_SERVER_VERSION" ]; then

@@ -36,7 +36,7 @@ const AFTER = '# Notes\n\nThe slow brown fox.\n';
 
 let vsix = '';
 beforeAll(() => {
-  if (!missing) vsix = buildVsix();
+  vsix = buildVsix();
 }, 240_000);
 
 /** A private world: a git workspace where the agent's turn changed notes.md, `takeback` and `code` on PATH. */
@@ -73,12 +73,19 @@ function world() {
     expect(init.stdout).toContain(`installed the VS Code extension ${vsix}`);
     // VS Code's extension host takes PATH from a login shell, which the private HOME leaves
     // without this bin folder: the sidecar's command is named in full (the takeback.command setting).
-    const settings = { 'takeback.command': [process.execPath, BIN, 'serve'] };
+    // The client's trace of the JSON-RPC traffic goes to its output channel's log (clientLog).
+    const settings = { 'takeback.command': [process.execPath, BIN, 'serve'], 'takeback.trace.server': 'messages' };
     const s = await openVscode({ workspace: ws, userDataDir: userData, extensionsDir: extensions, env, settings });
     sessions.push(s);
     return s;
   };
-  return { base, ws, env, read, takeback, states, open };
+  /** What the extension's output channel logged (the client's trace of the sidecar's traffic). */
+  const clientLog = () => {
+    const logs = path.join(userData, 'logs');
+    const found = fs.existsSync(logs) ? (fs.readdirSync(logs, { recursive: true }) as string[]).filter((f) => /output_logging_[^/]+\/\d+-takeback\.log$/.test(f)) : [];
+    return found.map((f) => fs.readFileSync(path.join(logs, f), 'utf8')).join('\n');
+  };
+  return { base, ws, env, read, takeback, states, open, clientLog };
 }
 
 /** Fails with what code-server printed and a screenshot's path when `body` throws. */
@@ -128,6 +135,10 @@ describe('VS Code (code-server) with the takeback extension', () => {
       await until('the editor to show the file before the agent', async () => (await editorText(page)).includes('The quick brown fox.'), 30_000);
       await until('the journal to record the undo', () => w.states().join() === 'Edit notes.md: undone', 30_000);
       await page.locator('.tab.dirty').waitFor({ state: 'detached' });
+      // It came through VS Code's buffers: a workspace/applyEdit from the sidecar, the buffer's
+      // change, then its save (which the extension does for the paths the step left pending).
+      await until('the client to log the save', () => /Received request 'workspace\/applyEdit[^]*Sending notification 'textDocument\/didChange'[^]*Sending notification 'textDocument\/didSave'/.test(w.clientLog()), 30_000);
+      expect(w.clientLog().match(/Received request 'workspace\/applyEdit/g)).toHaveLength(1);
 
       // VS Code's own Undo in the editor brings the agent's change back (one edit, one Ctrl+Z).
       await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
@@ -138,4 +149,52 @@ describe('VS Code (code-server) with the takeback extension', () => {
       await until('the agent\'s text saved', () => w.read('notes.md') === AFTER, 30_000);
     });
   }, 300_000);
+
+  it('a buffer with unsaved text is a conflict: the modal names the file and nothing is written until "Undo, replacing later changes"', async (ctx) => {
+    needVscode(ctx);
+    const w = world();
+    const s = await w.open();
+    const { page } = s;
+    await withSession(s, w.base, async () => {
+      const pane = await takebackPane(page);
+      const turn = row(pane, 'tidy the notes');
+      await turn.waitFor();
+      await openFile(page, 'notes.md');
+      await until('the agent\'s text in the editor', async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+      await page.keyboard.press('Control+End');
+      await page.keyboard.type('my own line');
+      await page.locator('.tab.dirty').waitFor();
+
+      const dialog = page.locator('.monaco-dialog-box');
+      await clickRowAction(turn, 'Undo');
+      await dialog.waitFor();
+      expect(await dialog.textContent()).toContain('notes.md');
+      expect(await dialog.textContent()).toContain('Nothing was written');
+      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      // Nothing written: the disk keeps the agent's text, the buffer the unsaved line, the journal the set.
+      expect(w.read('notes.md')).toBe(AFTER);
+      expect(await editorText(page)).toContain('my own line');
+      expect(await page.locator('.tab.dirty').count()).toBe(1);
+      expect(w.states()).toEqual(['Edit notes.md: applied']);
+
+      await clickRowAction(turn, 'Undo');
+      await dialog.locator('.monaco-button', { hasText: 'Undo, replacing later changes' }).click();
+      await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
+      await until('the editor to show the file before the agent', async () => (await editorText(page)) === BEFORE, 30_000);
+      await until('the journal to record the undo', () => w.states().includes('Edit notes.md: undone'), 30_000);
+    });
+  }, 300_000);
+
+  it('takeback init vscode without code on PATH prints the install command', () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-init-')));
+    onTestFinished(() => fs.rmSync(base, { recursive: true, force: true }));
+    const env = privateEditorEnv(base, { PATH: path.dirname(process.execPath) + path.delimiter + '/usr/bin:/bin' });
+    const r = tb(['init', 'vscode'], { cwd: base, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`to install the VS Code extension: code --install-extension ${vsix}`);
+    // No takeback on that PATH: init names the command for the extension's setting.
+    expect(r.stdout).toContain(`set "takeback.command" in VS Code's settings to ${JSON.stringify([process.execPath, BIN, 'serve'])}`);
+  });
 });

@@ -39,8 +39,11 @@ beforeAll(() => {
   vsix = buildVsix();
 }, 240_000);
 
-/** A private world: a git workspace where the agent's turn changed notes.md, `takeback` and `code` on PATH. */
-function world() {
+/**
+ * A private world: a git workspace where the agent's turn changed notes.md (and, with `secret`,
+ * made server.pem with a command: a capture gap, its bytes never kept), `takeback` and `code` on PATH.
+ */
+function world(opts: { secret?: boolean } = {}) {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-e2e-')));
   const ws = path.join(base, 'ws');
   const bin = path.join(base, 'bin');
@@ -56,6 +59,7 @@ function world() {
   const agent = claudeAgent(ws, env, (event, o) => hook(event, o));
   agent.prompt('tidy the notes');
   agent.edit('notes.md', 'quick', 'slow');
+  if (opts.secret) agent.bash("echo 'not a real key' > server.pem");
   agent.stop();
   const sessions: { stop(): Promise<void> }[] = [];
   onTestFinished(async () => {
@@ -123,9 +127,15 @@ describe('VS Code (code-server) with the takeback extension', () => {
       const diffTab = tab(page, 'notes.md (after undo ↔ now)');
       await diffTab.waitFor();
       const original = '.monaco-diff-editor .editor.original';
-      await until('the takeback: side to hold the text before', async () => (await editorText(page, original)) === '# Notes\n\nThe quick brown fox.\n', 30_000);
-      expect(await editorText(page, '.monaco-diff-editor .editor.modified')).toBe('# Notes\n\nThe slow brown fox.\n');
+      await until('the takeback: side to hold the text before', async () => (await editorText(page, original)) === BEFORE, 30_000);
+      expect(await editorText(page, '.monaco-diff-editor .editor.modified')).toBe(AFTER);
       expect(w.read('notes.md')).toBe(AFTER); // a preview writes nothing
+      await closeTab(diffTab);
+      // The lens's Diff runs the same preview (the sidecar's command, through the extension).
+      await tab(page, 'notes.md').click();
+      await page.locator('.codelens-decoration a', { hasText: /^Diff$/ }).click();
+      await diffTab.waitFor();
+      await until('the lens\'s diff to show the text before', async () => (await editorText(page, original)) === BEFORE, 30_000);
       await closeTab(diffTab);
 
       // Undo the turn from its row: through the editor's buffer, saved, recorded.
@@ -152,13 +162,17 @@ describe('VS Code (code-server) with the takeback extension', () => {
 
   it('a buffer with unsaved text is a conflict: the modal names the file and nothing is written until "Undo, replacing later changes"', async (ctx) => {
     needVscode(ctx);
-    const w = world();
+    const w = world({ secret: true });
     const s = await w.open();
     const { page } = s;
     await withSession(s, w.base, async () => {
       const pane = await takebackPane(page);
       const turn = row(pane, 'tidy the notes');
       await turn.waitFor();
+      // The command's file is a capture gap, named on its row.
+      await row(pane, /^Bash: echo/).click();
+      await row(pane, /^server\.pem/).waitFor();
+      expect(await row(pane, /^server\.pem/).textContent()).toContain('capture gap: secret');
       await openFile(page, 'notes.md');
       await until('the agent\'s text in the editor', async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
       await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
@@ -177,13 +191,16 @@ describe('VS Code (code-server) with the takeback extension', () => {
       expect(w.read('notes.md')).toBe(AFTER);
       expect(await editorText(page)).toContain('my own line');
       expect(await page.locator('.tab.dirty').count()).toBe(1);
-      expect(w.states()).toEqual(['Edit notes.md: applied']);
+      expect(w.states().sort()).toEqual([`Bash: echo 'not a real key' > server.pem: applied`, 'Edit notes.md: applied']);
 
       await clickRowAction(turn, 'Undo');
       await dialog.locator('.monaco-button', { hasText: 'Undo, replacing later changes' }).click();
       await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
       await until('the editor to show the file before the agent', async () => (await editorText(page)) === BEFORE, 30_000);
       await until('the journal to record the undo', () => w.states().includes('Edit notes.md: undone'), 30_000);
+      // What the undo could not bring back is said, by name.
+      await page.locator('.notifications-toasts', { hasText: 'capture gaps' }).waitFor();
+      expect(await page.locator('.notifications-toasts').textContent()).toContain('server.pem');
     });
   }, 300_000);
 

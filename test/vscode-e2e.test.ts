@@ -105,7 +105,7 @@ async function withSession<T>(s: { page: import('playwright-core').Page; log(): 
 }
 
 describe('VS Code (code-server) with the takeback extension', () => {
-  it('lists the turn, previews it, undoes it through the buffer and the disk, and Ctrl+Z brings the change back', async (ctx) => {
+  it('lists the turn, previews it, undoes it through the buffer and the disk, Ctrl+Z brings the change back, and Redo records it', async (ctx) => {
     needVscode(ctx);
     const w = world();
     const s = await w.open();
@@ -157,6 +157,11 @@ describe('VS Code (code-server) with the takeback extension', () => {
       expect(w.read('notes.md')).toBe(BEFORE); // not saved yet
       await page.keyboard.press('Control+s');
       await until('the agent\'s text saved', () => w.read('notes.md') === AFTER, 30_000);
+      // The journal still says undone; the row's Redo finds the agent's text in place and records it.
+      expect(w.states()).toEqual(['Edit notes.md: undone']);
+      await clickRowAction(turn, 'Redo');
+      await until('the journal to record the redo', () => w.states().join() === 'Edit notes.md: applied', 30_000);
+      expect(w.read('notes.md')).toBe(AFTER);
     });
   }, 300_000);
 

@@ -10,6 +10,19 @@ import type { ApplyResult, ListResult } from '../../../protocol/src/types';
 import { PreviewDocuments, showPreview } from './preview';
 import { TurnsTree, type Direction, type StepSelector } from './tree';
 
+/**
+ * Runs `flow`; an error of the sidecar (a set expired, nothing to redo, a write that failed) is
+ * shown as a message rather than thrown at VS Code.
+ */
+async function reported<T>(flow: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await flow();
+  } catch (e) {
+    void vscode.window.showErrorMessage(`takeback: ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  }
+}
+
 /** The button of the conflict modal that runs the step again with `force`. */
 const REPLACE = { undo: 'Undo, replacing later changes', redo: 'Redo, replacing later changes' } as const;
 
@@ -37,13 +50,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         const selector = cmdArgs[0] as StepSelector;
         switch (name) {
           case 'takeback.undo':
-            return step(selector, 'undo', false);
+            return reported(() => step(selector, 'undo', false));
           case 'takeback.undoForce':
-            return step(selector, 'undo', true);
+            return reported(() => step(selector, 'undo', true));
           case 'takeback.redo':
-            return step(selector, 'redo', false);
+            return reported(() => step(selector, 'redo', false));
           case 'takeback.preview':
-            return preview(selector, 'undo');
+            return reported(() => preview(selector, 'undo'));
           default:
             return next(name, cmdArgs);
         }
@@ -116,15 +129,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('takeback.view.refresh', () => tree.refresh()),
     vscode.commands.registerCommand('takeback.view.undo', (item?: unknown) => {
       const s = target(item);
-      return s && step(s.undo, 'undo', false);
+      return s && reported(() => step(s.undo, 'undo', false));
     }),
     vscode.commands.registerCommand('takeback.view.redo', (item?: unknown) => {
       const s = target(item);
-      return s && step(s.redo, 'redo', false);
+      return s && reported(() => step(s.redo, 'redo', false));
     }),
     vscode.commands.registerCommand('takeback.view.preview', (item?: unknown) => {
       const s = target(item);
-      return s && preview(s.preferRedo ? s.redo : s.undo, s.preferRedo ? 'redo' : 'undo');
+      return s && reported(() => preview(s.preferRedo ? s.redo : s.undo, s.preferRedo ? 'redo' : 'undo'));
     }),
     lc,
   );

@@ -92,12 +92,14 @@ export class TurnsTree implements vscode.TreeDataProvider<Node> {
       item.description = [turn.agent ?? '', `${sets.length} change${sets.length === 1 ? '' : 's'}`, undone > 0 ? `${undone} undone` : ''].filter(Boolean).join(' · ');
       item.tooltip = `${turn.id}: ${turn.label}\n${new Date(turn.start).toLocaleString()}${turn.end === null ? ' (in progress)' : ''}`;
       item.contextValue = `turn ${contextOf(sets)}`;
+      item.id = `turn:${turn.id}`; // a stable id keeps the row's expansion across refreshes
       item.iconPath = new vscode.ThemeIcon('comment-discussion');
       return item;
     }
     if (node.kind === 'loose') {
       const item = new vscode.TreeItem('Outside any turn', C.Collapsed);
-      item.contextValue = 'loose';
+      item.contextValue = `loose ${contextOf(node.sets)}`;
+      item.id = 'loose';
       return item;
     }
     if (node.kind === 'set') {
@@ -106,6 +108,7 @@ export class TurnsTree implements vscode.TreeDataProvider<Node> {
       item.description = `${set.state === 'applied' ? '' : `${set.state} · `}${counts(set.added, set.removed)}`;
       item.tooltip = `change ${set.id}: ${set.label} (${set.state})`;
       item.contextValue = `set ${contextOf([set])}`;
+      item.id = `set:${set.id}`;
       item.iconPath = new vscode.ThemeIcon(set.state === 'undone' ? 'discard' : 'edit');
       return item;
     }
@@ -115,6 +118,7 @@ export class TurnsTree implements vscode.TreeDataProvider<Node> {
     if (file.undone) parts.push('undone');
     if (file.gap) parts.push(`capture gap: ${file.gap}`);
     item.description = parts.join(' · ');
+    item.id = `file:${set.id}:${file.path}`;
     item.tooltip = file.gap ? `${file.path}: a capture gap (${file.gap}): an undo cannot bring it back` : `${file.path} (${file.status})`;
     if (this.workspace) item.resourceUri = vscode.Uri.file(`${this.workspace}/${file.path}`);
     const redoable = file.undone || set.state === 'undone';

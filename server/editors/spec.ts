@@ -25,8 +25,8 @@ export interface SelfInstall {
 /**
  * What takeback knows of one editor it can set up: its name (`init NAME`) and the setup itself,
  * which resolves to what to tell the user (lines, each ending in a newline). One spec per editor
- * (helix-init.ts, jetbrains-init.ts); editors whose client is a plugin (VS Code, Neovim) need no
- * `init`.
+ * (helix-init.ts, jetbrains-init.ts, vscode-init.ts); editors whose client is a plugin loaded from
+ * the package's folder (Neovim, Vim, Emacs) need no `init`.
  */
 export interface EditorSpec {
   name: string;

@@ -9,9 +9,9 @@ import { BIN, hookCommand, PACKAGE_ROOT, selfCommand } from '../self.js';
 export function registerInit(p: Command, ctx: CommandContext): void {
   p.command('init')
     .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
-    .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains')
+    .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains | vscode')
     .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json) instead of the project's")
-    .option('--remove', 'take out exactly what init added')
+    .option('--remove', 'take out exactly what init added (vscode: uninstall the extension)')
     .option('--http', 'claude-code: http hooks to a capture daemon (a few ms a hook), each with a command hook that takes over when none runs; in .claude/settings.local.json')
     .option('--port <N>', 'claude-code --http: the loopback port (default: 29470 + uid mod 1000)')
     .option('--config-dir <DIR>', "helix: the folder of Helix's languages.toml (default: $XDG_CONFIG_HOME/helix)")

@@ -1,0 +1,222 @@
+// End to end in real VS Code: code-server 4.139.1 (VS Code 1.139.1) from .cache/vscode, shown in
+// Debian's headless Chromium driven by playwright-core, with takeback's extension packaged by
+// `npm run build:vscode` and installed by `takeback init vscode` (through a `code` on PATH that is
+// code-server's own command line). An agent's turn arrives through the Claude Code hook entry
+// point (the Edit really made between PreToolUse and PostToolUse); then, in VS Code as a person
+// would: the Takeback view lists the turn, Preview opens the diff editor, Undo puts the file back
+// in the editor and on disk (saved, so the journal records it), Ctrl+Z brings the agent's change
+// back, and unsaved text in the buffer is a conflict that writes nothing until "Undo, replacing
+// later changes" is picked.
+// Everything is private: HOME, XDG folders, TAKEBACK_HOME, VS Code's user data and extensions.
+// The tests are skipped only when code-server or Chromium cannot be found, and fail instead with
+// TAKEBACK_REQUIRE_EDITORS=1.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { privateEditorEnv } from './support/editors.js';
+import { claudeAgent } from './support/helix.js';
+import { until } from './support/procs.js';
+import { BIN, hook, tb } from './support/takeback.js';
+import { buildVsix, clickRowAction, closeTab, tab, editorText, openFile, openVscode, row, takebackPane, vscodeMissing, writeCodeCommand } from './support/vscode-server.js';
+
+const missing = vscodeMissing();
+const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
+
+function needVscode(ctx: { skip: (condition: boolean, note?: string) => void }): void {
+  if (!missing) return;
+  if (requireEditors) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
+  ctx.skip(true, missing);
+}
+
+const BEFORE = '# Notes\n\nThe quick brown fox.\n';
+const AFTER = '# Notes\n\nThe slow brown fox.\n';
+
+let vsix = '';
+beforeAll(() => {
+  vsix = buildVsix();
+}, 240_000);
+
+/**
+ * A private world: a git workspace where the agent's turn changed notes.md (and, with `secret`,
+ * made server.pem with a command: a capture gap, its bytes never kept), `takeback` and `code` on PATH.
+ */
+function world(opts: { secret?: boolean } = {}) {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-e2e-')));
+  const ws = path.join(base, 'ws');
+  const bin = path.join(base, 'bin');
+  const userData = path.join(base, 'vscode-user');
+  const extensions = path.join(base, 'vscode-extensions');
+  for (const d of [ws, bin, userData, extensions]) fs.mkdirSync(d);
+  // `takeback` on PATH is this install, as after `npm i -g`: the extension starts `takeback serve`.
+  fs.symlinkSync(BIN, path.join(bin, 'takeback'));
+  const env = privateEditorEnv(base, { TAKEBACK_HOME: path.join(base, 'tb'), LANG: 'C.UTF-8' });
+  env.PATH = [bin, env.PATH].join(path.delimiter);
+  execFileSync('git', ['init', '-q', ws], { env });
+  fs.writeFileSync(path.join(ws, 'notes.md'), BEFORE);
+  const agent = claudeAgent(ws, env, (event, o) => hook(event, o));
+  agent.prompt('tidy the notes');
+  agent.edit('notes.md', 'quick', 'slow');
+  if (opts.secret) agent.bash("echo 'not a real key' > server.pem");
+  agent.stop();
+  const sessions: { stop(): Promise<void> }[] = [];
+  onTestFinished(async () => {
+    for (const s of sessions) await s.stop();
+    if (!process.env.TAKEBACK_KEEP_TMP) fs.rmSync(base, { recursive: true, force: true });
+  });
+  const read = (rel: string) => fs.readFileSync(path.join(ws, rel), 'utf8');
+  const takeback = (...args: string[]) => tb(args, { cwd: ws, env });
+  const states = () => JSON.parse(takeback('list', '--json').stdout).sets.map((s: { label: string; state: string }) => `${s.label}: ${s.state}`);
+  /** Installs the extension with `takeback init vscode` and opens the workspace in VS Code. */
+  const open = async () => {
+    writeCodeCommand(bin, extensions, userData);
+    const init = takeback('init', 'vscode');
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`installed the VS Code extension ${vsix}`);
+    // VS Code's extension host takes PATH from a login shell, which the private HOME leaves
+    // without this bin folder: the sidecar's command is named in full (the takeback.command setting).
+    // The client's trace of the JSON-RPC traffic goes to its output channel's log (clientLog).
+    const settings = { 'takeback.command': [process.execPath, BIN, 'serve'], 'takeback.trace.server': 'messages' };
+    const s = await openVscode({ workspace: ws, userDataDir: userData, extensionsDir: extensions, env, settings });
+    sessions.push(s);
+    return s;
+  };
+  /** What the extension's output channel logged (the client's trace of the sidecar's traffic). */
+  const clientLog = () => {
+    const logs = path.join(userData, 'logs');
+    const found = fs.existsSync(logs) ? (fs.readdirSync(logs, { recursive: true }) as string[]).filter((f) => /output_logging_[^/]+\/\d+-takeback\.log$/.test(f)) : [];
+    return found.map((f) => fs.readFileSync(path.join(logs, f), 'utf8')).join('\n');
+  };
+  return { base, ws, env, read, takeback, states, open, clientLog };
+}
+
+/** Fails with what code-server printed and a screenshot's path when `body` throws. */
+async function withSession<T>(s: { page: import('playwright-core').Page; log(): string }, base: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (e) {
+    const shot = path.join(os.tmpdir(), `${path.basename(base)}.png`);
+    await s.page.screenshot({ path: shot }).catch(() => {});
+    if (process.env.TAKEBACK_KEEP_TMP) fs.writeFileSync(shot.replace(/png$/, 'html'), await s.page.content().catch(() => ''));
+    throw new Error(`${(e as Error).message}\nscreenshot: ${shot}\ncode-server:\n${s.log().slice(-4000)}`, { cause: e });
+  }
+}
+
+describe('VS Code (code-server) with the takeback extension', () => {
+  it('lists the turn, previews it, undoes it through the buffer and the disk, Ctrl+Z brings the change back, and Redo records it', async (ctx) => {
+    needVscode(ctx);
+    const w = world();
+    const s = await w.open();
+    const { page } = s;
+    await withSession(s, w.base, async () => {
+      const pane = await takebackPane(page);
+      const turn = row(pane, 'tidy the notes');
+      await turn.waitFor();
+      expect(await turn.textContent()).toContain('claude-code');
+
+      await openFile(page, 'notes.md');
+      await until('the agent\'s text in the editor', async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
+      // The sidecar's code lens on the file the agent changed.
+      await page.locator('.codelens-decoration', { hasText: 'Agent changed this file' }).waitFor();
+
+      // Preview of the file row: the diff editor, the read-only takeback: side holding the bytes before.
+      await row(pane, 'Edit notes.md').click(); // expands the change set
+      await clickRowAction(row(pane, /^notes\.md/), 'Preview');
+      const diffTab = tab(page, 'notes.md (after undo ↔ now)');
+      await diffTab.waitFor();
+      const original = '.monaco-diff-editor .editor.original';
+      await until('the takeback: side to hold the text before', async () => (await editorText(page, original)) === BEFORE, 30_000);
+      expect(await editorText(page, '.monaco-diff-editor .editor.modified')).toBe(AFTER);
+      expect(w.read('notes.md')).toBe(AFTER); // a preview writes nothing
+      await closeTab(diffTab);
+      // The lens's Diff runs the same preview (the sidecar's command, through the extension).
+      await tab(page, 'notes.md').click();
+      await page.locator('.codelens-decoration a', { hasText: /^Diff$/ }).click();
+      await diffTab.waitFor();
+      await until('the lens\'s diff to show the text before', async () => (await editorText(page, original)) === BEFORE, 30_000);
+      await closeTab(diffTab);
+
+      // Undo the turn from its row: through the editor's buffer, saved, recorded.
+      await tab(page, 'notes.md').click();
+      await clickRowAction(turn, 'Undo');
+      await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
+      await until('the editor to show the file before the agent', async () => (await editorText(page)).includes('The quick brown fox.'), 30_000);
+      await until('the journal to record the undo', () => w.states().join() === 'Edit notes.md: undone', 30_000);
+      await page.locator('.tab.dirty').waitFor({ state: 'detached' });
+      // It came through VS Code's buffers: a workspace/applyEdit from the sidecar, the buffer's
+      // change, then its save (which the extension does for the paths the step left pending).
+      await until('the client to log the save', () => /Received request 'workspace\/applyEdit[^]*Sending notification 'textDocument\/didChange'[^]*Sending notification 'textDocument\/didSave'/.test(w.clientLog()), 30_000);
+      expect(w.clientLog().match(/Received request 'workspace\/applyEdit/g)).toHaveLength(1);
+
+      // VS Code's own Undo in the editor brings the agent's change back (one edit, one Ctrl+Z).
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+      await page.keyboard.press('Control+z');
+      await until('Ctrl+Z to bring the agent\'s text back', async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
+      expect(w.read('notes.md')).toBe(BEFORE); // not saved yet
+      await page.keyboard.press('Control+s');
+      await until('the agent\'s text saved', () => w.read('notes.md') === AFTER, 30_000);
+      // The journal still says undone; the row's Redo finds the agent's text in place and records it.
+      expect(w.states()).toEqual(['Edit notes.md: undone']);
+      await clickRowAction(turn, 'Redo');
+      await until('the journal to record the redo', () => w.states().join() === 'Edit notes.md: applied', 30_000);
+      expect(w.read('notes.md')).toBe(AFTER);
+    });
+  }, 300_000);
+
+  it('a buffer with unsaved text is a conflict: the modal names the file and nothing is written until "Undo, replacing later changes"', async (ctx) => {
+    needVscode(ctx);
+    const w = world({ secret: true });
+    const s = await w.open();
+    const { page } = s;
+    await withSession(s, w.base, async () => {
+      const pane = await takebackPane(page);
+      const turn = row(pane, 'tidy the notes');
+      await turn.waitFor();
+      // The command's file is a capture gap, named on its row.
+      await row(pane, /^Bash: echo/).click();
+      await row(pane, /^server\.pem/).waitFor();
+      expect(await row(pane, /^server\.pem/).textContent()).toContain('capture gap: secret');
+      await openFile(page, 'notes.md');
+      await until('the agent\'s text in the editor', async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+      await page.keyboard.press('Control+End');
+      await page.keyboard.type('my own line');
+      await page.locator('.tab.dirty').waitFor();
+
+      const dialog = page.locator('.monaco-dialog-box');
+      await clickRowAction(turn, 'Undo');
+      await dialog.waitFor();
+      expect(await dialog.textContent()).toContain('notes.md');
+      expect(await dialog.textContent()).toContain('Nothing was written');
+      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      // Nothing written: the disk keeps the agent's text, the buffer the unsaved line, the journal the set.
+      expect(w.read('notes.md')).toBe(AFTER);
+      expect(await editorText(page)).toContain('my own line');
+      expect(await page.locator('.tab.dirty').count()).toBe(1);
+      expect(w.states().sort()).toEqual([`Bash: echo 'not a real key' > server.pem: applied`, 'Edit notes.md: applied']);
+
+      await clickRowAction(turn, 'Undo');
+      await dialog.locator('.monaco-button', { hasText: 'Undo, replacing later changes' }).click();
+      await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
+      await until('the editor to show the file before the agent', async () => (await editorText(page)) === BEFORE, 30_000);
+      await until('the journal to record the undo', () => w.states().includes('Edit notes.md: undone'), 30_000);
+      // What the undo could not bring back is said, by name.
+      await page.locator('.notifications-toasts', { hasText: 'capture gaps' }).waitFor();
+      expect(await page.locator('.notifications-toasts').textContent()).toContain('server.pem');
+    });
+  }, 300_000);
+
+  it('takeback init vscode without code on PATH prints the install command', () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-init-')));
+    onTestFinished(() => fs.rmSync(base, { recursive: true, force: true }));
+    const env = privateEditorEnv(base, { PATH: path.dirname(process.execPath) + path.delimiter + '/usr/bin:/bin' });
+    const r = tb(['init', 'vscode'], { cwd: base, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`to install the VS Code extension: code --install-extension ${vsix}`);
+    // No takeback on that PATH: init names the command for the extension's setting.
+    expect(r.stdout).toContain(`set "takeback.command" in VS Code's settings to ${JSON.stringify([process.execPath, BIN, 'serve'])}`);
+  });
+});

@@ -50,7 +50,7 @@ export interface ScanOutcome {
  * reads it again whatever its stat says (git's racy-git rule). 2 s covers coarse clocks and
  * filesystems with second (or two-second) timestamps.
  */
-const RACY_WINDOW_MS = 2000;
+export const RACY_WINDOW_MS = 2000;
 
 /** A warm scan with this many files to read looks them up in git's index first. */
 const GIT_LOOKUP_MIN = 200;
@@ -507,7 +507,8 @@ function rowsToWrite(
  * The new and changed paths of the rows a scan listed or looked into (`next`) against their last
  * rows (`prevOf`), less the entries `dropped`. A path the last scan did not cover may have been
  * there all along, left out by a rule (a `.gitignore` line a command just removed): when its inode
- * has not changed since well before that scan began (`racyMs`), it was not created since.
+ * has not changed since well before that scan began (`racyMs`), it was not created since — unless
+ * it lies in a folder reported created (a folder moved in brings its children with their inodes).
  */
 function movedIn(
   next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
@@ -516,15 +517,21 @@ function movedIn(
   racyMs: number,
 ): ScanChange[] {
   const out: ScanChange[] = [];
+  /** Folders reported created: what is in them is new too, whatever its inode's age. */
+  const created = new Set<string>();
+  // A folder is in `next` before the folders listed under it.
   for (const [dir, row] of next) {
     const prev = prevOf(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
+    // A folder moved in keeps its children's inodes as they were: they came with it.
+    const inCreated = prev === null && created.has(dir);
     for (const e of row.entries) {
       if (dropped.has(e)) continue;
       const p = byName?.get(e.name);
       if (p === e) continue;
-      if (!p && e.ctimeMs < racyMs) continue;
+      if (!p && !inCreated && e.ctimeMs < racyMs) continue;
       const rel = dir === '' ? e.name : `${dir}/${e.name}`;
+      if (e.type === 'dir' && (!p || p.type !== 'dir')) created.add(rel);
       if (!p || entryChanged(p, e)) out.push({ path: rel, before: p ? toIndexEntry(p) : undefined, after: toIndexEntry(e) });
     }
   }

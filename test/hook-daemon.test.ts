@@ -46,7 +46,7 @@ function handledBy(sb: Sandbox): { event: string; pid: number }[] {
 function failures(sb: Sandbox): string[] {
   return hookLog(sb)
     .split('\n')
-    .filter((l) => l && !/\] claude-code \w+: /.test(l));
+    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
 }
 
 function runDir(sb: Sandbox): string {

@@ -10,6 +10,7 @@ import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
 import { closeKeptEngines, keepEnginesOpen } from './engines.js';
 import { createCaptureServer } from './server.js';
+import { WorkspaceFeed } from './watch.js';
 
 /*
  * `takeback hook-daemon`: the capture daemon's life. Started detached by a hook that found none
@@ -169,9 +170,12 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
   if (!settle(home)) return 0;
   // Journals stay open between events (their connections, their snapshot rows in memory).
   keepEnginesOpen(8);
-  const daemon = new CaptureDaemon({ home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
+  // And each workspace whose events it serves is watched, its scans fed what moved.
+  const feed = new WorkspaceFeed(home, 8);
+  const daemon = new CaptureDaemon({ feed, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
+  feed.close();
   closeKeptEngines();
   // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
   setTimeout(() => process.exit(0), 2000).unref();
@@ -204,6 +208,8 @@ interface DaemonOptions {
   alsoSocket: boolean;
   handle: HookHandler;
   bin: string | undefined;
+  /** The watchers of the workspaces it serves. */
+  feed: WorkspaceFeed;
 }
 
 /**
@@ -248,10 +254,12 @@ class CaptureDaemon {
         }
         return null;
       },
+      before: (req: ForwardRequest) => o.feed.before(req.cwd),
       handle: (req: ForwardRequest) => {
         try {
           return withEnv(req.env, () => o.handle(req.agent, req.text, o.bin));
         } finally {
+          o.feed.after();
           try {
             process.chdir(REST_DIR);
           } catch {

@@ -150,11 +150,11 @@ const REST_DIR = '/';
  * `takeback hook-daemon` (hidden): serves hook events for the TAKEBACK_HOME of `env` on
  * `$TAKEBACK_HOME/run/capture-<version>-<install hash>.sock` (folder 0700, socket 0600) until
  * idle for `$TAKEBACK_HOOK_DAEMON_IDLE_MS` (default 30 minutes), and resolves to 0 then (and at
- * once when another daemon already serves there, when neither `TAKEBACK_HOOK_DAEMON=1` nor
+ * once when another daemon already serves there, when `TAKEBACK_HOOK_DAEMON=0` turns it off and no
  * `TAKEBACK_HOOK_HTTP_PORT` is set, or when the socket cannot be made: a hook then runs
  * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
  * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
- * when that port cannot be had, the failure is logged and (without `TAKEBACK_HOOK_DAEMON=1`) it
+ * when that port cannot be had, the failure is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it
  * leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
  * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
  * a session's start may launch). Failures are logged to hook.log, never thrown.
@@ -204,7 +204,7 @@ interface DaemonOptions {
   idleMs: number;
   /** The loopback port of Claude Code's http hooks, or null. */
   httpPort: number | null;
-  /** Whether it serves its socket for its own sake (`TAKEBACK_HOOK_DAEMON=1`), not only beside the http hooks. */
+  /** Whether it serves its socket for its own sake (unless `TAKEBACK_HOOK_DAEMON=0`), not only beside the http hooks. */
   alsoSocket: boolean;
   handle: HookHandler;
   bin: string | undefined;

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { filesOf, hookAsync, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
+import { overStdio } from './support/lsp-client.js';
 
 const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
 
@@ -224,5 +225,32 @@ describe('the capture daemon’s watcher', () => {
       ['echo two >> f.txt && rm y', { 'f.txt': 'modified', y: 'deleted' }],
     ]);
     expect(failures(sb)).toEqual([]);
+  });
+
+  it('the sidecar: captures of commands through `takeback serve` are scanned with its watcher’s hints and record what happened', async () => {
+    const sb = watchSandbox();
+    seed(sb);
+    const { editor } = overStdio(sb.ws, 'headless', sb.env);
+    onTestFinished(() => editor.close());
+    await editor.initialize();
+    const hintsLogged = () => editor.logs.filter((l) => l.startsWith('watch: hints for ')).length;
+    let id = 0;
+    const command = async (cmd: string) => {
+      const cid = `sc${++id}`;
+      await editor.conn.sendRequest('capture/begin', { id: cid, tool: 'Bash', command: cmd });
+      sb.sh(cmd);
+      return editor.conn.sendRequest<{ set: { files: { path: string; status: string }[] } | null }>('capture/end', { id: cid });
+    };
+    await until('the sidecar’s watcher to be trusted', async () => {
+      await command('true');
+      return hintsLogged() > 0;
+    }, 120_000);
+    const before = hintsLogged();
+    const r = await command("sed -i 's/a/b/' f.txt && mv x y && rm gone.txt && mv dir moved");
+    expect(hintsLogged() - before).toBe(2);
+    expect(Object.fromEntries(r.set!.files.map((f) => [f.path, f.status]))).toEqual({
+      dir: 'deleted', 'dir/sub': 'deleted', 'dir/sub/deep.txt': 'deleted', 'dir/top.txt': 'deleted',
+      'f.txt': 'modified', 'gone.txt': 'deleted', moved: 'created', 'moved/sub': 'created', 'moved/sub/deep.txt': 'created', 'moved/top.txt': 'created', x: 'deleted', y: 'created',
+    });
   });
 });

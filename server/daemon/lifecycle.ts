@@ -10,7 +10,7 @@ import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
 import { closeKeptEngines, keepEnginesOpen } from './engines.js';
 import { createCaptureServer } from './server.js';
-import { WorkspaceFeed } from './watch.js';
+import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
 /*
  * `takeback hook-daemon`: the capture daemon's life. Started detached by a hook that found none
@@ -171,7 +171,7 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
   // Journals stay open between events (their connections, their snapshot rows in memory).
   keepEnginesOpen(8);
   // And each workspace whose events it serves is watched, its scans fed what moved.
-  const feed = new WorkspaceFeed(home, 8);
+  const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m));
   const daemon = new CaptureDaemon({ feed, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
@@ -254,12 +254,11 @@ class CaptureDaemon {
         }
         return null;
       },
-      before: (req: ForwardRequest) => o.feed.before(req.cwd),
+      before: (req: ForwardRequest) => o.feed.sync(req.cwd),
       handle: (req: ForwardRequest) => {
         try {
-          return withEnv(req.env, () => o.handle(req.agent, req.text, o.bin));
+          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin)));
         } finally {
-          o.feed.after();
           try {
             process.chdir(REST_DIR);
           } catch {

@@ -1,8 +1,8 @@
 // What other agents' checkpoints cost for one shell tool call, against takeback's default hooks,
 // in the same run and on the same trees, with `git status` as the baseline measured between them.
 //
-// Each peer as its way of keeping a step is described by its own code, run as one shell command
-// after the tool call (each keeps one snapshot a step and diffs it with the last):
+// Each peer modelled on how it is described to keep a step, run as one shell command after the
+// tool call (each keeps one snapshot a step and diffs it with the last):
 //   - Cline / Roo Code: a shadow git repository (its own git folder, the workspace as work tree):
 //     `git add -A` then `git commit` of everything;
 //   - opencode: a separate git folder too, `git add .` then `git write-tree`;

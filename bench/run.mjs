@@ -4,6 +4,7 @@
 //   npm run bench                 # builds dist/, then everything (about 3 minutes; 4 the first time)
 //   npm run bench -- --quick      # the 10,000-file workspace only, fewer edits
 //   node bench/run.mjs --only=snapshot,hook   # some sections (no build; bench/out/last.json only)
+//   node bench/run.mjs --only=peers,hinted-scan   # other agents' checkpoints against takeback's hooks, and the scans with a watcher's hints (section 7)
 //
 // Generated trees are kept in $TAKEBACK_BENCH_CACHE (default: <tmp>/takeback-bench) between runs.
 // Results go to bench/RESULTS.md, between the `bench:begin`/`bench:end` markers (the rest of the
@@ -18,6 +19,7 @@ import { fireEvent, freePort, startHttpDaemon } from './http-hooks.mjs';
 const { HOOK_ENV_PREFIX } = await import('../dist/server/cli/self.js');
 import { fmt, median, peakRss, sleep, time, treeBytes } from './measure.mjs';
 import { mergeBench } from './merge.mjs';
+import { hintedScanBench, peersBench, peersHome } from './peers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'takeback.js');
@@ -641,6 +643,16 @@ async function mainBench() {
     if (want('storage')) await storageBench(QUICK ? 100 : 1000);
     if (want('gc')) await gcSliceBench(QUICK ? 3000 : 10_000);
     if (want('merge')) await mergeBench(record, QUICK ? 3 : 5, SCRATCH);
+    if (want('peers') || want('hinted-scan')) {
+      const trees = [['gen-1.8k', generated(CACHE, 1_800, log), 7], ['gen-10k', ws10k, QUICK ? 3 : 7], ...(ws100k ? [['gen-100k', ws100k, 5]] : [])];
+      for (const [label, ws, n] of trees) {
+        refreshIndex(ws);
+        const env = peersHome(SCRATCH, label);
+        const pick = pickFiles(ws, 10, 13);
+        if (want('peers')) extra[`peers-${label}`] = await peersBench({ record, log, ws, label, iterations: n, pick, env, bin: BIN, node: NODE, scratch: SCRATCH, hookEnvPrefix: HOOK_ENV_PREFIX });
+        if (want('hinted-scan')) extra[`hinted-scan-${label}`] = await hintedScanBench({ record, ws, label, iterations: n, pick, home: peersHome(SCRATCH, `${label}-scan`).TAKEBACK_HOME, root: ROOT });
+      }
+    }
     if (want('memory') && !want('snapshot') && ws100k) {
       const env = home('mem-100k');
       tb(ws100k, env, ['capture', 'begin', '--id', 'base']);

@@ -7,7 +7,7 @@
 // `tsc` since) is not used: the compiled modules are imported instead.
 //
 // `takeback hook <agent>` runs the full hook (hook.bundle.cjs: SQLite, the journal) in this
-// process. With the opt-in capture daemon (TAKEBACK_HOOK_DAEMON set), it first loads the
+// process at once when the capture daemon is turned off (TAKEBACK_HOOK_DAEMON=0); otherwise it first loads the
 // forwarding client (forward.bundle.cjs: Node's own modules only), which hands the event to the
 // daemon when one runs, and runs the full hook only when none takes it.
 //
@@ -158,9 +158,9 @@ async function load(name, command) {
   return import(new URL(`${name}.js`, DIST).href);
 }
 
-// Which values turn the daemon on is the client's to say (daemon/address.ts); unset or 0, the
-// default, the client is not even loaded.
-const daemonAsked = hook && !['', '0'].includes(process.env.TAKEBACK_HOOK_DAEMON ?? '');
+// The capture daemon is on unless TAKEBACK_HOOK_DAEMON turns it off (the values of DAEMON_OFF in
+// daemon/address.ts); off, the forwarding client is not even loaded.
+const daemonAsked = hook && !['0', 'false', 'off', 'no'].includes((process.env.TAKEBACK_HOOK_DAEMON ?? '').toLowerCase());
 
 /** Runs the command (or the hook) and sets the exit code; writes the code caches when it succeeded. */
 async function run() {

@@ -58,7 +58,8 @@ const env = { ...process.env, TAKEBACK_HOME: home };
 delete env.TAKEBACK_LOG_LEVEL;
 // takeback colours its own output on a terminal only; its output is relayed through a pipe here.
 const cliEnv = { ...env, ...(tty && !env.FORCE_COLOR ? { FORCE_COLOR: '1' } : {}) };
-const hookEnv = { ...env, TAKEBACK_LOG_LEVEL: 'debug' };
+// The replay's hooks run in-process: a capture daemon started by them would outlive the demo.
+const hookEnv = { ...env, TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_HOOK_DAEMON: '0' };
 
 function hasGit() {
   return spawnSync('git', ['--version'], { stdio: 'ignore' }).status === 0;

@@ -3,7 +3,7 @@
 // Real processes, the real binary: the same sets either way, nothing printed, exit 0; a daemon
 // killed midway (its socket file left behind) is survived; a daemon too busy to take an event in
 // time leaves it to the hook, and never records it twice; parallel hooks lose nothing; the
-// daemon leaves when idle; it is used only with TAKEBACK_HOOK_DAEMON=1 (=0 or unset: never).
+// daemon leaves when idle; it is used unless TAKEBACK_HOOK_DAEMON=0 (unset: the default, used).
 //
 // Which process handled an event is read from the debug log (TAKEBACK_LOG_LEVEL=debug): each
 // line carries the pid of the process that wrote it.
@@ -46,7 +46,7 @@ function handledBy(sb: Sandbox): { event: string; pid: number }[] {
 function failures(sb: Sandbox): string[] {
   return hookLog(sb)
     .split('\n')
-    .filter((l) => l && !/\] claude-code \w+: /.test(l));
+    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
 }
 
 function runDir(sb: Sandbox): string {
@@ -292,7 +292,7 @@ describe('hooks through the capture daemon', () => {
     expect(doc.captures.open).toBe(0);
   });
 
-  it('TAKEBACK_HOOK_DAEMON=0 or unset: a running daemon is not used, and a session start starts none', async () => {
+  it('TAKEBACK_HOOK_DAEMON=0: a running daemon is not used, and a session start starts none; unset, a session start starts one', async () => {
     const sb = daemonSandbox();
     const daemon = await startDaemon(sb);
     await session(sb, { TAKEBACK_HOOK_DAEMON: '0' });
@@ -301,8 +301,8 @@ describe('hooks through the capture daemon', () => {
     expect(by.some((h) => h.pid === daemon.pid)).toBe(false);
     expect(setsOf(sb.json(['list']))).toHaveLength(2);
 
-    // Off, and unset (the default): no daemon is started.
-    for (const value of ['0', '']) {
+    // Off: no daemon is started.
+    for (const value of ['0', 'off']) {
       const off = daemonSandbox({ TAKEBACK_HOOK_DAEMON: value });
       quiet(await hook(off, ev(off, 'SessionStart', { source: 'startup' })));
       quiet(await hook(off, ev(off, 'UserPromptSubmit', { prompt: 'p' })));
@@ -310,5 +310,17 @@ describe('hooks through the capture daemon', () => {
       expect(fs.existsSync(runDir(off)), `TAKEBACK_HOOK_DAEMON=${value}`).toBe(false);
       expect(handledBy(off).map((h) => isDaemon(h.pid))).toEqual([false, false]);
     }
+
+    // Unset (the default): the session's first hook runs in-process and starts one, which takes the next events.
+    const on = daemonSandbox();
+    delete on.env.TAKEBACK_HOOK_DAEMON;
+    reapDaemons(on);
+    quiet(await hook(on, ev(on, 'SessionStart', { source: 'startup' })));
+    await until('a daemon to answer', async () => {
+      const f = socketFile(on);
+      return f !== null && (await answers(f));
+    });
+    quiet(await hook(on, ev(on, 'UserPromptSubmit', { prompt: 'p' })));
+    expect(handledBy(on).map((h) => isDaemon(h.pid))).toEqual([false, true]);
   });
 });

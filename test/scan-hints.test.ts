@@ -1,6 +1,7 @@
 // The warm scan's seam for a file watcher (scan/checker.ts, after git's fsmonitor): with hints it
 // checks only the rows the hinted paths fall in; with none, or with hints from a watcher that was
 // not watching before the last scan's racy line, it checks every row.
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openEngine } from '../server/core/engine.js';
@@ -31,11 +32,63 @@ describe('change hints for the warm scan', () => {
     }
   });
 
-  it('a hinted path names its own row (a folder) and its folder’s row', () => {
+  it('a hinted path names its nearest folder with a row; a hinted folder, every row under it too', () => {
     const rows = new Map(['', 'a', 'a/b', 'c'].map((d) => [d, new Uint8Array(0)]));
-    expect(hintedRows(rows, 100, { paths: new Set(['a/b', 'c/new.txt', 'gone/z.txt']), sinceMs: 50 })?.sort()).toEqual(['a', 'a/b', 'c']);
+    expect(hintedRows(rows, 100, { paths: new Set(['a/b', 'c/new.txt', 'gone/z.txt']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b', 'c']);
     expect(hintedRows(rows, 100, { paths: new Set(['top.txt']), sinceMs: 100 })).toEqual(['']);
     expect(hintedRows(rows, 100, { paths: new Set(['top.txt']), sinceMs: 101 })).toBeNull();
     expect(hintedRows(rows, 100)).toBeNull();
+    expect(hintedRows(rows, 100, { paths: new Set(['a']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b']);
+    expect(hintedRows(rows, 100, { paths: new Set(['']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b', 'c']);
+  });
+
+  it('a folder replaced by another of the same name: hinted by its name alone, the rows under it are looked at again', () => {
+    const sb = sandbox();
+    sb.write('a/sub/old.txt', 'old\n');
+    sb.write('a/top.txt', 'top\n');
+    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    try {
+      const scan = (hints?: { paths: Set<string>; sinceMs: number }) => engine.journal.write(() => scanAndCommit(engine, undefined, hints));
+      expect(scan().status).toBe('baseline');
+      // What a watcher hears of `mv a a.old && mkdir -p a/sub && …`: the two folders, not what is under them.
+      sb.sh('mv a a.old && mkdir -p a/sub && printf new > a/sub/new.txt');
+      const changes = scan({ paths: new Set(['a', 'a.old']), sinceMs: 0 }).changes.map((c) => c.path);
+      expect(changes).toEqual(['a.old', 'a.old/sub', 'a.old/sub/old.txt', 'a.old/top.txt', 'a/sub/new.txt', 'a/sub/old.txt', 'a/top.txt']);
+    } finally {
+      engine.journal.close();
+    }
+  });
+});
+
+describe('a folder moved in', () => {
+  it('brings its files as created, however old their inodes are', () => {
+    const sb = sandbox();
+    sb.write('dir/sub/deep.txt', 'deep\n');
+    sb.write('dir/top.txt', 'top\n');
+    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    try {
+      const scan = () => engine.journal.write(() => scanAndCommit(engine));
+      expect(scan().status).toBe('baseline');
+      // The last scan as if it had begun more than the racy window after the files were made (their
+      // inodes then older than its racy line), and before the move (which changes the moved folder's inode).
+      const made = Math.max(...['dir', 'dir/sub', 'dir/sub/deep.txt', 'dir/top.txt'].map((p) => fs.lstatSync(sb.abs(p)).ctimeMs));
+      engine.journal.write(() => {
+        const meta = engine.journal.snapshot.meta()!;
+        engine.journal.snapshot.setMeta({ ...meta, startedNs: String(BigInt(Math.ceil((made + 2000.5) * 1000)) * 1000n) });
+      });
+      sb.sh('mv dir moved');
+      expect(scan().changes.map((c) => [c.path, c.before ? (c.after ? 'modified' : 'deleted') : 'created'])).toEqual([
+        ['dir', 'deleted'],
+        ['dir/sub', 'deleted'],
+        ['dir/sub/deep.txt', 'deleted'],
+        ['dir/top.txt', 'deleted'],
+        ['moved', 'created'],
+        ['moved/sub', 'created'],
+        ['moved/sub/deep.txt', 'created'],
+        ['moved/top.txt', 'created'],
+      ]);
+    } finally {
+      engine.journal.close();
+    }
   });
 });

@@ -107,8 +107,8 @@ function startsDaemon(text: string): boolean {
 /**
  * `takeback hook <agent>`: reads the event on stdin and forwards it to the capture daemon; when
  * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
- * start or a prompt with no daemon listening, starts one (`bin`: the takeback script). With
- * `TAKEBACK_HOOK_DAEMON=1` unset, always `inProcess`, and no daemon is started. Resolves to 0: a hook
+ * start or a prompt with no daemon listening, starts one (`bin`: the takeback script) and does not
+ * wait for it. With `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
  * never fails and never prints.
  */
 export async function runForwardedHook(agent: string, inProcess: (text: string) => unknown, bin: string | undefined = process.argv[1]): Promise<number> {

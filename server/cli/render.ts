@@ -302,7 +302,7 @@ function storageLines(s: DoctorReport['storage'], mb: (n: number) => string): st
 function daemonLine(d: DoctorReport['daemon']): string {
   const serving = d.http.filter((h) => h.alive).map((h) => `http hooks on 127.0.0.1:${h.port} (pid ${h.pid})`);
   if (serving.length > 0) return `daemon:     serving ${serving.join(', ')}`;
-  return `daemon:     ${d.socket ? 'its socket is there (TAKEBACK_HOOK_DAEMON=1)' : 'not running: hooks run in-process'}`;
+  return `daemon:     ${d.socket ? 'its socket is there' : 'not running: hooks run in-process'}`;
 }
 
 /** What `takeback gc` did. */

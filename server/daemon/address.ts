@@ -17,7 +17,7 @@ import { packageRoot, packageVersion } from '../core/package-info.js';
  * daemon, hearing no "go", drops the event. So an event is handled once, by one of them.
  */
 
-/** The environment variable that turns the daemon on: `1` (or `true`, `on`, `yes`; anything else or unset: hooks run in-process, none is started). */
+/** The environment variable that turns the daemon off: `0` (or `false`, `off`, `no`: hooks run in-process, none is started); unset or anything else, on. */
 export const DAEMON_SWITCH = 'TAKEBACK_HOOK_DAEMON';
 /** The environment variable with the daemon's idle time (ms) before it exits; default {@link DEFAULT_IDLE_MS}. */
 export const IDLE_VAR = 'TAKEBACK_HOOK_DAEMON_IDLE_MS';
@@ -74,11 +74,15 @@ export function forwardedEnv(env: NodeJS.ProcessEnv, home: string): Record<strin
 }
 
 /**
- * True when `TAKEBACK_HOOK_DAEMON=1` (or `true`, `on`, `yes`). Off by default for now: measured
- * (bench/RESULTS.md), the daemon takes a hook from ≈ node + 35 ms to ≈ node + 10 ms, but it is a
- * long-lived process an agent's hooks start, and it needs more use before it is the default.
+ * False when `TAKEBACK_HOOK_DAEMON=0` (or `false`, `off`, `no`), else true: hooks use the daemon
+ * by default. It takes a hook from ≈ node + 35 ms to ≈ node + 10 ms, and its watcher spares a
+ * shell tool call's scans the walk of the workspace (bench/RESULTS.md); without it a hook works
+ * as it does in-process.
  */
 export function daemonEnabled(env: NodeJS.ProcessEnv): boolean {
   const v = (env[DAEMON_SWITCH] ?? '').toLowerCase();
-  return ['1', 'true', 'on', 'yes'].includes(v);
+  return !DAEMON_OFF.includes(v);
 }
+
+/** The values of {@link DAEMON_SWITCH} that turn the daemon off (bin/takeback.js reads the same list). */
+export const DAEMON_OFF = ['0', 'false', 'off', 'no'];

@@ -10,6 +10,7 @@ import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
 import { closeKeptEngines, keepEnginesOpen } from './engines.js';
 import { createCaptureServer } from './server.js';
+import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
 /*
  * `takeback hook-daemon`: the capture daemon's life. Started detached by a hook that found none
@@ -149,11 +150,11 @@ const REST_DIR = '/';
  * `takeback hook-daemon` (hidden): serves hook events for the TAKEBACK_HOME of `env` on
  * `$TAKEBACK_HOME/run/capture-<version>-<install hash>.sock` (folder 0700, socket 0600) until
  * idle for `$TAKEBACK_HOOK_DAEMON_IDLE_MS` (default 30 minutes), and resolves to 0 then (and at
- * once when another daemon already serves there, when neither `TAKEBACK_HOOK_DAEMON=1` nor
+ * once when another daemon already serves there, when `TAKEBACK_HOOK_DAEMON=0` turns it off and no
  * `TAKEBACK_HOOK_HTTP_PORT` is set, or when the socket cannot be made: a hook then runs
  * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
  * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
- * when that port cannot be had, the failure is logged and (without `TAKEBACK_HOOK_DAEMON=1`) it
+ * when that port cannot be had, the failure is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it
  * leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
  * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
  * a session's start may launch). Failures are logged to hook.log, never thrown.
@@ -169,9 +170,12 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
   if (!settle(home)) return 0;
   // Journals stay open between events (their connections, their snapshot rows in memory).
   keepEnginesOpen(8);
-  const daemon = new CaptureDaemon({ home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
+  // And each workspace whose events it serves is watched, its scans fed what moved.
+  const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m));
+  const daemon = new CaptureDaemon({ feed, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
+  feed.close();
   closeKeptEngines();
   // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
   setTimeout(() => process.exit(0), 2000).unref();
@@ -200,10 +204,12 @@ interface DaemonOptions {
   idleMs: number;
   /** The loopback port of Claude Code's http hooks, or null. */
   httpPort: number | null;
-  /** Whether it serves its socket for its own sake (`TAKEBACK_HOOK_DAEMON=1`), not only beside the http hooks. */
+  /** Whether it serves its socket for its own sake (unless `TAKEBACK_HOOK_DAEMON=0`), not only beside the http hooks. */
   alsoSocket: boolean;
   handle: HookHandler;
   bin: string | undefined;
+  /** The watchers of the workspaces it serves. */
+  feed: WorkspaceFeed;
 }
 
 /**
@@ -248,9 +254,10 @@ class CaptureDaemon {
         }
         return null;
       },
+      before: (req: ForwardRequest) => o.feed.sync(req.cwd),
       handle: (req: ForwardRequest) => {
         try {
-          return withEnv(req.env, () => o.handle(req.agent, req.text, o.bin));
+          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin)));
         } finally {
           try {
             process.chdir(REST_DIR);

@@ -22,6 +22,11 @@ export interface CaptureHandlers {
    * handles the event itself). May set up what `handle` needs (the current folder).
    */
   prepare(req: ForwardRequest): string | null;
+  /**
+   * Called once a claimed event is to be handled, before `handle`; the event waits for it (and no
+   * other event starts meanwhile). Must not reject: the file watcher's sync (lifecycle.ts).
+   */
+  before?(req: ForwardRequest): Promise<void>;
   /** Handles a claimed event to the end. True when it was recorded (or rightly ignored), false when it failed (and was logged). Must not throw. */
   handle(req: ForwardRequest): boolean;
   /** Called on every new connection and every finished event (the idle clock). */
@@ -31,7 +36,7 @@ export interface CaptureHandlers {
 interface Conn {
   sock: Socket;
   req: ForwardRequest | null;
-  state: 'reading' | 'queued' | 'claimed' | 'done';
+  state: 'reading' | 'queued' | 'claimed' | 'handling' | 'done';
   timer: NodeJS.Timeout | null;
 }
 
@@ -124,14 +129,20 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     } else if (c.state === 'claimed' && (msg as { go?: unknown } | null)?.go === true) {
       if (c.timer) clearTimeout(c.timer);
       c.timer = null;
-      let ok = false;
-      try {
-        ok = h.handle(c.req!);
-      } catch {
-        ok = false;
-      }
-      send(c.sock, { ok }, true);
-      release(c);
+      // Handled to the end from here, whether or not the client stays to hear it.
+      c.state = 'handling';
+      const run = () => {
+        let ok = false;
+        try {
+          ok = h.handle(c.req!);
+        } catch {
+          ok = false;
+        }
+        send(c.sock, { ok }, true);
+        release(c);
+      };
+      if (!h.before) run();
+      else h.before(c.req!).then(run, run);
     }
   };
 

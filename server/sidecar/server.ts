@@ -30,6 +30,7 @@ import * as turns from './turns.js';
 import * as undo from './undo.js';
 import { checkPending } from './undo-through-editor.js';
 import { JournalWatch } from './watch.js';
+import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
 /*
  * The sidecar's wiring: every message the server handles, bound to its handler, on one screen.
@@ -103,6 +104,8 @@ export function startServer(opts: ServerOptions): Connection {
   const textDocuments = new TextDocuments(TextDocument);
   let session: Session | null = null;
   let watch: JournalWatch | null = null;
+  /** The workspace's file watcher, whose hints narrow the scans of captures and turns. */
+  let feed: WorkspaceFeed | null = null;
   let literals = false;
   let shutDown = false;
 
@@ -139,9 +142,14 @@ export function startServer(opts: ServerOptions): Connection {
     literals = r.literals;
     s.docs.on('save', guardNote(log, () => checkPending(s)));
     watch = new JournalWatch(s, log);
+    feed = new WorkspaceFeed(s.engine.home, 1, log);
     return r.result;
   });
-  connection.onInitialized(() => watch?.start());
+  connection.onInitialized(() => {
+    watch?.start();
+    // The watcher starts now, to be trusted by the time the first command is captured.
+    void feed?.sync(session?.engine.root ?? '/');
+  });
   connection.onShutdown(() => {
     shutDown = true;
     watch?.stop();
@@ -151,6 +159,8 @@ export function startServer(opts: ServerOptions): Connection {
     if (ended) return;
     ended = true;
     watch?.stop();
+    feed?.close();
+    feed = null;
     try {
       session?.engine.journal.close();
     } catch (e) {
@@ -170,10 +180,19 @@ export function startServer(opts: ServerOptions): Connection {
   request(M.ChangesShowRequest, changes.show);
   request(M.UndoPreviewRequest, undo.preview);
   request(M.UndoApplyRequest, undo.apply);
-  request(M.CaptureBeginRequest, capture.begin);
-  request(M.CaptureEndRequest, capture.end);
-  request(M.TurnBeginRequest, turns.begin);
-  request(M.TurnEndRequest, turns.end);
+  // Those that scan the workspace first sync with its watcher, and their scans get its hints.
+  const watched =
+    <P, R>(fn: (s: Session, p: P) => R) =>
+    async (s: Session, p: P): Promise<R> => {
+      const f = feed;
+      if (!f) return fn(s, p);
+      await f.sync(s.engine.root);
+      return f.scope(() => fn(s, p));
+    };
+  request(M.CaptureBeginRequest, watched(capture.begin));
+  request(M.CaptureEndRequest, watched(capture.end));
+  request(M.TurnBeginRequest, watched(turns.begin));
+  request(M.TurnEndRequest, watched(turns.end));
 
   // A UI for clients with no plugin: code lenses, code actions, their commands.
   connection.onCodeLens(handle((p) => codeLenses(ready(), parseParams('textDocument/codeLens', LSP.CodeLensParams, p))));

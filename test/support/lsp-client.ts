@@ -122,6 +122,8 @@ interface Buffer {
 export class TestEditor {
   readonly buffers = new Map<string, Buffer>();
   readonly messages: { type: number; message: string }[] = [];
+  /** The server's `window/logMessage` texts, in order. */
+  readonly logs: string[] = [];
   readonly changes: { reason: string }[] = [];
   readonly edits: ApplyWorkspaceEditParams[] = [];
   /** URIs whose text edits this client skips while answering applied: true. */
@@ -174,7 +176,9 @@ export class TestEditor {
     conn.onNotification('window/showMessage', (p: { type: number; message: string }) => {
       this.messages.push(p);
     });
-    conn.onNotification('window/logMessage', () => undefined);
+    conn.onNotification('window/logMessage', (p: { message: string }) => {
+      this.logs.push(p.message);
+    });
     conn.onNotification('changes/didChange', (p: { reason: string }) => {
       this.changes.push(p);
     });

@@ -1,13 +1,34 @@
 import type { Engine } from '../engine.js';
-import { scanRows, type ScanOutcome } from '../scan/scan.js';
+import { RACY_WINDOW_MS, scanRows, type ScanOutcome } from '../scan/scan.js';
 import { statWorkerFor, type ChangeHints } from '../scan/checker.js';
+import type { ScanMeta } from '../scan/snapshot-index.js';
+
+/**
+ * Where a long-lived process's file watcher hands a scan its hints: given the workspace root and
+ * the racy line of the snapshot the scan compares with (ms since the epoch: that scan's start less
+ * the racy window), the paths that may have moved since, or undefined (the scan walks).
+ */
+export type HintSource = (root: string, racyMs: number) => ChangeHints | undefined;
+
+let hintSource: HintSource | null = null;
+
+/** From now on every {@link scanAndCommit} of this process given no hints asks `source` (null: none, the default). */
+export function useChangeHints(source: HintSource | null): void {
+  hintSource = source;
+}
+
+/** The racy line of the snapshot `meta` describes (ms since the epoch), -Infinity without one. */
+function racyLineOf(meta: ScanMeta | null): number {
+  return meta ? Number(BigInt(meta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;
+}
 
 /**
  * Scans the workspace against its persisted index and writes the new index (only the folders
  * that moved). Must run inside a write transaction, so that two processes never interleave a
  * scan's read-compare-write. A workspace over the limits gets its index cleared: the next scan
  * under the limits starts a new baseline rather than reporting the whole tree as created.
- * `hints`, from a file watcher, narrow a warm scan to what they name (see ChangeHints).
+ * `hints`, from a file watcher, narrow a warm scan to what they name (see ChangeHints); without
+ * them, the process's hint source is asked ({@link useChangeHints}).
  */
 export function scanAndCommit(engine: Engine, onProgress?: (files: number) => void, hints?: ChangeHints): ScanOutcome {
   const { journal, root, config } = engine;
@@ -15,7 +36,8 @@ export function scanAndCommit(engine: Engine, onProgress?: (files: number) => vo
   // Started before the index loads, to boot meanwhile.
   const worker = prevMeta?.status === 'ok' ? statWorkerFor(prevMeta.files) : null;
   const rows = journal.snapshot.rows();
-  const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints });
+  const given = hints ?? (hintSource && prevMeta?.status === 'ok' ? hintSource(root, racyLineOf(prevMeta)) : undefined);
+  const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given });
   if (r.status === 'too-large') {
     if (rows.size > 0) journal.snapshot.clear();
   } else {

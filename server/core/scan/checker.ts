@@ -58,19 +58,42 @@ export function statWorkerFor(files: number): StatWorker | null {
 }
 
 /**
- * The rows that `hints` say may have moved: each hinted path's own row (a folder) and its
- * folder's row; null (check them all) without hints, or with hints that do not cover the scan
- * whose racy line is `racyMs` (see {@link ChangeHints}).
+ * The rows that `hints` say may have moved: each hinted path's nearest folder that has a row
+ * (its own folder's, or, for a path in a folder the index does not know, the nearest one above:
+ * the folder that gained it), and for a hinted path that is a folder with a row, that row and
+ * every row under it (a folder moved or replaced moves everything below it, which a watcher may
+ * not report path by path). Null (check them all) without hints, or with hints that do not cover
+ * the scan whose racy line is `racyMs` (see {@link ChangeHints}).
  */
 export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number, hints?: ChangeHints): string[] | null {
   if (!hints || !(hints.sinceMs <= racyMs)) return null;
   const out = new Set<string>();
+  const folders = new Set<string>();
   for (const p of hints.paths) {
-    if (rows.has(p)) out.add(p);
-    const slash = p.lastIndexOf('/');
-    const parent = p === '' ? null : slash < 0 ? '' : p.slice(0, slash);
-    if (parent !== null && rows.has(parent)) out.add(parent);
+    if (rows.has(p)) {
+      out.add(p);
+      folders.add(p);
+    }
+    let dir = p;
+    while (dir !== '') {
+      const slash = dir.lastIndexOf('/');
+      dir = slash < 0 ? '' : dir.slice(0, slash);
+      if (rows.has(dir)) {
+        out.add(dir);
+        break;
+      }
+    }
   }
+  if (folders.size > 0 && !folders.has('')) {
+    for (const k of rows.keys()) {
+      for (let i = k.indexOf('/'); i >= 0; i = k.indexOf('/', i + 1)) {
+        if (folders.has(k.slice(0, i))) {
+          out.add(k);
+          break;
+        }
+      }
+    }
+  } else if (folders.has('')) return [...rows.keys()];
   return [...out];
 }
 

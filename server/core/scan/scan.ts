@@ -50,7 +50,7 @@ export interface ScanOutcome {
  * reads it again whatever its stat says (git's racy-git rule). 2 s covers coarse clocks and
  * filesystems with second (or two-second) timestamps.
  */
-const RACY_WINDOW_MS = 2000;
+export const RACY_WINDOW_MS = 2000;
 
 /** A warm scan with this many files to read looks them up in git's index first. */
 const GIT_LOOKUP_MIN = 200;
@@ -153,12 +153,28 @@ class RulesMoved extends Error {}
  * `config.maxWorkspaceBytes` kept bytes (status `too-large`), before reading anything.
  * `onProgress(files)` is called every 1,000 files of a full scan. Writes nothing but blobs.
  */
-export function scanRows(opts: {
+export function scanRows(opts: ScanRowsOptions): RowScanOutcome {
+  try {
+    return scanOnce(opts, Boolean(opts.full));
+  } catch (e) {
+    if (e instanceof RulesMoved) return scanOnce(opts, true);
+    throw e;
+  }
+}
+
+/** What {@link scanRows} scans: the workspace, its last look, where the bytes go, and how. */
+export interface ScanRowsOptions {
+  /** The workspace root (a real path). */
   root: string;
+  /** The last look's packed rows (folder → row), as the snapshot index keeps them. */
   rows: Map<string, Uint8Array>;
+  /** The last look's meta (null: none, a baseline). */
   prevMeta: ScanMeta | null;
+  /** Where the bytes of the files read go. */
   blobs: BlobStore;
+  /** The limits and the excluded names. */
   config: Config;
+  /** Called every 1,000 files of a full scan with the files listed so far. */
   onProgress?: (files: number) => void;
   /** Refer to git's blobs for files git's index vouches for (default true). */
   git?: boolean;
@@ -168,90 +184,162 @@ export function scanRows(opts: {
   worker?: StatWorker | null;
   /** What a watcher says may have moved: a warm scan checks only those rows (see ChangeHints). */
   hints?: ChangeHints;
-}): RowScanOutcome {
-  try {
-    return scanOnce(opts, Boolean(opts.full));
-  } catch (e) {
-    if (e instanceof RulesMoved) return scanOnce(opts, true);
-    throw e;
-  }
 }
 
-function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): RowScanOutcome {
-  const { root, rows, prevMeta, blobs, config } = opts;
-  const startedMs = Date.now();
-  const startedNs = String(BigInt(startedMs) * 1_000_000n);
-  const baseline = !prevMeta || prevMeta.status !== 'ok';
-  const racyMs = prevMeta ? Number(BigInt(prevMeta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;
-  // Folders of excluded names that hold tracked files are scanned after all (git keeps their
-  // files): known from git's index, read again whenever the index file moved.
-  const gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
-  const indexMoved = forceFull || baseline || gitIndex !== prevMeta?.gitIndex;
-  const trackedExcluded = gitIndex === '' ? [] : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
-  // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
-  const filter = new ScanFilter(root, config.excludeNames, trackedExcluded, config.excludePaths);
-  const excludes = JSON.stringify(config.excludeNames) + (trackedExcluded.length > 0 ? JSON.stringify(trackedExcluded) : '') + (filter.excludedPaths.length > 0 ? JSON.stringify(filter.excludedPaths) : '');
-  const knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
-  const full = forceFull || baseline || rows.size === 0 || prevMeta.excludes !== excludes || !knownRules || rulesMoved(root, knownRules);
-  // git's index: read up front by a full scan; by a warm one only when it can save reads.
-  let git: GitIndex | null = full && opts.git !== false ? readGitIndex(root) : null;
+function scanOnce(opts: ScanRowsOptions, forceFull: boolean): RowScanOutcome {
+  return new ScanWalk(opts, forceFull).run();
+}
+
+/** Where a file to be read is, its stat, and what it was (see {@link ScanWalk.look}). */
+interface ToRead {
+  rel: string;
+  abs: string;
+  st: Stat;
+  prev: PackedEntry | undefined;
+  secret: boolean;
+  /** Its stat is the last one, but the last look was racy; git's index may vouch for it. */
+  racyOnly: boolean;
+}
+
+/** One folder's row as a scan rewrites it: its stamp and its children. */
+type NextRow = { stamp: DirStamp; entries: PackedEntry[] };
+
+/**
+ * One scan of the workspace against its packed index (see {@link scanRows}), in phases: the
+ * rules and whether every folder is to be listed ({@link ScanWalk.constructor}); the look at the
+ * tree, either a listing of every folder ({@link ScanWalk.walkAll}) or a check of the rows that
+ * may have moved ({@link ScanWalk.checkWarm}); the reading of the files that moved
+ * ({@link ScanWalk.readMoved}); and the outcome ({@link ScanWalk.outcome}). A walk is used once.
+ * Throws {@link RulesMoved} from a warm look that finds a new ignore rule file.
+ */
+class ScanWalk {
+  private readonly root: string;
+  private readonly rows: Map<string, Uint8Array>;
+  private readonly config: Config;
+  private readonly startedNs: string;
+  /** No usable last scan: nothing is reported as changed. */
+  private readonly baseline: boolean;
+  /** The last scan's racy line (ms since the epoch): a file modified after it is read again. */
+  private readonly racyMs: number;
+  /** git's index file stamp ('' outside git, or with git's blobs turned off). */
+  private readonly gitIndex: string;
+  /** Folders of excluded names that hold tracked files (scanned after all). */
+  private readonly trackedExcluded: string[];
+  private readonly filter: ScanFilter;
+  /** The fingerprint of the excluded names, the folders kept and the paths skipped. */
+  private readonly excludes: string;
+  /** The rule files the last scan used (path → stamp), or null. */
+  private readonly knownRules: Map<string, string> | null;
+  /** Every folder is listed. */
+  private readonly full: boolean;
+  /** git's index: read up front by a full scan; by a warm one only when it can save reads. */
+  private git: GitIndex | null;
 
   /** Rows rewritten by this scan (folder → its stamp and children). */
-  const next = new Map<string, { stamp: DirStamp; entries: PackedEntry[] }>();
+  private readonly next = new Map<string, NextRow>();
   /** Rows of the last scan whose folder is gone (or now left out). */
-  const gone = new Set<string>();
-  const decoded = new Map<string, PackedEntry[]>();
-  const prevOf = (dir: string): PackedEntry[] | null => {
-    let d = decoded.get(dir);
-    if (d) return d;
-    const buf = rows.get(dir);
-    if (!buf) return null;
-    decoded.set(dir, (d = decodeRow(buf)));
-    return d;
-  };
-  const changes: ScanChange[] = [];
+  private readonly gone = new Set<string>();
+  private readonly decoded = new Map<string, PackedEntry[]>();
+  private readonly changes: ScanChange[] = [];
   /** Files to read: the entry that waits for their hash → where and what they are. */
-  const toRead = new Map<PackedEntry, { rel: string; abs: string; st: Stat; prev: PackedEntry | undefined; secret: boolean; racyOnly: boolean }>();
-  const dropped = new Set<PackedEntry>();
-  const queue: string[] = [];
-  let listedFiles = 0;
-  let copied = 0;
-  let keptBytes = 0;
-  let read = 0;
+  private readonly toRead = new Map<PackedEntry, ToRead>();
+  /** Entries of `next` that turned out gone (between a stat and a read, or on a second look). */
+  private readonly dropped = new Set<PackedEntry>();
+  /** Folders to list (new ones, and every one in a full walk). */
+  private readonly queue: string[] = [];
+  private listedFiles = 0;
+  private copied = 0;
+  private keptBytes = 0;
+  private read = 0;
 
-  const tooLarge = (reason: string): RowScanOutcome => ({
-    status: 'too-large',
-    reason,
-    changes: [],
-    meta: { status: 'too-large', startedNs, files: listedFiles, bytes: keptBytes, reason },
-    read,
-    put: new Map(),
-    del: [],
-  });
-  const overFiles = () => copied > config.maxWorkspaceFiles;
-  const overBytes = () => keptBytes > config.maxWorkspaceBytes;
+  constructor(
+    private readonly opts: ScanRowsOptions,
+    forceFull: boolean,
+  ) {
+    const { root, rows, prevMeta, config } = opts;
+    this.root = root;
+    this.rows = rows;
+    this.config = config;
+    this.startedNs = String(BigInt(Date.now()) * 1_000_000n);
+    this.baseline = !prevMeta || prevMeta.status !== 'ok';
+    this.racyMs = prevMeta ? Number(BigInt(prevMeta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;
+    // Folders of excluded names that hold tracked files are scanned after all (git keeps their
+    // files): known from git's index, read again whenever the index file moved.
+    this.gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
+    const indexMoved = forceFull || this.baseline || this.gitIndex !== prevMeta?.gitIndex;
+    this.trackedExcluded = this.gitIndex === '' ? [] : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
+    // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
+    this.filter = new ScanFilter(root, config.excludeNames, this.trackedExcluded, config.excludePaths);
+    this.excludes =
+      JSON.stringify(config.excludeNames) +
+      (this.trackedExcluded.length > 0 ? JSON.stringify(this.trackedExcluded) : '') +
+      (this.filter.excludedPaths.length > 0 ? JSON.stringify(this.filter.excludedPaths) : '');
+    this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
+    this.full = forceFull || !prevMeta || this.baseline || rows.size === 0 || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
+    this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
+  }
+
+  /** The scan, start to end. */
+  run(): RowScanOutcome {
+    const stop = this.full ? this.walkAll() : this.checkWarm();
+    if (stop) return stop;
+    this.readMoved();
+    return this.outcome();
+  }
+
+  /** The last scan's entries of folder `dir` (decoded once), or null when it had no row. */
+  private prevOf(dir: string): PackedEntry[] | null {
+    let d = this.decoded.get(dir);
+    if (d) return d;
+    const buf = this.rows.get(dir);
+    if (!buf) return null;
+    this.decoded.set(dir, (d = decodeRow(buf)));
+    return d;
+  }
+
+  /** The outcome of a workspace over the limits: nothing reported, nothing to write. */
+  private tooLarge(reason: string): RowScanOutcome {
+    return {
+      status: 'too-large',
+      reason,
+      changes: [],
+      meta: { status: 'too-large', startedNs: this.startedNs, files: this.listedFiles, bytes: this.keptBytes, reason },
+      read: this.read,
+      put: new Map(),
+      del: [],
+    };
+  }
+
+  /** {@link tooLarge} when the counts so far pass a limit, else null. */
+  private overLimits(): RowScanOutcome | null {
+    const { config } = this;
+    if (this.copied > config.maxWorkspaceFiles) return this.tooLarge(`over ${config.maxWorkspaceFiles} files`);
+    if (this.keptBytes > config.maxWorkspaceBytes) return this.tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
+    return null;
+  }
 
   /** A path that was there and is not any more (a path still on disk, now left out by a rule, was not deleted). */
-  const removed = (rel: string, p: PackedEntry) => {
-    if (baseline) return;
-    if (lstatOrNull(`${root}/${rel}`)) return;
-    changes.push({ path: rel, before: toIndexEntry(p), after: undefined });
-  };
+  private removed(rel: string, p: PackedEntry): void {
+    if (this.baseline) return;
+    if (lstatOrNull(`${this.root}/${rel}`)) return;
+    this.changes.push({ path: rel, before: toIndexEntry(p), after: undefined });
+  }
+
   /** Forgets the rows of folder `dir` and everything under it. */
-  const dropTree = (dir: string) => {
+  private dropTree(dir: string): void {
     const prefix = `${dir}/`;
-    for (const k of rows.keys()) {
-      if ((k !== dir && !(dir === '' || k.startsWith(prefix))) || gone.has(k) || next.has(k)) continue;
-      gone.add(k);
-      for (const p of prevOf(k) ?? []) removed(k === '' ? p.name : `${k}/${p.name}`, p);
+    for (const k of this.rows.keys()) {
+      if ((k !== dir && !(dir === '' || k.startsWith(prefix))) || this.gone.has(k) || this.next.has(k)) continue;
+      this.gone.add(k);
+      for (const p of this.prevOf(k) ?? []) this.removed(k === '' ? p.name : `${k}/${p.name}`, p);
     }
-  };
+  }
 
   /**
    * The entry for `rel` now, given its stat and the last one (`p`): the last one when nothing
    * moved, else a new one (a file's hash is filled in when it is read, after the limits).
    */
-  const look = (name: string, rel: string, abs: string, st: Stat, p: PackedEntry | undefined): PackedEntry | null => {
+  private look(name: string, rel: string, abs: string, st: Stat, p: PackedEntry | undefined): PackedEntry | null {
     const type = typeOf(st);
     const mode = st.mode & 0o7777;
     if (type === 'dir') {
@@ -259,7 +347,7 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
       return { name, type, mode, size: 0, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: null };
     }
     const sameStat = p && p.type === type && p.mode === mode && p.size === st.size && near(p.mtimeMs, st.mtimeMs) && near(p.ctimeMs, st.ctimeMs) && p.ino === st.ino;
-    if (sameStat && p.mtimeMs < racyMs) return p;
+    if (sameStat && p.mtimeMs < this.racyMs) return p;
     const e: PackedEntry = { name, type, mode, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: null };
     if (type === 'symlink') {
       try {
@@ -270,43 +358,44 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
       return e;
     }
     const secret = isSecretPath(rel);
-    const g = git && !secret && isRegular(st) ? git.entries.get(rel) : undefined;
+    const g = this.git && !secret && isRegular(st) ? this.git.entries.get(rel) : undefined;
     if (g && statMatchesGit(st, g)) {
       e.git = g.oid;
       return e;
     }
-    toRead.set(e, { rel, abs, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
+    this.toRead.set(e, { rel, abs, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
     return e;
-  };
+  }
 
   /** Adds an entry to the limits' counts (a file about to be read counts with the bytes it would keep). */
-  const count = (e: PackedEntry) => {
-    if (e.type !== 'dir') listedFiles++;
-    if (isCopied(e)) copied++;
+  private count(e: PackedEntry): void {
+    if (e.type !== 'dir') this.listedFiles++;
+    if (isCopied(e)) this.copied++;
     if (e.type !== 'file') return;
-    const t = toRead.get(e);
-    if (e.sha256 || (t && isRegular(t.st) && !t.secret && e.size <= config.maxFileBytes)) keptBytes += e.size;
-  };
+    const t = this.toRead.get(e);
+    if (e.sha256 || (t && isRegular(t.st) && !t.secret && e.size <= this.config.maxFileBytes)) this.keptBytes += e.size;
+  }
 
   /** Lists folder `dir` again: its children now, against its last row. */
-  const list = (dir: string): string | null => {
+  private list(dir: string): void {
+    const { root, filter, knownRules, full, rows, gone, queue, opts } = this;
     const abs = dir === '' ? root : `${root}/${dir}`;
     const dst = lstatOrNull(abs);
     if (!dst || typeOf(dst) !== 'dir') {
-      dropTree(dir);
-      return null;
+      this.dropTree(dir);
+      return;
     }
     // The folder's stat is taken before its listing: a child added after it moves the stat again.
     const stamp: DirStamp = { mtimeMs: dst.mtimeMs, ctimeMs: dst.ctimeMs, ino: dst.ino };
-    const prev = prevOf(dir);
+    const prev = this.prevOf(dir);
     let dirents: Dirent[];
     try {
       dirents = readdirSync(abs, { withFileTypes: true });
     } catch {
       // Unreadable: keep what was known, and list it again next time.
-      next.set(dir, { stamp: UNKNOWN_STAMP, entries: prev ?? [] });
-      if (full) for (const e of prev ?? []) count(e);
-      return null;
+      this.next.set(dir, { stamp: UNKNOWN_STAMP, entries: prev ?? [] });
+      if (full) for (const e of prev ?? []) this.count(e);
+      return;
     }
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
@@ -324,42 +413,45 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
       const st = lstatOrNull(cabs);
       if (!st) continue;
       const p = byName?.get(name);
-      const e = look(name, rel, cabs, st, p);
+      const e = this.look(name, rel, cabs, st, p);
       if (!e) continue;
       seen.add(name);
-      if (p && p.type === 'dir' && e.type !== 'dir') dropTree(rel);
+      if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
       if (e.type === 'dir' && (full || !rows.has(rel) || gone.has(rel))) queue.push(rel);
-      if (full) count(e);
+      if (full) this.count(e);
       out.push(e);
-      if (opts.onProgress && full && e.type !== 'dir' && listedFiles % 1000 === 0) opts.onProgress(listedFiles);
+      if (opts.onProgress && full && e.type !== 'dir' && this.listedFiles % 1000 === 0) opts.onProgress(this.listedFiles);
     }
     for (const p of prev ?? []) {
       if (seen.has(p.name)) continue;
       const rel = dir === '' ? p.name : `${dir}/${p.name}`;
-      removed(rel, p);
-      if (p.type === 'dir') dropTree(rel);
+      this.removed(rel, p);
+      if (p.type === 'dir') this.dropTree(rel);
     }
-    next.set(dir, { stamp, entries: out });
-    return dir;
-  };
+    this.next.set(dir, { stamp, entries: out });
+  }
 
-  const drain = (): RowScanOutcome | null => {
-    while (queue.length > 0) {
-      list(queue.pop()!);
-      if (overFiles()) return tooLarge(`over ${config.maxWorkspaceFiles} files`);
-      if (overBytes()) return tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
-    }
-    return null;
-  };
-
-  if (full) {
+  /** Lists every folder from the root down, stopping at the limits; forgets the rows of folders gone. */
+  private walkAll(): RowScanOutcome | null {
+    const { queue, next, gone } = this;
     queue.push('');
-    const stop = drain();
-    if (stop) return stop;
-    for (const k of rows.keys()) if (!next.has(k) && !gone.has(k)) dropTree(k);
-  } else {
-    // Warm: check the rows' stats (all, or those a watcher's hints name), then look again at what moved.
-    const { dirs, result } = checkIndex({ root, rows, racyMs, worker: opts.worker, hints: opts.hints });
+    while (queue.length > 0) {
+      this.list(queue.pop()!);
+      const stop = this.overLimits();
+      if (stop) return stop;
+    }
+    for (const k of this.rows.keys()) if (!next.has(k) && !gone.has(k)) this.dropTree(k);
+    return null;
+  }
+
+  /**
+   * Warm: checks the rows' stats (all, or those a watcher's hints name), lists again the folders
+   * whose stat moved and looks again at the entries whose stat moved, lists the new folders, and
+   * counts the whole workspace against the limits (what moved, and the rows nothing moved in).
+   */
+  private checkWarm(): RowScanOutcome | null {
+    const { root, rows, next, gone, opts } = this;
+    const { dirs, result } = checkIndex({ root, rows, racyMs: this.racyMs, worker: opts.worker, hints: opts.hints });
     const dirty = new Set(result.dirty.map((i) => dirs[i]!));
     const suspects = new Map<string, number[]>();
     for (let k = 0; k < result.suspects.length; k += 2) {
@@ -370,105 +462,120 @@ function scanOnce(opts: Parameters<typeof scanRows>[0], forceFull: boolean): Row
     }
     for (const dir of [...dirty].sort()) {
       if (gone.has(dir) || next.has(dir)) continue;
-      list(dir);
+      this.list(dir);
     }
     for (const [dir, idx] of suspects) {
       if (gone.has(dir) || next.has(dir)) continue;
-      const buf = rows.get(dir)!;
-      const entries = [...prevOf(dir)!];
-      const abs = dir === '' ? root : `${root}/${dir}`;
-      for (const j of idx) {
-        const p = entries[j]!;
-        const rel = dir === '' ? p.name : `${dir}/${p.name}`;
-        const st = lstatOrNull(`${abs}/${p.name}`);
-        const e = st ? look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
-        if (!e) {
-          removed(rel, p);
-          if (p.type === 'dir') dropTree(rel);
-          dropped.add(p);
-          continue;
-        }
-        if (p.type === 'dir' && e.type !== 'dir') dropTree(rel);
-        if (e.type === 'dir' && !rows.has(rel)) queue.push(rel);
-        entries[j] = e;
-      }
-      next.set(dir, { stamp: rowStamp(buf), entries: entries.filter((e) => !dropped.has(e)) });
+      this.lookAgain(dir, idx);
     }
-    while (queue.length > 0) list(queue.pop()!); // new folders, and what is under them
-    // A file git's index vouches for needs no read: worth reading that index when a tracked file is
-    // only racy, or when many files moved (a checkout, a pull).
-    if (opts.git !== false && ([...toRead.values()].some((t) => t.racyOnly) || toRead.size >= GIT_LOOKUP_MIN)) {
-      git = readGitIndex(root);
-      if (git) {
-        for (const [e, t] of toRead) {
-          const g = !t.secret && isRegular(t.st) ? git.entries.get(t.rel) : undefined;
-          if (g && statMatchesGit(t.st, g)) {
-            e.git = g.oid;
-            toRead.delete(e);
-          }
-        }
-      }
-    }
-    // The limits count the whole workspace: what moved, and the rows nothing moved in.
-    for (const row of next.values()) for (const e of row.entries) count(e);
+    while (this.queue.length > 0) this.list(this.queue.pop()!); // new folders, and what is under them
+    this.vouchByGit();
+    for (const row of next.values()) for (const e of row.entries) this.count(e);
     for (const [dir, buf] of rows) {
       if (next.has(dir) || gone.has(dir)) continue;
       const c = rowCounts(buf);
-      listedFiles += c.files;
-      copied += c.copied;
-      keptBytes += c.keptBytes;
+      this.listedFiles += c.files;
+      this.copied += c.copied;
+      this.keptBytes += c.keptBytes;
     }
-    if (overFiles()) return tooLarge(`over ${config.maxWorkspaceFiles} files`);
-    if (overBytes()) return tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
+    return this.overLimits();
   }
 
-  // Read what moved (the limits allow it).
-  for (const [e, t] of toRead) {
-    read++;
-    const r = readWorkspaceState({ root, config }, t.rel, { abs: t.abs, blobs });
-    if (!r.state.exists) {
-      // Gone between its stat and its read.
-      dropped.add(e);
-      if (t.prev) removed(t.rel, t.prev);
-      continue;
+  /** Looks again at the entries `idx` of folder `dir`'s row (their stat moved; the folder's did not). */
+  private lookAgain(dir: string, idx: number[]): void {
+    const { root, rows, dropped } = this;
+    const buf = rows.get(dir)!;
+    const entries = [...this.prevOf(dir)!];
+    const abs = dir === '' ? root : `${root}/${dir}`;
+    for (const j of idx) {
+      const p = entries[j]!;
+      const rel = dir === '' ? p.name : `${dir}/${p.name}`;
+      const st = lstatOrNull(`${abs}/${p.name}`);
+      const e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+      if (!e) {
+        this.removed(rel, p);
+        if (p.type === 'dir') this.dropTree(rel);
+        dropped.add(p);
+        continue;
+      }
+      if (p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
+      if (e.type === 'dir' && !rows.has(rel)) this.queue.push(rel);
+      entries[j] = e;
     }
-    if (r.state.type === 'file') {
-      e.sha256 = r.state.sha256;
-      e.size = r.stat ? r.stat.size : e.size;
-    }
-    e.gap = r.gap ?? null;
-    // Same bytes as the git blob it referred to: still that blob (nothing changed).
-    if (t.prev?.git && r.bytes && gitBlobId(r.bytes, t.prev.git) === t.prev.git) e.git = t.prev.git;
+    this.next.set(dir, { stamp: rowStamp(buf), entries: entries.filter((e) => !dropped.has(e)) });
   }
 
-  // What moved: new, changed and gone paths, row by row.
-  if (!baseline) {
-    for (const c of movedIn(next, prevOf, dropped, racyMs)) changes.push(c);
-    materializeGit(root, blobs, changes);
-    changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  /**
+   * A file git's index vouches for needs no read: worth reading that index in a warm scan when a
+   * tracked file is only racy, or when many files moved (a checkout, a pull).
+   */
+  private vouchByGit(): void {
+    const { toRead } = this;
+    if (this.opts.git === false || !([...toRead.values()].some((t) => t.racyOnly) || toRead.size >= GIT_LOOKUP_MIN)) return;
+    this.git = readGitIndex(this.root);
+    if (!this.git) return;
+    for (const [e, t] of toRead) {
+      const g = !t.secret && isRegular(t.st) ? this.git.entries.get(t.rel) : undefined;
+      if (g && statMatchesGit(t.st, g)) {
+        e.git = g.oid;
+        toRead.delete(e);
+      }
+    }
   }
 
-  const { put, files, bytes, copied: copiedAll } = rowsToWrite(rows, next, gone, dropped);
-  if (bytes > config.maxWorkspaceBytes) return tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
-  const rules: Record<string, string> = Object.fromEntries(full ? filter.sources : knownRules!);
-  return {
-    status: baseline ? 'baseline' : 'ok',
-    changes: baseline ? [] : changes,
-    meta: {
-      status: 'ok',
-      startedNs,
-      files,
-      bytes,
-      copied: copiedAll,
-      excludes,
-      rules,
-      ...(gitIndex !== '' ? { gitIndex } : {}),
-      ...(trackedExcluded.length > 0 ? { trackedExcluded } : {}),
-    },
-    read,
-    put,
-    del: [...gone].filter((d) => !next.has(d)),
-  };
+  /** Reads and hashes the files that moved (the limits allow it), keeping their bytes in the blob store. */
+  private readMoved(): void {
+    const { root, config, dropped } = this;
+    const { blobs } = this.opts;
+    for (const [e, t] of this.toRead) {
+      this.read++;
+      const r = readWorkspaceState({ root, config }, t.rel, { abs: t.abs, blobs });
+      if (!r.state.exists) {
+        // Gone between its stat and its read.
+        dropped.add(e);
+        if (t.prev) this.removed(t.rel, t.prev);
+        continue;
+      }
+      if (r.state.type === 'file') {
+        e.sha256 = r.state.sha256;
+        e.size = r.stat ? r.stat.size : e.size;
+      }
+      e.gap = r.gap ?? null;
+      // Same bytes as the git blob it referred to: still that blob (nothing changed).
+      if (t.prev?.git && r.bytes && gitBlobId(r.bytes, t.prev.git) === t.prev.git) e.git = t.prev.git;
+    }
+  }
+
+  /** What moved (new, changed and gone paths, in path order), the rows to write, and the new meta. */
+  private outcome(): RowScanOutcome {
+    const { root, rows, next, gone, dropped, changes, config, baseline } = this;
+    if (!baseline) {
+      for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs)) changes.push(c);
+      materializeGit(root, this.opts.blobs, changes);
+      changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    }
+    const { put, files, bytes, copied } = rowsToWrite(rows, next, gone, dropped);
+    if (bytes > config.maxWorkspaceBytes) return this.tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
+    const rules: Record<string, string> = Object.fromEntries(this.full ? this.filter.sources : this.knownRules!);
+    return {
+      status: baseline ? 'baseline' : 'ok',
+      changes: baseline ? [] : changes,
+      meta: {
+        status: 'ok',
+        startedNs: this.startedNs,
+        files,
+        bytes,
+        copied,
+        excludes: this.excludes,
+        rules,
+        ...(this.gitIndex !== '' ? { gitIndex: this.gitIndex } : {}),
+        ...(this.trackedExcluded.length > 0 ? { trackedExcluded: this.trackedExcluded } : {}),
+      },
+      read: this.read,
+      put,
+      del: [...gone].filter((d) => !next.has(d)),
+    };
+  }
 }
 
 /**
@@ -507,7 +614,8 @@ function rowsToWrite(
  * The new and changed paths of the rows a scan listed or looked into (`next`) against their last
  * rows (`prevOf`), less the entries `dropped`. A path the last scan did not cover may have been
  * there all along, left out by a rule (a `.gitignore` line a command just removed): when its inode
- * has not changed since well before that scan began (`racyMs`), it was not created since.
+ * has not changed since well before that scan began (`racyMs`), it was not created since — unless
+ * it lies in a folder reported created (a folder moved in brings its children with their inodes).
  */
 function movedIn(
   next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
@@ -516,15 +624,21 @@ function movedIn(
   racyMs: number,
 ): ScanChange[] {
   const out: ScanChange[] = [];
+  /** Folders reported created: what is in them is new too, whatever its inode's age. */
+  const created = new Set<string>();
+  // A folder is in `next` before the folders listed under it.
   for (const [dir, row] of next) {
     const prev = prevOf(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
+    // A folder moved in keeps its children's inodes as they were: they came with it.
+    const inCreated = prev === null && created.has(dir);
     for (const e of row.entries) {
       if (dropped.has(e)) continue;
       const p = byName?.get(e.name);
       if (p === e) continue;
-      if (!p && e.ctimeMs < racyMs) continue;
+      if (!p && !inCreated && e.ctimeMs < racyMs) continue;
       const rel = dir === '' ? e.name : `${dir}/${e.name}`;
+      if (e.type === 'dir' && (!p || p.type !== 'dir')) created.add(rel);
       if (!p || entryChanged(p, e)) out.push({ path: rel, before: p ? toIndexEntry(p) : undefined, after: toIndexEntry(e) });
     }
   }

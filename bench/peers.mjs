@@ -1,0 +1,207 @@
+// What other agents' checkpoints cost for one shell tool call, against takeback's default hooks,
+// in the same run and on the same trees, with `git status` as the baseline measured between them.
+//
+// Each peer modelled on how it is described to keep a step, run as one shell command after the
+// tool call (each keeps one snapshot a step and diffs it with the last):
+//   - Cline / Roo Code: a shadow git repository (its own git folder, the workspace as work tree):
+//     `git add -A` then `git commit` of everything;
+//   - opencode: a separate git folder too, `git add .` then `git write-tree`;
+//   - twinny: a copy of the workspace's own index, `git add -A` and `git write-tree` through it.
+// takeback: a Bash call's PreToolUse and PostToolUse hooks, as the agent runs them (the command
+// `init` writes, through bash), in-process (TAKEBACK_HOOK_DAEMON=0) and through the capture daemon
+// with its watcher trusted (the default: a session's first hook starts it).
+//
+// Every call appends a line to the same 10 tracked files; between calls they are put back (the
+// user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fmt, median, sleep, time } from './measure.mjs';
+
+const GIT_ID = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'gc.auto=0', '-c', 'core.fsmonitor=false'];
+
+/** A shell-quoted word. */
+const q = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+
+/**
+ * The peers' steps for workspace `ws`, their git folders under `scratch`: each `{ name, setup, step }`,
+ * `step` a shell command that keeps the workspace as it is now.
+ */
+function peers(ws, scratch, label) {
+  const git = `git ${GIT_ID.join(' ')}`;
+  const shadow = join(scratch, `cline-${label}.git`);
+  const opencode = join(scratch, `opencode-${label}.git`);
+  const index = join(scratch, `twinny-${label}.index`);
+  const sh = (dir) => `${git} --git-dir=${q(dir)} --work-tree=${q(ws)}`;
+  return [
+    {
+      name: 'Cline/Roo-style shadow checkpoint (`add -A` + `commit`, own git folder)',
+      setup: `git init -q --bare ${q(shadow)}`,
+      step: `${sh(shadow)} add -A && ${sh(shadow)} commit -q --allow-empty --no-verify -m step`,
+    },
+    {
+      name: 'opencode-style snapshot (`add .` + `write-tree`, own git folder)',
+      setup: `git init -q --bare ${q(opencode)}`,
+      step: `${sh(opencode)} add . && ${sh(opencode)} write-tree >/dev/null`,
+    },
+    {
+      name: 'twinny-style temporary index (copy of the index, `add -A` + `write-tree`)',
+      setup: 'true',
+      step: `cp ${q(join(ws, '.git', 'index'))} ${q(index)} && GIT_INDEX_FILE=${q(index)} ${git} add -A && GIT_INDEX_FILE=${q(index)} ${git} write-tree >/dev/null`,
+    },
+  ];
+}
+
+/**
+ * Measures one shell tool call's capture by each peer and by takeback on workspace `ws` (a git
+ * repository), `iterations` calls each, interleaved with `git status`; `pick`: the 10 files the
+ * calls change. Records one row per peer and per takeback mode through `record`, with the ratio to
+ * `git status` and, for takeback, to the fastest peer of the same run.
+ */
+export async function peersBench({ record, log, ws, label, iterations, pick, env, bin, node, scratch, hookEnvPrefix }) {
+  const list = peers(ws, scratch, label);
+  const originals = pick.map((p) => readFileSync(join(ws, p)));
+  log(`peers on ${label}: first steps (not timed)`);
+  for (const p of list) {
+    time('sh', ['-c', p.setup], { cwd: ws });
+    time('sh', ['-c', p.step], { cwd: ws });
+  }
+  const ev = (name, fields = {}) => JSON.stringify({ session_id: `bench-peers-${label}`, cwd: ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
+  const hookCmd = `${hookEnvPrefix}${q(node)} ${q(bin)} hook claude-code`;
+  const runHook = (e, input) => time('bash', ['-c', hookCmd], { cwd: ws, env: e, input });
+  const inProcess = { ...env, TAKEBACK_HOOK_DAEMON: '0' };
+  const viaDaemon = { ...env, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };
+  let n = 0;
+  const bashCall = (e) => {
+    const input = { tool_name: 'Bash', tool_input: { command: 'bench: append to 10 files' }, tool_use_id: `toolu_peers_${label}_${n++}` };
+    const pre = runHook(e, ev('PreToolUse', input));
+    pick.forEach((p, k) => appendFileSync(join(ws, p), `// peers bench ${n} ${k}\n`));
+    const post = runHook(e, ev('PostToolUse', { ...input, tool_response: {} }));
+    return pre + post;
+  };
+  const putBack = () => pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
+  const hintsLogged = () => {
+    try {
+      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+    } catch {
+      return 0;
+    }
+  };
+
+  // The capture daemon, as a session's first hook starts it, and its watcher made trusted: calls
+  // that change nothing until a scan is given hints (the watcher subscribed before the snapshot).
+  const run = join(env.TAKEBACK_HOME, 'run');
+  const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
+  try {
+    for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
+      if (waited > 60_000) throw new Error('the capture daemon did not start');
+      sleep(50);
+    }
+    runHook(inProcess, ev('SessionStart', { source: 'startup' }));
+    runHook(viaDaemon, ev('UserPromptSubmit', { prompt: 'bench: peers' }));
+    for (let waited = 0; hintsLogged() === 0; waited++) {
+      if (waited > 60) throw new Error('the watcher was never trusted');
+      const input = { tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: `toolu_peers_warm_${label}_${waited}` };
+      runHook(viaDaemon, ev('PreToolUse', input));
+      runHook(viaDaemon, ev('PostToolUse', { ...input, tool_response: {} }));
+      sleep(500);
+    }
+    const s = { git: [], inProcess: [], daemon: [], ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
+    let hinted = 0;
+    for (let i = 0; i < iterations; i++) {
+      for (const [k, p] of list.entries()) {
+        s.git.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
+        pick.forEach((f, j) => appendFileSync(join(ws, f), `// peers bench ${p.name.length} ${i} ${j}\n`));
+        s[`peer${k}`].push(time('sh', ['-c', p.step], { cwd: ws }));
+        putBack();
+        time('sh', ['-c', p.step], { cwd: ws });
+      }
+      s.inProcess.push(bashCall(inProcess));
+      putBack();
+      bashCall(inProcess);
+      sleep(2100); // past the racy window of the last scan
+      const before = hintsLogged();
+      s.daemon.push(bashCall(viaDaemon));
+      hinted += hintsLogged() - before === 2 ? 1 : 0;
+      putBack();
+      bashCall(viaDaemon);
+      sleep(2100);
+    }
+    runHook(viaDaemon, ev('Stop'));
+    const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v)]));
+    const fastest = Math.min(...list.map((_, k) => m[`peer${k}`]));
+    for (const [k, p] of list.entries()) {
+      record({ section: 7, measure: `one shell tool call's capture: ${p.name}`, workspace: label, value: fmt.ms(m[`peer${k}`]), baseline: `git status ${fmt.ms(m.git)}`, ratio: m[`peer${k}`] / m.git, target: '— (a peer)' });
+    }
+    const big = label.includes('100k');
+    record({ section: 7, measure: 'one shell tool call\'s capture: takeback\'s hook pair, in-process (TAKEBACK_HOOK_DAEMON=0)', workspace: label, value: fmt.ms(m.inProcess), baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`, ratio: m.inProcess / m.git, target: big ? '— (see the daemon row)' : '≤ 1.0', met: big ? undefined : m.inProcess / m.git <= 1.0, note: `${fmt.ratio(m.inProcess / fastest)} the fastest peer` });
+    record({
+      section: 7,
+      measure: 'one shell tool call\'s capture: takeback\'s default hook pair, through the capture daemon with its watcher trusted',
+      workspace: label,
+      value: fmt.ms(m.daemon),
+      baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`,
+      ratio: m.daemon / m.git,
+      target: big ? '≤ 0.5× the fastest peer, ≤ 30 ms' : '≤ 1.0',
+      met: big ? m.daemon / fastest <= 0.5 && m.daemon <= 30 : m.daemon / m.git <= 1.0,
+      note: `${fmt.ratio(m.daemon / fastest)} the fastest peer; ${hinted}/${iterations} calls had both scans given hints`,
+    });
+    return { samples: s, medians: m, hinted };
+  } finally {
+    daemon.kill('SIGTERM');
+    putBack();
+  }
+}
+
+/** A private TAKEBACK_HOME for the peers bench of `label` under `scratch`. */
+export function peersHome(scratch, label) {
+  const h = join(scratch, `home-peers-${label}`);
+  mkdirSync(h, { recursive: true });
+  return { ...process.env, TAKEBACK_HOME: h, TAKEBACK_LOG_LEVEL: '' };
+}
+
+
+/**
+ * The scans of a shell tool call's bracket alone, in this process (no process start, no hook):
+ * a warm scan before and one after 10 files changed, with a watcher's hints naming those files
+ * against the walk, interleaved on workspace `ws` with its own journal under `home`, `iterations`
+ * of each; `root` is the takeback install whose compiled modules are used. Records one row.
+ */
+export async function hintedScanBench({ record, ws, label, iterations, pick, home, root }) {
+  const { performance } = await import('node:perf_hooks');
+  const { openEngine } = await import(join(root, 'dist/server/core/engine.js'));
+  const { scanAndCommit } = await import(join(root, 'dist/server/core/capture/scan-commit.js'));
+  const engine = openEngine({ workspace: ws, env: { ...process.env, TAKEBACK_HOME: home } });
+  const originals = pick.map((p) => readFileSync(join(ws, p)));
+  const scan = (hints) => engine.journal.write(() => scanAndCommit(engine, undefined, hints));
+  const s = { walk: [], hinted: [], changedWalk: 0, changedHinted: 0 };
+  try {
+    scan();
+    sleep(2100);
+    scan();
+    for (let i = 0; i < iterations * 2; i++) {
+      const hinted = i % 2 === 1;
+      sleep(2100); // past the racy window of the last scan
+      const before = hinted ? { paths: new Set(), sinceMs: 0 } : undefined;
+      const t0 = performance.now();
+      scan(before);
+      const t1 = performance.now();
+      pick.forEach((p, k) => appendFileSync(join(ws, p), `// hinted scan bench ${i} ${k}\n`));
+      const after = hinted ? { paths: new Set(pick), sinceMs: 0 } : undefined;
+      const t2 = performance.now();
+      const r = scan(after);
+      const t3 = performance.now();
+      (hinted ? s.hinted : s.walk).push(t1 - t0 + (t3 - t2));
+      if (r.changes.length === pick.length) s[hinted ? 'changedHinted' : 'changedWalk']++;
+      pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
+      sleep(2100);
+      scan();
+    }
+  } finally {
+    pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
+    engine.journal.close();
+  }
+  const m = { walk: median(s.walk), hinted: median(s.hinted) };
+  record({ section: 7, measure: 'the two scans of a shell tool call\'s bracket in process (10 files changed): with a watcher\'s hints, against the stat walk', workspace: label, value: fmt.ms(m.hinted), baseline: `walk ${fmt.ms(m.walk)}`, ratio: m.hinted / m.walk, target: '— (the scan\'s part of ≤ 30 ms)', note: `${s.changedHinted}/${iterations} hinted and ${s.changedWalk}/${iterations} walked brackets found the 10 files` });
+  return { samples: s, medians: m };
+}

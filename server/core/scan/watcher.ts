@@ -1,0 +1,271 @@
+import { closeSync, lstatSync, openSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative, sep } from 'node:path';
+import type { ChangeHints } from './checker.js';
+
+/*
+ * A file watcher for a long-lived process (the capture daemon), after git's fsmonitor: it hears
+ * what moved in a workspace from inotify (through @parcel/watcher, the library VS Code uses) and
+ * hands a warm scan the paths to look at (ChangeHints) instead of a stat of every path. The walk
+ * stays the rule whenever the watcher cannot vouch for what it heard:
+ *
+ * - Trust starts when the subscription is in place (`trustedSince`): a scan compared with a
+ *   snapshot taken before that point, or within the racy window after it, gets no hints.
+ * - An error from the watcher (inotify's queue overflowed, a folder could not be watched), more
+ *   paths than {@link WATCH_MAX_PATHS}, or more moved folders than {@link MAX_STALE_DIRS} start the
+ *   trust again from that moment: what was heard before is dropped, and the next scans walk.
+ * - Events arrive on their own schedule, so before a scan uses them the watcher syncs: it writes a
+ *   cookie file into `.git/` and waits for inotify to report it (events come in order, so
+ *   everything before the cookie has been heard). A workspace without a `.git` folder of its own
+ *   has no place for a cookie and is not watched.
+ * - A folder created or moved in is watched only from when the watcher sees it (a file made in it
+ *   at once, or its subfolders after a move, may go unheard), so such a folder is named in every
+ *   later set of hints: the scan then checks every row under it, as a walk would.
+ */
+
+/** More paths heard than this between scans, and the watcher gives up on them: the next scans walk. */
+const DEFAULT_MAX_PATHS = 100_000;
+
+/** The environment variable that bounds the paths heard between scans (a daemon's memory); default 100,000. */
+export const WATCH_MAX_PATHS = 'TAKEBACK_WATCH_MAX_PATHS';
+
+/** Folders created or moved in that are named in every set of hints: past this many, the watcher subscribes anew. */
+const MAX_STALE_DIRS = 32;
+
+/** How long a sync waits for its cookie (ms) before the scan walks instead. */
+const SYNC_TIMEOUT_MS = 2000;
+
+/** The folders of git's own that take most of its writes: not watched (the cookie goes in `.git/` itself). */
+const GIT_NOISE = ['objects', 'logs', 'refs', 'lfs', 'modules', 'worktrees'];
+
+interface ParcelEvent {
+  path: string;
+  type: 'create' | 'update' | 'delete';
+}
+interface ParcelSubscription {
+  unsubscribe(): Promise<void>;
+}
+interface Parcel {
+  subscribe(dir: string, fn: (err: Error | null, events: ParcelEvent[]) => unknown, opts?: { ignore?: string[] }): Promise<ParcelSubscription>;
+}
+
+let parcel: Parcel | null | undefined;
+
+/** @parcel/watcher, loaded on first use (only long-lived processes watch); null where it cannot load. */
+function loadParcel(): Parcel | null {
+  if (parcel !== undefined) return parcel;
+  try {
+    parcel = createRequire(import.meta.url)('@parcel/watcher') as Parcel;
+  } catch {
+    parcel = null;
+  }
+  return parcel;
+}
+
+function isDir(abs: string): boolean {
+  try {
+    return lstatSync(abs).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One workspace watched: the paths heard (workspace-relative, `/` separators) with when they were
+ * last heard (ms since the epoch), the folders named in every set of hints, and since when it
+ * vouches for them. Start it with {@link WorkspaceWatcher.start}; it never throws.
+ */
+export class WorkspaceWatcher {
+  /** Path → when it was last heard (ms). */
+  private heard = new Map<string, number>();
+  /** Folders created or moved in since the subscription (see the module's comment). */
+  private stale = new Set<string>();
+  /** From when the watcher vouches for {@link heard} (ms since the epoch); Infinity while it cannot. */
+  private trustedSince = Infinity;
+  private sub: ParcelSubscription | null = null;
+  private closed = false;
+  private cookies = new Map<string, () => void>();
+  private seq = 0;
+  private readonly gitDir: string;
+  private readonly maxPaths: number;
+
+  private constructor(
+    /** The workspace root (a real path). */
+    readonly root: string,
+    /** Paths under the root never to watch (absolute: a TAKEBACK_HOME inside the workspace). */
+    private readonly ignore: string[],
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.gitDir = join(root, '.git');
+    this.maxPaths = Number(env[WATCH_MAX_PATHS]) > 0 ? Number(env[WATCH_MAX_PATHS]) : DEFAULT_MAX_PATHS;
+  }
+
+  /**
+   * Starts watching `root` (its subscription is made in the background): null when the workspace
+   * has no `.git` folder of its own, or @parcel/watcher cannot load here. `ignore`: absolute paths
+   * under the root left out (the journal's home when it lies inside).
+   */
+  static start(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkspaceWatcher | null {
+    if (!isDir(join(root, '.git')) || !loadParcel()) return null;
+    const w = new WorkspaceWatcher(root, opts.ignore ?? [], opts.env ?? process.env);
+    w.subscribe();
+    return w;
+  }
+
+  /** True once the subscription is in place and nothing has made it lose track since. */
+  get trusted(): boolean {
+    return this.trustedSince !== Infinity;
+  }
+
+  private subscribe(): void {
+    const p = loadParcel();
+    if (!p || this.closed) return;
+    const ignore = [...GIT_NOISE.map((d) => join(this.gitDir, d)), ...this.ignore];
+    p.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore }).then(
+      (sub) => {
+        if (this.closed) {
+          void sub.unsubscribe().catch(() => {});
+          return;
+        }
+        this.sub = sub;
+        this.trustedSince = Date.now();
+      },
+      () => {
+        // Cannot watch (no inotify watches left, the root gone): every scan walks.
+        this.sub = null;
+      },
+    );
+  }
+
+  /** Forgets what was heard; trust starts again now (or, `restart`, once a new subscription is in place). */
+  private loseTrack(restart: boolean): void {
+    this.heard.clear();
+    this.stale.clear();
+    if (!restart) {
+      this.trustedSince = Date.now();
+      return;
+    }
+    this.trustedSince = Infinity;
+    const old = this.sub;
+    this.sub = null;
+    void (old ? old.unsubscribe().catch(() => {}) : Promise.resolve()).then(() => this.subscribe());
+  }
+
+  private onEvents(err: Error | null, events: ParcelEvent[]): void {
+    if (this.closed) return;
+    if (err) {
+      this.loseTrack(false);
+      return;
+    }
+    const now = Date.now();
+    for (const ev of events) {
+      const rel = relative(this.root, ev.path).split(sep).join('/');
+      if (rel === '.git' || rel.startsWith('.git/')) {
+        const done = this.cookies.get(ev.path);
+        if (done && ev.type !== 'delete') done();
+        continue;
+      }
+      if (rel.startsWith('../')) continue;
+      this.heard.set(rel, now);
+      if (ev.type === 'create' && isDir(ev.path)) this.stale.add(rel);
+    }
+    if (this.stale.size > MAX_STALE_DIRS) this.loseTrack(true);
+    else if (this.heard.size > this.maxPaths) this.loseTrack(false);
+  }
+
+  /**
+   * Waits until every event of a change made before this call has been heard: writes a cookie
+   * file into `.git/` and resolves true when the watcher reports it, false when it cannot vouch
+   * (not trusted, no cookie can be written, or none heard within {@link SYNC_TIMEOUT_MS}).
+   * Never rejects.
+   */
+  sync(): Promise<boolean> {
+    if (!this.trusted || this.closed) return Promise.resolve(false);
+    const cookie = join(this.gitDir, `takeback-watch-${process.pid}-${++this.seq}`);
+    return new Promise<boolean>((resolve) => {
+      const finish = (ok: boolean) => {
+        clearTimeout(timer);
+        this.cookies.delete(cookie);
+        try {
+          unlinkSync(cookie);
+        } catch {
+          // never made, or gone
+        }
+        resolve(ok && this.trusted);
+      };
+      const timer = setTimeout(() => finish(false), SYNC_TIMEOUT_MS);
+      this.cookies.set(cookie, () => finish(true));
+      try {
+        closeSync(openSync(cookie, 'wx', 0o600));
+      } catch {
+        finish(false);
+      }
+    });
+  }
+
+  /**
+   * The hints for a scan whose last snapshot's racy line is `racyMs` (ms since the epoch: that
+   * scan's start less the racy window): every path heard since then and every folder created or
+   * moved in since the subscription. Paths heard before it are forgotten (the snapshot holds
+   * them). Undefined while the watcher cannot vouch for that snapshot: the scan walks.
+   */
+  hints(racyMs: number): ChangeHints | undefined {
+    if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
+    const paths = new Set<string>(this.stale);
+    for (const [p, t] of this.heard) {
+      if (t < racyMs) this.heard.delete(p);
+      else paths.add(p);
+    }
+    return { paths, sinceMs: this.trustedSince };
+  }
+
+  /** Stops watching (the subscription is taken down in the background). */
+  close(): void {
+    this.closed = true;
+    this.trustedSince = Infinity;
+    this.heard.clear();
+    for (const done of [...this.cookies.values()]) done();
+    const sub = this.sub;
+    this.sub = null;
+    if (sub) void sub.unsubscribe().catch(() => {});
+  }
+}
+
+/**
+ * The watchers of a long-lived process, one per workspace root, at most `max` (the least
+ * recently used one is closed first).
+ */
+export class WorkspaceWatchers {
+  private readonly byRoot = new Map<string, WorkspaceWatcher | null>();
+
+  constructor(private readonly max = 8) {}
+
+  /**
+   * The watcher of `root`, started when there is none (null: that workspace cannot be watched,
+   * see {@link WorkspaceWatcher.start}); `ignore` and `env` as there.
+   */
+  watch(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkspaceWatcher | null {
+    let w = this.byRoot.get(root);
+    if (w === undefined) {
+      w = WorkspaceWatcher.start(root, opts);
+      while (this.byRoot.size >= this.max) {
+        const [oldest, ow] = this.byRoot.entries().next().value as [string, WorkspaceWatcher | null];
+        this.byRoot.delete(oldest);
+        ow?.close();
+      }
+    } else this.byRoot.delete(root);
+    this.byRoot.set(root, w);
+    return w;
+  }
+
+  /** The watcher of `root` when one runs (not started here). */
+  get(root: string): WorkspaceWatcher | null {
+    return this.byRoot.get(root) ?? null;
+  }
+
+  /** Stops every watcher. */
+  closeAll(): void {
+    for (const w of this.byRoot.values()) w?.close();
+    this.byRoot.clear();
+  }
+}

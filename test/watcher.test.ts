@@ -1,0 +1,256 @@
+// The capture daemon watches each workspace it serves (core/scan/watcher.ts, daemon/watch.ts)
+// and a warm scan checks only what the watcher heard. Real processes, the real binary, a real
+// inotify watcher: a shell tool call is recorded exactly as the walk of in-process hooks records
+// it (a `sed -i`, a `mv` of a file and of a folder, an `rm`, a folder made and written at once,
+// files under a moved folder); a flood of events past the watcher's bound, a daemon killed and a
+// new one not yet trusted fall back to the walk and lose nothing.
+//
+// Whether a scan was given hints is read from the debug log (`watch: hints for <root>`), each
+// line with the pid of the process that wrote it.
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { filesOf, hookAsync, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { until } from './support/procs.js';
+import { overStdio } from './support/lsp-client.js';
+
+const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
+
+function watchSandbox(env: NodeJS.ProcessEnv = {}): Sandbox {
+  return sandbox({ git: true, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', ...env } });
+}
+
+function ev(sb: Sandbox, name: string, extra: object = {}): object {
+  return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
+}
+
+function quiet(r: Run, what = ''): void {
+  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
+}
+
+function hookLog(sb: Sandbox): string {
+  try {
+    return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** How many scans were given a watcher's hints so far (by any process). */
+function hinted(sb: Sandbox): number {
+  return hookLog(sb).split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+}
+
+/** Lines of the log that are neither an event handled nor a scan given hints. */
+function failures(sb: Sandbox): string[] {
+  return hookLog(sb)
+    .split('\n')
+    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
+}
+
+function socketFile(sb: Sandbox): string | null {
+  try {
+    const dir = path.join(sb.home, 'run');
+    const name = fs.readdirSync(dir).find((n) => n.endsWith('.sock'));
+    return name ? path.join(dir, name) : null;
+  } catch {
+    return null;
+  }
+}
+
+function answers(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(file);
+    s.on('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+/** Starts `takeback hook-daemon` for the sandbox and waits until it answers. Killed when the test ends. */
+async function startDaemon(sb: Sandbox): Promise<ChildProcess> {
+  const child = tbSpawn(['hook-daemon'], { cwd: sb.ws, env: sb.env });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  await until(
+    'the daemon to answer',
+    async () => {
+      const f = socketFile(sb);
+      return f !== null && (await answers(f));
+    },
+    60_000,
+  );
+  return child;
+}
+
+const hook = (sb: Sandbox, event: object) => hookAsync(event, { cwd: sb.ws, env: sb.env });
+
+let calls = 0;
+
+/** One Bash tool call running `command` in the workspace, bracketed by its hooks. */
+async function bash(sb: Sandbox, command: string): Promise<void> {
+  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
+  quiet(await hook(sb, ev(sb, 'PreToolUse', call)), `Pre ${command}`);
+  sb.sh(command);
+  quiet(await hook(sb, ev(sb, 'PostToolUse', { ...call, tool_response: {} })), `Post ${command}`);
+}
+
+/** Runs tool calls that change nothing until the watcher's hints reach a scan (it vouches for the snapshot). */
+async function warmUp(sb: Sandbox): Promise<void> {
+  const before = hinted(sb);
+  await until('the watcher to be trusted', async () => {
+    await bash(sb, 'true');
+    return hinted(sb) > before;
+  }, 120_000);
+}
+
+/**
+ * Runs tool calls that change nothing until the last change is older than the scans' racy window
+ * (2 s) as seen by a scan: the watcher then forgets the paths it heard for it, and only what it
+ * names for good (folders created or moved in) still reaches the scans.
+ */
+async function settle(sb: Sandbox): Promise<void> {
+  const since = Date.now();
+  await until('the racy window to pass', async () => {
+    const started = Date.now();
+    await bash(sb, 'true');
+    return started - since > 2500;
+  }, 120_000);
+}
+
+function seed(sb: Sandbox): void {
+  sb.write('f.txt', 'a cat sat\n');
+  sb.write('x', 'x\n');
+  sb.write('gone.txt', 'gone\n');
+  sb.write('dir/sub/deep.txt', 'deep\n');
+  sb.write('dir/top.txt', 'top\n');
+  sb.write('keep/k.txt', 'k\n');
+  sb.sh('git add -A && git -c user.email=t@t -c user.name=t commit -qm seed');
+}
+
+const CALLS = [
+  'mv dir moved',
+  "sed -i 's/a/b/' f.txt && mv x y && rm gone.txt && echo more >> moved/sub/deep.txt && mkdir -p n/m && echo z > n/m/z",
+  'echo again >> n/m/z && echo e >> moved/sub/deep.txt && mv keep moved/sub/keep',
+  'echo k2 >> moved/sub/keep/k.txt && rm -r n',
+];
+
+/** The Bash sets `list` shows (command and files), oldest first, the no-op calls left out. */
+function commandSets(sb: Sandbox): [string, Record<string, string>][] {
+  return setsOf(sb.json(['list']))
+    .filter((s: any) => s.source.kind === 'command')
+    .map((s: any) => [s.source.command, filesOf(s)]);
+}
+
+describe('the capture daemon’s watcher', () => {
+  it('records shell tool calls exactly as the walk does, with the warm scans given hints', async () => {
+    const walk = watchSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
+    seed(walk);
+    quiet(await hook(walk, ev(walk, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(walk, ev(walk, 'UserPromptSubmit', { prompt: 'p' })));
+    for (const c of CALLS) await bash(walk, c);
+    expect(hinted(walk)).toBe(0); // no daemon: every scan walked
+
+    const sb = watchSandbox();
+    seed(sb);
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await warmUp(sb);
+    for (const c of CALLS) {
+      // Each call long after the one before: what the scans are given of an earlier call is only
+      // what the watcher keeps naming (the folders created or moved in, under which it may not hear).
+      await settle(sb);
+      const before = hinted(sb);
+      await bash(sb, c);
+      // Both scans of the call (its start and its end) went by the watcher.
+      expect(hinted(sb) - before, c).toBe(2);
+    }
+    expect(commandSets(sb)).toEqual(commandSets(walk));
+    expect(commandSets(sb)).toEqual([
+      [CALLS[0], { dir: 'deleted', 'dir/sub': 'deleted', 'dir/sub/deep.txt': 'deleted', 'dir/top.txt': 'deleted', moved: 'created', 'moved/sub': 'created', 'moved/sub/deep.txt': 'created', 'moved/top.txt': 'created' }],
+      [CALLS[1], { 'f.txt': 'modified', 'gone.txt': 'deleted', 'moved/sub/deep.txt': 'modified', n: 'created', 'n/m': 'created', 'n/m/z': 'created', x: 'deleted', y: 'created' }],
+      [CALLS[2], { keep: 'deleted', 'keep/k.txt': 'deleted', 'moved/sub/deep.txt': 'modified', 'moved/sub/keep': 'created', 'moved/sub/keep/k.txt': 'created', 'n/m/z': 'modified' }],
+      [CALLS[3], { 'moved/sub/keep/k.txt': 'modified', n: 'deleted', 'n/m': 'deleted', 'n/m/z': 'deleted' }],
+    ]);
+    expect(failures(sb)).toEqual([]);
+  });
+
+  it('a flood of events past its bound: the watcher lets go, the scans walk and lose nothing, and it is trusted again later', async () => {
+    const sb = watchSandbox({ TAKEBACK_WATCH_MAX_PATHS: '20' });
+    seed(sb);
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await warmUp(sb);
+    const before = hinted(sb);
+    const flood = 'mkdir -p many && for i in $(seq 1 60); do echo $i > many/f$i; done && echo flood >> f.txt';
+    await bash(sb, flood);
+    // The start of the call had hints; its end did not: the watcher let go of what it heard.
+    expect(hinted(sb) - before).toBe(1);
+    const set = commandSets(sb).find(([c]) => c === flood)!;
+    expect(Object.keys(set[1]).length).toBe(62);
+    expect(set[1]).toMatchObject({ 'f.txt': 'modified', many: 'created', 'many/f1': 'created', 'many/f60': 'created' });
+    // Trusted again once a snapshot is taken after it let go.
+    await warmUp(sb);
+    await bash(sb, 'echo after >> many/f7');
+    expect(commandSets(sb).at(-1)).toEqual(['echo after >> many/f7', { 'many/f7': 'modified' }]);
+    expect(failures(sb)).toEqual([]);
+  });
+
+  it('a daemon killed while trusted, then a new one not yet trusted: the hooks walk and lose nothing', async () => {
+    const sb = watchSandbox();
+    seed(sb);
+    const first = await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await warmUp(sb);
+    first.kill('SIGKILL');
+    await until('the daemon to die', () => first.signalCode !== null, 60_000);
+    const before = hinted(sb);
+    // No daemon: in-process hooks, walking.
+    await bash(sb, 'echo one >> f.txt && mv x y');
+    expect(hinted(sb)).toBe(before);
+    // A new daemon: its watcher starts with its first event and vouches for nothing before.
+    await startDaemon(sb);
+    await bash(sb, 'echo two >> f.txt && rm y');
+    expect(hinted(sb)).toBe(before);
+    expect(commandSets(sb).slice(-2)).toEqual([
+      ['echo one >> f.txt && mv x y', { 'f.txt': 'modified', x: 'deleted', y: 'created' }],
+      ['echo two >> f.txt && rm y', { 'f.txt': 'modified', y: 'deleted' }],
+    ]);
+    expect(failures(sb)).toEqual([]);
+  });
+
+  it('the sidecar: captures of commands through `takeback serve` are scanned with its watcher’s hints and record what happened', async () => {
+    const sb = watchSandbox();
+    seed(sb);
+    const { editor } = overStdio(sb.ws, 'headless', sb.env);
+    onTestFinished(() => editor.close());
+    await editor.initialize();
+    const hintsLogged = () => editor.logs.filter((l) => l.startsWith('watch: hints for ')).length;
+    let id = 0;
+    const command = async (cmd: string) => {
+      const cid = `sc${++id}`;
+      await editor.conn.sendRequest('capture/begin', { id: cid, tool: 'Bash', command: cmd });
+      sb.sh(cmd);
+      return editor.conn.sendRequest<{ set: { files: { path: string; status: string }[] } | null }>('capture/end', { id: cid });
+    };
+    await until('the sidecar’s watcher to be trusted', async () => {
+      await command('true');
+      return hintsLogged() > 0;
+    }, 120_000);
+    const before = hintsLogged();
+    const r = await command("sed -i 's/a/b/' f.txt && mv x y && rm gone.txt && mv dir moved");
+    expect(hintsLogged() - before).toBe(2);
+    expect(Object.fromEntries(r.set!.files.map((f) => [f.path, f.status]))).toEqual({
+      dir: 'deleted', 'dir/sub': 'deleted', 'dir/sub/deep.txt': 'deleted', 'dir/top.txt': 'deleted',
+      'f.txt': 'modified', 'gone.txt': 'deleted', moved: 'created', 'moved/sub': 'created', 'moved/sub/deep.txt': 'created', 'moved/top.txt': 'created', x: 'deleted', y: 'created',
+    });
+  });
+});

@@ -30,14 +30,14 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void
 export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(engine) : null;
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths);
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths, disk?.merge, sel.lines);
   markUnsaved(plan, readers.unsaved);
   return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes ?? disk?.bytes));
 }
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */
 export function planStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths);
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths, undefined, sel.lines);
   markUnsaved(plan, readers.unsaved);
   return plan;
 }
@@ -59,6 +59,7 @@ export function applyStep(
   const r = runStep(engine, () => selectSets(engine.journal, sel, direction), direction, {
     ...rest,
     paths: sel.paths,
+    lines: sel.lines,
     ...(unsaved ? { annotate: (plan: Plan) => markUnsaved(plan, unsaved) } : {}),
   });
   return toApplyResult(r);
@@ -76,6 +77,7 @@ export function prepareEditorStep(engine: Engine, sel: Selector, direction: 'und
     force: opts.force,
     read: opts.state,
     paths: sel.paths,
+    lines: sel.lines,
     annotate: (plan) => markUnsaved(plan, opts.unsaved),
   });
 }

@@ -8,6 +8,7 @@ import type { TxnOp } from '../journal/txns.js';
 import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
+import type { LineRange } from './merge.js';
 import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
@@ -202,6 +203,8 @@ export interface PrepareOptions {
   read?: CurrentReader;
   /** Narrows the sets to these workspace paths. */
   paths?: string[];
+  /** With one path: only the hunks touching these lines of the file now (see `makePlan`). */
+  lines?: LineRange;
   /** Called with the plan before conflicts are counted (the sidecar marks `unsaved-in-editor` here). */
   annotate?: (plan: Plan) => void;
 }
@@ -243,7 +246,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
   const { journal } = engine;
   const force = opts.force ?? false;
   const disk = opts.read ? null : heldDiskReader(engine);
-  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes);
+  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.lines);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
@@ -346,9 +349,11 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
   const moved = new Map<string, string[]>();
   const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
   const paths: OpPath[] = [];
+  const partial = new Set<string>();
   for (const f of step.plan.files) {
     if (f.gap) continue;
     paths.push({ path: f.path, found: found.get(f.path) ?? f.current, wrote: f.target });
+    for (const id of f.partial ?? []) partial.add(`${id}\0${f.path}`);
     for (const id of f.sets) {
       const list = moved.get(id);
       if (list) list.push(f.path);
@@ -375,7 +380,7 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
     });
     replaced = kept?.id ?? null;
   }
-  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now });
+  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now, partial });
 }
 
 function markDone(engine: Engine, txnId: string): void {
@@ -470,7 +475,7 @@ function setsMoved(engine: Engine, step: PreparedStep): string | null {
     for (const f of step.plan.files) {
       if (f.gap || !f.sets.includes(s.id)) continue;
       const fc = now.files.find((x) => x.path === f.path);
-      if (!fc) continue;
+      if (!fc || fc.partial) continue;
       if ((step.direction === 'undo') === Boolean(fc.undone)) return `change ${s.id} was ${step.direction === 'undo' ? 'undone' : 'redone'} meanwhile (${f.path})`;
     }
   }

@@ -3,7 +3,9 @@ import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
 import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { isMergeableText, linesText, mergeBytes, type MergeOverlap } from './merge.js';
+import { TakebackError } from '../errors.js';
+import { applyHunks, diffHunks, placeHunks, rangeText, touches } from './hunks.js';
+import { isMergeableText, linesText, mergeBytes, type LineRange, type MergeOverlap } from './merge.js';
 
 /**
  * What an undo or redo does to one path, seen from what is there now:
@@ -50,6 +52,21 @@ export interface PlannedFile {
    * their state. They are not in the blob store until the step stores them (apply.ts).
    */
   merged: Buffer | null;
+  /**
+   * With the plan narrowed to files: the selected changes' hunks of this path (each step's diff,
+   * undo: from what the change left to what it found), placed in the file now; `taken` when the
+   * step moves it. Absent for a path that is not text on both sides of every step.
+   */
+  hunks?: PlanHunk[];
+  /** With `--lines`: the sets whose change to this path the step moves only in part (their other hunks stay). */
+  partial?: string[];
+}
+
+/** One hunk of a planned path: the set it is of, its changed lines in the file now, and whether the step moves it. */
+export interface PlanHunk {
+  set: string;
+  now: LineRange;
+  taken: boolean;
 }
 
 /** An undo or redo, planned: nothing has been written. */
@@ -150,6 +167,8 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
 
 /** One selected change's part in a path's walk: what it expects to find and what it leaves (undo: after → before). */
 interface WalkStep {
+  /** The set. */
+  id: string;
   from: FileState;
   to: FileState;
 }
@@ -204,6 +223,66 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
   return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256(now) } };
 }
 
+/** Why a step of a path has no hunks: a side that is not a kept text file. */
+function noHunks(s: FileState, b: Buffer | null): string {
+  if (!s.exists) return 'it does not exist on one side of the change (created or deleted)';
+  if (s.type !== 'file') return s.type === 'symlink' ? 'a symbolic link' : 'a folder';
+  if (!s.sha256) return 'its bytes were not kept';
+  return b === null ? 'binary' : 'not text';
+}
+
+/** "change 3" or "changes 3, 5". */
+function setsText(ids: string[]): string {
+  return ids.length === 1 ? `change ${ids[0]}` : `changes ${ids.join(', ')}`;
+}
+
+/**
+ * With the plan narrowed to files: `file`'s hunks ({@link PlannedFile.hunks}), and with `lines`
+ * the path's step narrowed to the hunks that touch those lines of the file now: each step in
+ * walk order merges (as {@link tryMerge}) only its chosen hunks — base = what the step expects,
+ * ours = the file now (merged so far), theirs = the step's `from` with those hunks made as in its
+ * `to` — so that its other hunks and every later edit stay. A selection that takes every hunk of
+ * a path in place is the whole step, planned as without `lines`. Sets with no chosen hunk drop out
+ * of the path's sets; sets with hunks left in place go to `partial`. The mode stays what it is now.
+ * Throws `usage` when a side is not text (a binary file, a link, a file created or deleted: no
+ * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written).
+ */
+function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined): void {
+  const texts = steps.map((s) => ({ id: s.id, from: textBlob(engine, s.from), to: textBlob(engine, s.to), step: s }));
+  const bad = texts.find((t) => !t.from || !t.to);
+  if (bad || now === null || !isMergeableText(now)) {
+    if (!lines) return;
+    const why = bad ? (!bad.from ? noHunks(bad.step.from, bad.from) : noHunks(bad.step.to, bad.to)) : !file.current.exists || file.current.type !== 'file' ? 'not a file now' : 'binary now';
+    throw new TakebackError('usage', `${file.path} has no hunks (${why}): take it back whole, without --lines`, { path: file.path });
+  }
+  const placed = texts.map((t) => placeHunks(diffHunks(t.from!, t.to!), t.from!, now));
+  const chosen = placed.map((p) => new Set(lines ? p.filter((h) => h.now && touches(h.now, lines)) : p));
+  file.hunks = placed.flatMap((p, i) => p.filter((h) => h.now).map((h) => ({ set: texts[i]!.id, now: h.now!, taken: chosen[i]!.has(h) })));
+  if (!lines) return;
+  const where = `line${lines.end > lines.start ? 's' : ''} ${rangeText(lines)} of ${file.path} as it is now`;
+  if (chosen.every((c) => c.size === 0)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} touches ${where}`, { path: file.path });
+  if (sameState(file.current, file.expected) && placed.every((p, i) => p.every((h) => chosen[i]!.has(h)))) return;
+  let cur = now;
+  for (const [i, t] of texts.entries()) {
+    if (chosen[i]!.size === 0) continue;
+    const r = mergeBytes(t.from!, cur, applyHunks(t.from!, t.to!, [...chosen[i]!]));
+    if (!r.ok) {
+      file.merged = null;
+      file.conflict = { reason: 'changed-since', detail: `changed since: ${r.tooManyEdits ? 'too much to merge' : overlapText(r.overlaps)}` };
+      return;
+    }
+    cur = r.bytes;
+  }
+  if (cur.equals(now)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} is left to move on ${where}`, { path: file.path });
+  const mode = file.current.exists ? file.current.mode : 0o644;
+  file.merged = cur;
+  file.target = { exists: true, type: 'file', mode, size: cur.length, sha256: sha256(cur) };
+  file.action = actionFor(file.current, file.target);
+  file.conflict = null;
+  file.sets = texts.filter((_, i) => chosen[i]!.size > 0).map((t) => t.id);
+  file.partial = texts.filter((_, i) => chosen[i]!.size > 0 && placed[i]!.some((h) => h.intact && !chosen[i]!.has(h))).map((t) => t.id);
+}
+
 /**
  * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
@@ -224,12 +303,15 @@ export function makePlan(
   read: CurrentReader = diskReader(engine),
   paths?: string[],
   bytesNow: CurrentBytes = diskBytes(engine),
+  lines?: LineRange,
 ): Plan {
   const only = paths && paths.length > 0 ? new Set(paths) : null;
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
   // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.
-  const inWalk = (f: ChangeSet['files'][number]) => (only === null || only.has(f.path)) && (direction === 'undo' ? !f.undone : Boolean(f.undone));
+  // A file partly undone (some hunks) is in the walk both ways.
+  const inWalk = (f: ChangeSet['files'][number]) =>
+    (only === null || only.has(f.path)) && (Boolean(f.partial) || (direction === 'undo' ? !f.undone : Boolean(f.undone)));
   for (const s of sets) {
     if (s.state === 'expired') skipped.push({ id: s.id, reason: 'expired' });
     else if (s.files.some(inWalk)) active.push(s);
@@ -239,6 +321,7 @@ export function makePlan(
   active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
 
   type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
+  if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
   const byPath = new Map<string, Acc>();
   for (const s of active) {
     for (const f of s.files) {
@@ -251,7 +334,7 @@ export function makePlan(
       }
       acc.target = to;
       acc.sets.push(s.id);
-      acc.steps.push({ from, to });
+      acc.steps.push({ id: s.id, from, to });
       if (f.gap && !acc.gap) acc.gap = f.gap;
     }
   }
@@ -311,7 +394,7 @@ export function makePlan(
         } else if (m) conflict = { ...conflict, detail: `${conflict.detail}: ${m.detail}` };
       }
     }
-    files.push({
+    const file: PlannedFile = {
       path,
       action,
       expected: acc.expected,
@@ -321,7 +404,9 @@ export function makePlan(
       gap: gapReason ? gapFor(path, gapReason) : null,
       sets: acc.sets,
       merged,
-    });
+    };
+    if (only && !gapReason && abs) narrow(engine, file, acc.steps, bytesNow(path, abs, current), lines);
+    files.push(file);
   }
   return { direction, sets: active, skipped, files };
 }

@@ -7,8 +7,7 @@ import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
 import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
-import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
-import type { LineRange } from './merge.js';
+import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
@@ -203,8 +202,8 @@ export interface PrepareOptions {
   read?: CurrentReader;
   /** Narrows the sets to these workspace paths. */
   paths?: string[];
-  /** With one path: only the hunks touching these lines of the file now (see `makePlan`). */
-  lines?: LineRange;
+  /** Into the files of `paths`: only some hunks, and the bytes they are found in (see `makePlan`). */
+  narrowing?: Narrowing;
   /** Called with the plan before conflicts are counted (the sidecar marks `unsaved-in-editor` here). */
   annotate?: (plan: Plan) => void;
 }
@@ -246,7 +245,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
   const { journal } = engine;
   const force = opts.force ?? false;
   const disk = opts.read ? null : heldDiskReader(engine);
-  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.lines);
+  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);

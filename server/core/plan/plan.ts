@@ -62,6 +62,16 @@ export interface PlannedFile {
   partial?: string[];
 }
 
+/**
+ * How a plan narrowed to files goes into them: `lines` (with exactly one path) takes only the
+ * hunks touching those lines of the file now; `bytes` gives the file's bytes for its hunks and
+ * their merge (an editor's text; default: the plan's `bytesNow`).
+ */
+export interface Narrowing {
+  lines?: LineRange;
+  bytes?: CurrentBytes;
+}
+
 /** One hunk of a planned path: the set it is of, its changed lines in the file now, and whether the step moves it. */
 export interface PlanHunk {
   set: string;
@@ -252,7 +262,7 @@ function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffe
   const bad = texts.find((t) => !t.from || !t.to);
   if (bad || now === null || !isMergeableText(now)) {
     if (!lines) return;
-    const why = bad ? (!bad.from ? noHunks(bad.step.from, bad.from) : noHunks(bad.step.to, bad.to)) : !file.current.exists || file.current.type !== 'file' ? 'not a file now' : 'binary now';
+    const why = bad ? (!bad.from ? noHunks(bad.step.from, bad.from) : noHunks(bad.step.to, bad.to)) : !file.current.exists || file.current.type !== 'file' ? 'not a file now' : 'not text now';
     throw new TakebackError('usage', `${file.path} has no hunks (${why}): take it back whole, without --lines`, { path: file.path });
   }
   const placed = texts.map((t) => placeHunks(diffHunks(t.from!, t.to!), t.from!, now));
@@ -294,7 +304,8 @@ function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffe
  * `target` their state, the action stays `put-back`), else it is a conflict, whose detail names
  * the overlapping lines of both sides when there are any. A path whose expected or target bytes
  * were not kept is a gap. `bytesNow` gives a path's bytes for a merge (default: read from the
- * disk again). Reads, never writes.
+ * disk again). Narrowed to `paths`, each text file gets its hunks, and `narrowing.lines` takes
+ * only some of them (see {@link narrow}). Reads, never writes.
  */
 export function makePlan(
   engine: Engine,
@@ -303,8 +314,9 @@ export function makePlan(
   read: CurrentReader = diskReader(engine),
   paths?: string[],
   bytesNow: CurrentBytes = diskBytes(engine),
-  lines?: LineRange,
+  narrowing: Narrowing = {},
 ): Plan {
+  const { lines } = narrowing;
   const only = paths && paths.length > 0 ? new Set(paths) : null;
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
@@ -405,7 +417,7 @@ export function makePlan(
       sets: acc.sets,
       merged,
     };
-    if (only && !gapReason && abs) narrow(engine, file, acc.steps, bytesNow(path, abs, current), lines);
+    if (only && !gapReason && abs) narrow(engine, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines);
     files.push(file);
   }
   return { direction, sets: active, skipped, files };

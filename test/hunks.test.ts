@@ -92,6 +92,28 @@ describe('undo --file --lines: only the hunks there', () => {
     expect(stateOf(sb, id)).toBe('undone');
   });
 
+  it('redo --last after the undo that took the last hunks puts back exactly those: partial again; the next redo --last the hunks taken before', () => {
+    sb = start('app.js', TWENTY);
+    const id = agentWrites(sb, 'app.js', AGENT);
+    expect(sb.json(['undo', id, '--file', 'app.js', '--lines', '3']).written).toBe(true);
+    expect(sb.json(['undo', id, '--file', 'app.js', '--lines', '15']).written).toBe(true);
+    expect(sb.read('app.js').toString()).toBe(TWENTY);
+    expect(stateOf(sb, id)).toBe('undone');
+    expect(sb.json(['redo', '--last']).written).toBe(true);
+    expect(sb.read('app.js').toString()).toBe(withLine(TWENTY, 15, 'agent 15'));
+    expect(stateOf(sb, id)).toBe('partial');
+    expect(sb.json(['redo', '--last']).written).toBe(true);
+    expect(sb.read('app.js').toString()).toBe(AGENT);
+    expect(stateOf(sb, id)).toBe('applied');
+    // Taken back whole after a hunk: a plain redo --last puts back what that undo took, no more.
+    expect(sb.json(['undo', id, '--file', 'app.js', '--lines', '3']).written).toBe(true);
+    expect(sb.json(['undo', id]).written).toBe(true);
+    expect(sb.read('app.js').toString()).toBe(TWENTY);
+    expect(sb.json(['redo', '--last']).written).toBe(true);
+    expect(sb.read('app.js').toString()).toBe(withLine(TWENTY, 15, 'agent 15'));
+    expect(stateOf(sb, id)).toBe('partial');
+  });
+
   it('a partly undone change taken back whole takes its other hunks only, keeping the later edit', () => {
     sb = start('app.js', TWENTY);
     const id = agentWrites(sb, 'app.js', AGENT);

@@ -130,6 +130,11 @@ export interface FileChange {
    * then both partly in place and partly undone, and an undo or a redo can take either part.
    */
   partial?: boolean;
+  /**
+   * For a change undone by a step that took only its last hunks (`undo --lines`): that step's
+   * operation, whose inverse (what it found, over what it wrote) is what a redo puts back.
+   */
+  undoneBy?: number;
 }
 
 /**

@@ -17,6 +17,8 @@ interface SetRow {
   undone: string;
   /** JSON array of the paths partly undone (`set_files`: some hunks). */
   partial: string;
+  /** JSON array of `[path, op]` of the paths undone by a step that took only their last hunks. */
+  byHunks: string;
   /** JSON array of `[op, direction, time, forced, path]`, one per path an undo, redo or replace moved (`op_files`). */
   moves: string;
 }
@@ -26,15 +28,16 @@ interface SetRow {
  * history, each from an index seek by set id (`set_files`, `op_files`).
  */
 const COLUMNS = `s.id, s.turn, s.source, s.created_at, s.state, s.files, s.agent, s.session,
-  (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone = 1) AS undone,
+  (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone IN (1, 3)) AS undone,
   (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone = 2) AS partial,
+  (SELECT json_group_array(json_array(f.path, f.last_op)) FROM set_files f WHERE f.set_id = s.id AND f.undone = 3) AS byHunks,
   (SELECT json_group_array(json_array(m.op, o.direction, o.time, o.forced, m.path)) FROM op_files m JOIN operations o ON o.id = m.op
     WHERE m.set_id = s.id) AS moves`;
 
 /** True when a live set has a path undone now, whole or in part. */
 const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone != 0)';
 /** True when a live set has a path that can move and is in place now, whole or in part. */
-const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone != 1 AND f.gap = 0)';
+const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone IN (0, 2) AND f.gap = 0)';
 
 /** Each state as a condition on a set row `s` (see {@link toSet} for the rule). */
 const STATE_SQL: Record<SetState, string> = {
@@ -65,9 +68,12 @@ function toSet(r: SetRow): ChangeSet {
   const files = JSON.parse(r.files) as FileChange[];
   const undone = new Set(JSON.parse(r.undone) as string[]);
   const partial = new Set(JSON.parse(r.partial) as string[]);
+  const byHunks = new Map(JSON.parse(r.byHunks) as [string, number][]);
   for (const f of files) {
     if (undone.has(f.path)) f.undone = true;
     else if (partial.has(f.path)) f.partial = true;
+    const op = byHunks.get(f.path);
+    if (op !== undefined) f.undoneBy = op;
   }
   let state: SetState = 'expired';
   if (r.state !== 'expired') {
@@ -212,9 +218,9 @@ export class Sets {
    */
   newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
     const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
-    const args: unknown[] = [undone ? 1 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
+    const args: unknown[] = [undone ? 1 : 0, undone ? 3 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
     const id = this.db
-      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, 2) AND f.gap = 0${only} AND s.state != 'expired' ORDER BY f.set_id DESC LIMIT 1`)
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' ORDER BY f.set_id DESC LIMIT 1`)
       .pluck()
       .get(...args) as number | undefined;
     return id === undefined ? null : this.get(String(id));
@@ -229,9 +235,9 @@ export class Sets {
     return (
       this.db
         .prepare(
-          `SELECT ${COLUMNS} FROM sets s WHERE s.id IN (SELECT set_id FROM set_files WHERE path = ? AND undone IN (?, 2) AND gap = 0) AND s.state != 'expired' ORDER BY s.id`,
+          `SELECT ${COLUMNS} FROM sets s WHERE s.id IN (SELECT set_id FROM set_files WHERE path = ? AND undone IN (?, ?, 2) AND gap = 0) AND s.state != 'expired' ORDER BY s.id`,
         )
-        .all(path, undone ? 1 : 0) as SetRow[]
+        .all(path, undone ? 1 : 0, undone ? 3 : 0) as SetRow[]
     ).map(toSet);
   }
 
@@ -243,7 +249,7 @@ export class Sets {
     return (
       this.db
         .prepare(
-          "SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.set_id > ? AND f.set_id < ? AND f.undone != 1 AND s.state != 'expired' ORDER BY f.set_id",
+          "SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.set_id > ? AND f.set_id < ? AND f.undone IN (0, 2) AND s.state != 'expired' ORDER BY f.set_id",
         )
         .pluck()
         .all(path, from, to) as number[]
@@ -290,7 +296,7 @@ export class Sets {
   undoSteps(): UndoStep[] {
     const rows = this.db
       .prepare(
-        `SELECT ${COLUMNS}, u.op AS step FROM (SELECT set_id, MAX(last_op) AS op FROM (SELECT set_id, last_op FROM set_files WHERE undone = 1 UNION ALL SELECT set_id, last_op FROM set_files WHERE undone = 2) GROUP BY set_id) u
+        `SELECT ${COLUMNS}, u.op AS step FROM (SELECT set_id, MAX(last_op) AS op FROM (SELECT set_id, last_op FROM set_files WHERE undone = 1 UNION ALL SELECT set_id, last_op FROM set_files WHERE undone >= 2) GROUP BY set_id) u
          JOIN sets s ON s.id = u.set_id WHERE s.state != 'expired' ORDER BY u.op, s.id`,
       )
       .all() as (SetRow & { step: number })[];

@@ -348,11 +348,18 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
   const moved = new Map<string, string[]>();
   const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
   const paths: OpPath[] = [];
-  const partial = new Set<string>();
+  // A change left partly undone is marked so; one whose undo took its last hunks (by lines, or
+  // the rest of a change partly undone) is redone as this step's inverse.
+  const marks = new Map<string, number>();
+  const wasPartial = new Set(step.plan.sets.flatMap((s) => s.files.filter((f) => f.partial).map((f) => `${s.id}\0${f.path}`)));
   for (const f of step.plan.files) {
     if (f.gap) continue;
     paths.push({ path: f.path, found: found.get(f.path) ?? f.current, wrote: f.target });
-    for (const id of f.partial ?? []) partial.add(`${id}\0${f.path}`);
+    for (const id of f.sets) {
+      const key = `${id}\0${f.path}`;
+      if (f.partial?.includes(id)) marks.set(key, 2);
+      else if (step.direction === 'undo' && (f.byHunks || wasPartial.has(key))) marks.set(key, 3);
+    }
     for (const id of f.sets) {
       const list = moved.get(id);
       if (list) list.push(f.path);
@@ -379,7 +386,7 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
     });
     replaced = kept?.id ?? null;
   }
-  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now, partial });
+  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now, marks });
 }
 
 function markDone(engine: Engine, txnId: string): void {

@@ -60,6 +60,8 @@ export interface PlannedFile {
   hunks?: PlanHunk[];
   /** With `--lines`: the sets whose change to this path the step moves only in part (their other hunks stay). */
   partial?: string[];
+  /** True when the step moves only some hunks of this path (`--lines`): its redo is then its inverse. */
+  byHunks?: boolean;
 }
 
 /**
@@ -181,6 +183,19 @@ interface WalkStep {
   id: string;
   from: FileState;
   to: FileState;
+  /** For a redo that is the inverse of a step by hunks: the set's own change of the path. */
+  change?: ChangeSet['files'][number];
+}
+
+/**
+ * What operation `op` found at `path` and wrote there, when both are text files whose bytes are
+ * still kept (else null: the redo goes by the change itself).
+ */
+function inverseOf(engine: Engine, op: number, path: string): { found: FileState; wrote: FileState } | null {
+  const p = engine.journal.oplog.get(op)?.paths.find((x) => x.path === path);
+  if (!p) return null;
+  const kept = (st: FileState) => st.exists && st.type === 'file' && st.sha256 !== null && engine.journal.blobs.has(st.sha256);
+  return kept(p.found) && kept(p.wrote) ? { found: p.found, wrote: p.wrote } : null;
 }
 
 /** What a merge attempt gives: the bytes and state to write, or why not (null: no merge is possible, the conflict stays as it is). */
@@ -231,6 +246,23 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
     now = r.bytes;
   }
   return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256(now) } };
+}
+
+/**
+ * After a redo that is the inverse of a step by hunks: the sets whose change to `file` still has
+ * hunks undone in what the redo leaves (the hunks earlier steps took back) go to `file.partial`.
+ */
+function stillPartial(engine: Engine, file: PlannedFile, steps: WalkStep[]): void {
+  const inverse = steps.filter((s) => s.change);
+  if (inverse.length === 0) return;
+  const left = file.merged ?? textBlob(engine, file.target);
+  if (!left) return;
+  for (const s of inverse) {
+    const before = textBlob(engine, s.change!.before);
+    const after = textBlob(engine, s.change!.after);
+    if (!before || !after) continue;
+    if (placeHunks(diffHunks(before, after), before, left).some((h) => h.intact)) (file.partial ??= []).push(s.id);
+  }
 }
 
 /** Why a step of a path has no hunks: a side that is not a kept text file. */
@@ -286,6 +318,7 @@ function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffe
   if (cur.equals(now)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} is left to move on ${where}`, { path: file.path });
   const mode = file.current.exists ? file.current.mode : 0o644;
   file.merged = cur;
+  file.byHunks = true;
   file.target = { exists: true, type: 'file', mode, size: cur.length, sha256: sha256(cur) };
   file.action = actionFor(file.current, file.target);
   file.conflict = null;
@@ -335,19 +368,27 @@ export function makePlan(
   type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
   if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
   const byPath = new Map<string, Acc>();
+  // A change undone by a step that took its last hunks is redone as that step's inverse (what it
+  // found, over what it wrote), once for every change that step moved on the path.
+  const inverted = new Map<string, Set<number>>();
   for (const s of active) {
     for (const f of s.files) {
       if (!inWalk(f)) continue;
-      const [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
+      let [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
+      const inverse = direction === 'redo' && f.undoneBy !== undefined ? inverseOf(engine, f.undoneBy, f.path) : null;
+      const seen = inverted.get(f.path) ?? new Set<number>();
+      if (inverse) [from, to] = [inverse.wrote, inverse.found];
       let acc = byPath.get(f.path);
       if (!acc) {
         acc = { expected: from, target: to, sets: [], steps: [], gap: null };
         byPath.set(f.path, acc);
       }
-      acc.target = to;
       acc.sets.push(s.id);
-      acc.steps.push({ id: s.id, from, to });
       if (f.gap && !acc.gap) acc.gap = f.gap;
+      if (inverse && seen.has(f.undoneBy!)) continue;
+      if (inverse) inverted.set(f.path, seen.add(f.undoneBy!));
+      acc.target = to;
+      acc.steps.push({ id: s.id, from, to, ...(inverse ? { change: f } : {}) });
     }
   }
 
@@ -418,6 +459,7 @@ export function makePlan(
       merged,
     };
     if (only && !gapReason && abs) narrow(engine, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines);
+    if (!gapReason && !file.conflict) stillPartial(engine, file, acc.steps);
     files.push(file);
   }
   return { direction, sets: active, skipped, files };

@@ -13,24 +13,18 @@ interface SetRow {
   files: string;
   agent: string | null;
   session: string | null;
-  /** JSON array of the paths undone (`set_files`). */
+  /** JSON array of `[path, undone, last_op]` of the paths not in place now, whole or in part (`set_files`, see db.ts). */
   undone: string;
-  /** JSON array of the paths partly undone (`set_files`: some hunks). */
-  partial: string;
-  /** JSON array of `[path, op]` of the paths undone by a step that took only their last hunks. */
-  byHunks: string;
   /** JSON array of `[op, direction, time, forced, path]`, one per path an undo, redo or replace moved (`op_files`). */
   moves: string;
 }
 
 /**
- * The columns every read of sets takes: the row, the paths undone now and the moves of its
+ * The columns every read of sets takes: the row, the paths not in place now and the moves of its
  * history, each from an index seek by set id (`set_files`, `op_files`).
  */
 const COLUMNS = `s.id, s.turn, s.source, s.created_at, s.state, s.files, s.agent, s.session,
-  (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone IN (1, 3)) AS undone,
-  (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone = 2) AS partial,
-  (SELECT json_group_array(json_array(f.path, f.last_op)) FROM set_files f WHERE f.set_id = s.id AND f.undone = 3) AS byHunks,
+  (SELECT json_group_array(json_array(f.path, f.undone, f.last_op)) FROM set_files f WHERE f.set_id = s.id AND f.undone != 0) AS undone,
   (SELECT json_group_array(json_array(m.op, o.direction, o.time, o.forced, m.path)) FROM op_files m JOIN operations o ON o.id = m.op
     WHERE m.set_id = s.id) AS moves`;
 
@@ -66,14 +60,13 @@ export interface UndoStep {
  */
 function toSet(r: SetRow): ChangeSet {
   const files = JSON.parse(r.files) as FileChange[];
-  const undone = new Set(JSON.parse(r.undone) as string[]);
-  const partial = new Set(JSON.parse(r.partial) as string[]);
-  const byHunks = new Map(JSON.parse(r.byHunks) as [string, number][]);
+  const marks = new Map((JSON.parse(r.undone) as [string, number, number][]).map(([path, mark, op]) => [path, { mark, op }]));
   for (const f of files) {
-    if (undone.has(f.path)) f.undone = true;
-    else if (partial.has(f.path)) f.partial = true;
-    const op = byHunks.get(f.path);
-    if (op !== undefined) f.undoneBy = op;
+    const m = marks.get(f.path);
+    if (!m) continue;
+    if (m.mark === 2) f.partial = true;
+    else f.undone = true;
+    if (m.mark === 3) f.undoneBy = m.op;
   }
   let state: SetState = 'expired';
   if (r.state !== 'expired') {

@@ -126,6 +126,19 @@ describe('undo --file --lines: only the hunks there', () => {
     expect(stateOf(sb, id)).toBe('undone');
   });
 
+  it('a turn of two changes to the file: only the change whose hunk is on the lines moves, the other is skipped', () => {
+    sb = start('app.js', TWENTY);
+    const first = agentWrites(sb, 'app.js', withLine(TWENTY, 3, 'agent 3'));
+    const second = agentWrites(sb, 'app.js', AGENT);
+    const u = sb.json(['undo', first, second, '--file', 'app.js', '--lines', '3']);
+    expect(u.written).toBe(true);
+    expect(u.sets).toEqual([first]);
+    expect(u.skipped).toEqual([{ id: second, reason: 'no hunk on those lines' }]);
+    expect(sb.read('app.js').toString()).toBe(withLine(TWENTY, 15, 'agent 15'));
+    expect(stateOf(sb, first)).toBe('undone');
+    expect(stateOf(sb, second)).toBe('applied');
+  });
+
   it('a range spanning several hunks takes them all: the change is undone whole', () => {
     sb = start('app.js', TWENTY);
     const id = agentWrites(sb, 'app.js', AGENT);

@@ -462,5 +462,11 @@ export function makePlan(
     if (!gapReason && !file.conflict) stillPartial(engine, file, acc.steps);
     files.push(file);
   }
+  if (lines) {
+    // Narrowed to lines, a set none of whose hunks is there takes no part in the step.
+    const moving = new Set(files.flatMap((f) => f.sets));
+    for (const set of active) if (!moving.has(set.id)) skipped.push({ id: set.id, reason: 'no hunk on those lines' });
+    return { direction, sets: active.filter((set) => moving.has(set.id)), skipped, files };
+  }
   return { direction, sets: active, skipped, files };
 }

@@ -78,7 +78,7 @@ export function setLabel(s: ChangeSet): string {
 function fileSummary(f: FileChange): W.FileSummary {
   const s = f.after.exists ? f.after : f.before;
   const type = s.exists ? s.type : 'file';
-  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), type };
+  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), ...(f.partial ? { partial: true } : {}), type };
 }
 
 /** A change set as `changes/list` and `takeback list --json` give it: its files summed up, with a label. */
@@ -129,7 +129,17 @@ export function toPreviewResult(plan: Plan, files: PreviewFile[]): W.PreviewResu
     direction: plan.direction,
     sets: plan.sets.map((s) => s.id),
     skipped: plan.skipped,
-    files: files.map((f) => ({ path: f.path, action: f.action, conflict: f.conflict, diff: f.diff, note: f.note, gap: f.gap, sets: f.sets, ...(f.merged ? { merged: true } : {}) })),
+    files: files.map((f) => ({
+      path: f.path,
+      action: f.action,
+      conflict: f.conflict,
+      diff: f.diff,
+      note: f.note,
+      gap: f.gap,
+      sets: f.sets,
+      ...(f.merged ? { merged: true } : {}),
+      ...(f.hunks ? { hunks: f.hunks } : {}),
+    })),
     conflicts: files.filter((f) => f.conflict).length,
     gaps: files.filter((f) => f.gap).map((f) => f.gap!),
   };

@@ -6,7 +6,8 @@
 //   - with the takeback language server that `takeback init helix` adds to languages.toml: its
 //     code actions (space a) undo through Helix's buffers, `:w` puts the disk back byte for byte,
 //     `u` brings the agent's change back, and a buffer with unsaved later edits is a conflict that
-//     stays untouched until "Undo, replacing later changes" is picked.
+//     stays untouched until "Undo, replacing later changes" is picked; "Undo the agent's change
+//     here" takes back only the agent's hunk at the cursor, through the buffer too.
 // Everything is private: HOME, XDG folders, TAKEBACK_HOME, the tmux server. A test is skipped
 // only when Helix cannot be found, and fails instead with TAKEBACK_REQUIRE_EDITORS=1.
 
@@ -92,7 +93,7 @@ function initHelix(w: ReturnType<typeof world>): void {
 // ------------------------------------------------------------------------------------------------
 // Code action menus
 
-const TITLES = [/Undo the agent's change to this file/, /Undo all \d+ changes? from this turn/, /Undo, replacing later changes/, /\bRedo\b/];
+const TITLES = [/Undo the agent's change here/, /Undo the agent's change to this file/, /Undo all \d+ changes? from this turn/, /Undo, replacing later changes/, /\bRedo\b/];
 
 /** The code action titles on screen, top to bottom (the status and message lines left out). */
 function menuItems(screen: string): string[] {
@@ -233,6 +234,47 @@ describe(`Helix end to end (${hx ?? hxMissing})`, () => {
     expect(w.read('other.ini')).toBe(OTHER);
     expect(await w.helix.quit()).toBe('0');
   });
+
+  it("\"Undo the agent's change here\" is offered on the agent's hunk only and takes back just that hunk through the buffer; :w records it partial; u brings it back", async (ctx) => {
+    needHelix(ctx);
+    const w = world();
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('');
+    const ORIGINAL = rows(20);
+    const AGENT = ORIGINAL.replace('line 3\n', 'agent 3\n').replace('line 15\n', 'agent 15\n');
+    const ONE_BACK = AGENT.replace('agent 15\n', 'line 15\n');
+    w.write('code.ini', ORIGINAL);
+    initHelix(w);
+    w.agent.prompt('Rename two lines');
+    w.agent.bash("sed -i -e 's/^line 3$/agent 3/' -e 's/^line 15$/agent 15/' code.ini");
+    w.agent.stop();
+    expect(w.read('code.ini')).toBe(AGENT);
+
+    w.open('code.ini');
+    await w.helix.waitScreen('the agent text', /agent 3/);
+    // Line 10 holds nothing of the agent's: the file's actions only.
+    w.helix.command('10');
+    let items = await codeActions(w.helix, /Undo the agent's change to this file/);
+    expect(items).not.toContain("Undo the agent's change here");
+    w.helix.keys('Escape');
+
+    w.helix.command('15');
+    items = await codeActions(w.helix, /Undo the agent's change here/);
+    pick(w.helix, items, /Undo the agent's change here/);
+    await w.helix.waitScreen('the hunk undone', (s) => /takeback: undid/.test(s) && /line 15/.test(s) && /agent 3/.test(s) && !/agent 15/.test(s));
+    expect(w.read('code.ini')).toBe(AGENT);
+    w.helix.command('w');
+    await w.disk('code.ini', ONE_BACK, 'only the hunk taken back after :w');
+    await waitFor('the journal to record the change partial', () => {
+      const list = JSON.parse(w.takeback('list', '--json').stdout) as { sets: { state: string }[] };
+      return list.sets.length === 1 && list.sets[0]!.state === 'partial';
+    });
+
+    w.helix.keys('u');
+    await w.helix.waitScreen('u bringing the hunk back', /agent 15/);
+    w.helix.command('w');
+    await w.disk('code.ini', AGENT, 'the agent text after u and :w');
+    expect(await w.helix.quit()).toBe('0');
+  }, 120_000);
 
   it('a buffer with unsaved later edits is a conflict and stays untouched; "Undo, replacing later changes" replaces them', async (ctx) => {
     needHelix(ctx);

@@ -43,8 +43,16 @@ export const Selector = v.pipe(
      * these files of the selected sets. A path outside the workspace is `OutsideWorkspace`.
      */
     paths: maybe(StringList),
+    /**
+     * With exactly one path: only the hunks of the selected changes that touch these lines
+     * (1-based, inclusive, `start <= end`) of the file as it is now (the client's document when it
+     * is open). A range that touches no hunk still to move is `NotFound`; a path that has no hunks
+     * (binary, a link, created or deleted by the change) is `InvalidParams`.
+     */
+    lines: maybe(v.strictObject({ start: v.pipe(v.number(), v.integer(), v.minValue(1)), end: v.pipe(v.number(), v.integer(), v.minValue(1)) })),
   }),
   v.check((s) => [s.ids?.length, s.turn !== undefined, s.last, s.afterTurn !== undefined].filter(Boolean).length === 1, 'needs exactly one of ids, turn, last, afterTurn'),
+  v.check((s) => s.lines === undefined || (s.paths?.length === 1 && s.lines.end >= s.lines.start), 'lines needs exactly one path and start <= end'),
 );
 
 /** A selector as a client sends it. */

@@ -66,8 +66,9 @@ export type ChangeSource =
   | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] };
 
 /**
- * `applied`: in place; `undone`: taken back (can be redone); `partial`: some of its files were
- * undone on their own; `expired`: a tombstone, its copies are gone.
+ * `applied`: in place; `undone`: taken back (can be redone); `partial`: some of its files, or
+ * some hunks of a file (`lines` in the selector), were undone on their own; `expired`: a
+ * tombstone, its copies are gone.
  */
 export type SetState = 'applied' | 'undone' | 'partial' | 'expired';
 
@@ -84,6 +85,8 @@ export interface FileSummary {
   gap: GapReason | null;
   /** True when this path's change is undone. */
   undone: boolean;
+  /** True when only some hunks of this path's change are undone (the others in place); absent otherwise. */
+  partial?: boolean;
   /** What the path is (after the change, or before it when deleted). */
   type: FileType;
 }
@@ -202,6 +205,27 @@ export interface PreviewFile {
    * changes"); `diff` then goes from the file now to the merged text. Absent otherwise.
    */
   merged?: boolean;
+  /**
+   * With the selector narrowed to files (`paths`): the selected changes' hunks of this path still
+   * in the file, so that an editor can place them. Absent otherwise, and for a path that is not
+   * text (binary, a link, created or deleted by the change).
+   */
+  hunks?: Hunk[];
+}
+
+/**
+ * One hunk of a change in a file as it is now: a hunk of the change's unified diff (3 lines of
+ * context, as `diff` shows), placed by its changed lines through any later edits.
+ */
+export interface Hunk {
+  /** The change set it is of. */
+  set: string;
+  /** Its first changed line in the file now (1-based). */
+  start: number;
+  /** Its last changed line; `end < start` when it has none there (lines the step puts in just before `start`). */
+  end: number;
+  /** True when the step moves it: every hunk without `lines`, those touching the lines with. */
+  taken: boolean;
 }
 
 /** The result of `undo/preview` and `takeback preview --json`. Writes nothing. */

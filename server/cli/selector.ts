@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Engine } from '../core/engine.js';
 import { TakebackError } from '../core/errors.js';
+import { parseLines } from '../core/plan/hunks.js';
 import type { Selector } from '../core/plan/select.js';
 import { toWorkspacePath } from '../core/workspace.js';
 
@@ -10,7 +11,7 @@ import { toWorkspacePath } from '../core/workspace.js';
  */
 
 /** The selector options of preview, undo and redo, as commander gives them. */
-export type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[] };
+export type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[]; lines?: string };
 
 /**
  * With `--file`, a step whose every selected change was left out because it does not touch
@@ -25,14 +26,24 @@ export function untouchedFiles(o: SelectorOpts, r: { sets: string[]; skipped: { 
   }
 }
 
-/** The selector the options name; `--file` paths (relative to the current folder) narrow it to those files. */
+/**
+ * The selector the options name; `--file` paths (relative to the current folder) narrow it to
+ * those files, and `--lines A[-B]` (with exactly one `--file`) to the hunks touching those lines
+ * of it. Throws `usage` for a bad `--lines`, `outside-workspace` for a path outside.
+ */
 export function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector {
   const paths = (o.file ?? []).map((f) => {
     const rel = toWorkspacePath(engine.root, f, process.cwd());
     if (rel === null) throw new TakebackError('outside-workspace', `${f} is outside the workspace ${engine.root}`, { path: f });
     return rel;
   });
-  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn, paths: paths.length ? paths : undefined };
+  let lines: Selector['lines'];
+  if (o.lines !== undefined) {
+    if (paths.length !== 1) throw new TakebackError('usage', '--lines needs exactly one --file');
+    lines = parseLines(o.lines) ?? undefined;
+    if (!lines) throw new TakebackError('usage', `--lines takes A or A-B (line numbers from 1, A <= B), not ${JSON.stringify(o.lines)}`);
+  }
+  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn, paths: paths.length ? paths : undefined, ...(lines ? { lines } : {}) };
 }
 
 /** Adds the selector's argument and options (and `--json`) to `c`: preview, undo, redo. */
@@ -43,5 +54,6 @@ export function selectorOptions(c: Command): Command {
     .option('--last', 'the newest change (redo: what the last undo took back, e.g. a whole turn)')
     .option('--after-turn <T>', 'everything after turn T (rewind to that boundary)')
     .option('--file <path...>', 'only these files (with --last: the newest change, or undo, that touched them)')
+    .option('--lines <A[-B]>', "with one --file: only the change's hunks that touch these lines of the file as it is now")
     .option('--json', 'print JSON');
 }

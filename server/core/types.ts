@@ -84,6 +84,11 @@ export interface Selector {
   afterTurn?: string;
   /** Only these files of the selected sets. */
   paths?: string[];
+  /**
+   * With exactly one path: only the hunks of the selected changes that touch these lines
+   * (1-based, inclusive) of the file as it is now.
+   */
+  lines?: { start: number; end: number };
 }
 
 /**
@@ -120,6 +125,16 @@ export interface FileChange {
   gap?: GapReason;
   /** True when this path's change is undone (a whole set, or this file alone). */
   undone?: boolean;
+  /**
+   * True when only some hunks of this path's change are undone (`undo --lines`): the change is
+   * then both partly in place and partly undone, and an undo or a redo can take either part.
+   */
+  partial?: boolean;
+  /**
+   * For a change undone by a step that took only its last hunks (`undo --lines`): that step's
+   * operation, whose inverse (what it found, over what it wrote) is what a redo puts back.
+   */
+  undoneBy?: number;
 }
 
 /**

@@ -3,7 +3,9 @@ import { prepareStep, runStep, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
 import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
 import { selectSets, type Selector } from '../core/plan/select.js';
+import { sha256 } from '../core/store/blobs.js';
 import type { FileState } from '../core/types.js';
+import type { CurrentBytes } from '../core/plan/plan.js';
 import { toApplyResult, toPreviewResult, type WireApplyResult, type PreviewResult } from '../wire.js';
 
 /** Reads that see an editor: the current state and bytes of a path, and whether it holds unsaved text. */
@@ -12,6 +14,22 @@ export interface EditorReaders {
   bytes?: BytesReader;
   /** True when an editor holds unsaved text for `path` (`target`: what the step would leave there). */
   unsaved?: (path: string, target: FileState) => boolean;
+}
+
+/**
+ * The bytes an editor's readers give for a path, for the hunks of a plan narrowed to files (the
+ * lines an editor names are its text's): taken only when
+ * they are what `state` (what the plan's reader saw) says; null without a bytes reader (the plan
+ * then reads the disk).
+ */
+function editorBytes(readers: EditorReaders): CurrentBytes | undefined {
+  const bytes = readers.bytes;
+  if (!bytes) return undefined;
+  return (path, abs, state) => {
+    if (!state.exists || state.type !== 'file' || !state.sha256) return null;
+    const b = bytes(path, abs);
+    return b && b.length === state.size && sha256(b) === state.sha256 ? b : null;
+  };
 }
 
 /**
@@ -30,14 +48,20 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void
 export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(engine) : null;
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths);
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths, disk?.merge, {
+    lines: sel.lines,
+    bytes: editorBytes(readers),
+  });
   markUnsaved(plan, readers.unsaved);
   return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes ?? disk?.bytes));
 }
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */
 export function planStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths);
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths, undefined, {
+    lines: sel.lines,
+    bytes: editorBytes(readers),
+  });
   markUnsaved(plan, readers.unsaved);
   return plan;
 }
@@ -59,6 +83,7 @@ export function applyStep(
   const r = runStep(engine, () => selectSets(engine.journal, sel, direction), direction, {
     ...rest,
     paths: sel.paths,
+    narrowing: { lines: sel.lines },
     ...(unsaved ? { annotate: (plan: Plan) => markUnsaved(plan, unsaved) } : {}),
   });
   return toApplyResult(r);
@@ -76,6 +101,7 @@ export function prepareEditorStep(engine: Engine, sel: Selector, direction: 'und
     force: opts.force,
     read: opts.state,
     paths: sel.paths,
+    narrowing: { lines: sel.lines, bytes: editorBytes(opts) },
     annotate: (plan) => markUnsaved(plan, opts.unsaved),
   });
 }

@@ -61,7 +61,7 @@ export function parseParams<const S extends v.GenericSchema>(method: string, sch
 
 /**
  * A checked selector for the engine: `paths` (workspace-relative, or absolute inside the
- * workspace) made workspace-relative, absent fields left out. A path outside the workspace (or
+ * workspace) made workspace-relative, `lines` as given, absent fields left out. A path outside the workspace (or
  * with a NUL): OutsideWorkspace.
  */
 export function workspaceSelector(method: string, engine: Engine, sel: v.InferOutput<typeof WireSelector>): Selector {
@@ -77,5 +77,6 @@ export function workspaceSelector(method: string, engine: Engine, sel: v.InferOu
       return rel;
     });
   }
+  if (sel.lines !== undefined) out.lines = { start: sel.lines.start, end: sel.lines.end };
   return out;
 }

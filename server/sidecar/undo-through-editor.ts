@@ -251,7 +251,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
     return r;
   }
 
-  const step = prepareEditorStep(engine, req.selector, req.direction, { force: req.force, ...readers });
+  const step = prepareEditorStep(engine, req.selector, req.direction, { force: req.force, ...readers, bytes: docs.bytesReader(engine) });
   const base = {
     direction: req.direction,
     conflicts: step.conflicts.map(toConflictFile),

@@ -10,6 +10,7 @@ vim.api.nvim_create_user_command('Takeback', function(args)
 end, {
   nargs = '*',
   bang = true,
+  range = true,
   desc = 'takeback: list, pick, preview, undo or redo what an AI agent changed',
   complete = function(...)
     return require('takeback.command').complete(...)

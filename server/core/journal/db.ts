@@ -19,8 +19,10 @@ export type Db = Database.Database;
  * - `operations`: the operation log (`oplog.ts`): one row a capture, undo, redo or forced
  *   replacement, with its parent; `op_files` the (set, path) pairs each one moved; `op_paths`
  *   what an undo or redo found at each path and what it wrote.
- * - `set_files`: one row a path of a set, derived from the log: whether it is undone, and the
- *   operation that last moved it; indexed by path for per-file questions (code lenses, conflicts).
+ * - `set_files`: one row a path of a set, derived from the log: whether it is undone (`undone`:
+ *   0 in place, 1 undone, 2 partly undone — some hunks, `undo --lines` —, 3 undone by a step
+ *   that took only its last hunks, whose redo is that step's inverse), and the operation that
+ *   last moved it; indexed by path for per-file questions (code lenses, conflicts).
  * - `captures`: tool calls begun and not yet ended (the file states kept at `begin`).
  * - `snapshot_rows`: the last look at the workspace for the command scan, packed one row a folder
  *   (`scan/snapshot-index.ts`, `scan/packed.ts`).
@@ -54,6 +56,7 @@ CREATE TABLE IF NOT EXISTS set_files (
   last_op INTEGER NOT NULL, PRIMARY KEY (set_id, path)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS set_files_path ON set_files (path, set_id);
 CREATE INDEX IF NOT EXISTS set_files_undone ON set_files (last_op) WHERE undone = 1;
+CREATE INDEX IF NOT EXISTS set_files_hunks ON set_files (last_op) WHERE undone >= 2;
 CREATE TABLE IF NOT EXISTS captures (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, turn TEXT, tool TEXT, command TEXT,
   started_at INTEGER NOT NULL, files TEXT NOT NULL, agent TEXT, session TEXT, pair TEXT);

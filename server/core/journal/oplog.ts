@@ -98,9 +98,20 @@ export class OpLog {
    * each (set, path) is marked undone (redo: applied again) in `set_files`. Sets expired
    * meanwhile are passed over (a tombstone stays one). A redo names the operation it inverts
    * when every path it moved was last moved by the same undo or replace. `replaced`: the set
-   * keeping what a forced step wrote over. Returns the operation's id. Call inside a transaction.
+   * keeping what a forced step wrote over. `marks` (`set id\0path` → `set_files.undone`): pairs
+   * whose mark is not the direction's plain one — 2 for a change left partly undone (some hunks),
+   * 3 for one undone by a step that took its last hunks (see db.ts). Returns the operation's id.
+   * Call inside a transaction.
    */
-  recordStep(opts: { direction: 'undo' | 'redo'; forced: boolean; files: Map<string, string[]>; paths: OpPath[]; replaced: string | null; time: number }): number {
+  recordStep(opts: {
+    direction: 'undo' | 'redo';
+    forced: boolean;
+    files: Map<string, string[]>;
+    paths: OpPath[];
+    replaced: string | null;
+    time: number;
+    marks?: Map<string, number>;
+  }): number {
     const live = this.db.prepare("SELECT state != 'expired' FROM sets WHERE id = ?").pluck();
     const last = this.db.prepare('SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck();
     const moves: [number, string][] = [];
@@ -125,7 +136,7 @@ export class OpLog {
     const moved = this.db.prepare('INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)');
     const undone = opts.direction === 'undo' ? 1 : 0;
     for (const [id, p] of moves) {
-      mark.run(undone, op, id, p);
+      mark.run(opts.marks?.get(`${id}\0${p}`) ?? undone, op, id, p);
       moved.run(id, op, p);
     }
     const at = this.db.prepare('INSERT INTO op_paths (op, path, found, wrote) VALUES (?, ?, ?, ?)');

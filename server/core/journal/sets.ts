@@ -13,25 +13,25 @@ interface SetRow {
   files: string;
   agent: string | null;
   session: string | null;
-  /** JSON array of the paths undone (`set_files`). */
+  /** JSON array of `[path, undone, last_op]` of the paths not in place now, whole or in part (`set_files`, see db.ts). */
   undone: string;
   /** JSON array of `[op, direction, time, forced, path]`, one per path an undo, redo or replace moved (`op_files`). */
   moves: string;
 }
 
 /**
- * The columns every read of sets takes: the row, the paths undone now and the moves of its
+ * The columns every read of sets takes: the row, the paths not in place now and the moves of its
  * history, each from an index seek by set id (`set_files`, `op_files`).
  */
 const COLUMNS = `s.id, s.turn, s.source, s.created_at, s.state, s.files, s.agent, s.session,
-  (SELECT json_group_array(f.path) FROM set_files f WHERE f.set_id = s.id AND f.undone = 1) AS undone,
+  (SELECT json_group_array(json_array(f.path, f.undone, f.last_op)) FROM set_files f WHERE f.set_id = s.id AND f.undone != 0) AS undone,
   (SELECT json_group_array(json_array(m.op, o.direction, o.time, o.forced, m.path)) FROM op_files m JOIN operations o ON o.id = m.op
     WHERE m.set_id = s.id) AS moves`;
 
-/** True when a live set has a path undone now. */
-const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone = 1)';
-/** True when a live set has a path that can move and is in place now. */
-const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone = 0 AND f.gap = 0)';
+/** True when a live set has a path undone now, whole or in part. */
+const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone != 0)';
+/** True when a live set has a path that can move and is in place now, whole or in part. */
+const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone IN (0, 2) AND f.gap = 0)';
 
 /** Each state as a condition on a set row `s` (see {@link toSet} for the rule). */
 const STATE_SQL: Record<SetState, string> = {
@@ -55,18 +55,24 @@ export interface UndoStep {
 /**
  * A set row as the engine's `ChangeSet`. Its state: `expired` for a tombstone; else, counting the
  * files a capture gap does not keep from moving, `undone` when all of them are undone, `applied`
- * when none is, `partial` otherwise. Its history: `applied` at its creation, then one entry per
+ * when none is, `partial` otherwise (a file partly undone, by hunks, makes it `partial` too). Its history: `applied` at its creation, then one entry per
  * undo or redo that moved files of it, with their paths when not all of the set's.
  */
 function toSet(r: SetRow): ChangeSet {
   const files = JSON.parse(r.files) as FileChange[];
-  const undone = new Set(JSON.parse(r.undone) as string[]);
-  for (const f of files) if (undone.has(f.path)) f.undone = true;
+  const marks = new Map((JSON.parse(r.undone) as [string, number, number][]).map(([path, mark, op]) => [path, { mark, op }]));
+  for (const f of files) {
+    const m = marks.get(f.path);
+    if (!m) continue;
+    if (m.mark === 2) f.partial = true;
+    else f.undone = true;
+    if (m.mark === 3) f.undoneBy = m.op;
+  }
   let state: SetState = 'expired';
   if (r.state !== 'expired') {
     const movable = files.filter((f) => !f.gap);
     const n = movable.filter((f) => f.undone).length;
-    state = n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
+    state = movable.some((f) => f.partial) ? 'partial' : n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
   }
   const history: HistoryEntry[] = [{ action: 'applied', time: r.created_at }];
   const moves = JSON.parse(r.moves) as [number, 'undo' | 'redo', number, number, string][];
@@ -200,13 +206,14 @@ export class Sets {
 
   /**
    * The newest live set with a file that can move (no capture gap) and is in place now (undone:
-   * taken back now), among `paths` when given; null when there is none. From `set_files` alone.
+   * taken back now), among `paths` when given; null when there is none. A file partly undone
+   * counts both ways. From `set_files` alone.
    */
   newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
     const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
-    const args: unknown[] = [undone ? 1 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
+    const args: unknown[] = [undone ? 1 : 0, undone ? 3 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
     const id = this.db
-      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone = ? AND f.gap = 0${only} AND s.state != 'expired' ORDER BY f.set_id DESC LIMIT 1`)
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' ORDER BY f.set_id DESC LIMIT 1`)
       .pluck()
       .get(...args) as number | undefined;
     return id === undefined ? null : this.get(String(id));
@@ -214,27 +221,28 @@ export class Sets {
 
   /**
    * The live sets whose change to `path` can move (no capture gap) and is in place now (undone:
-   * taken back now), oldest first. From the `set_files` index on path: no other set is read.
+   * taken back now), oldest first; a change partly undone is both. From the `set_files` index on
+   * path: no other set is read.
    */
   touching(path: string, undone: boolean): ChangeSet[] {
     return (
       this.db
         .prepare(
-          `SELECT ${COLUMNS} FROM sets s WHERE s.id IN (SELECT set_id FROM set_files WHERE path = ? AND undone = ? AND gap = 0) AND s.state != 'expired' ORDER BY s.id`,
+          `SELECT ${COLUMNS} FROM sets s WHERE s.id IN (SELECT set_id FROM set_files WHERE path = ? AND undone IN (?, ?, 2) AND gap = 0) AND s.state != 'expired' ORDER BY s.id`,
         )
-        .all(path, undone ? 1 : 0) as SetRow[]
+        .all(path, undone ? 1 : 0, undone ? 3 : 0) as SetRow[]
     ).map(toSet);
   }
 
   /**
    * Ids of the live sets numbered strictly between `from` and `to` whose change to `path` is in
-   * place now (not undone), oldest first.
+   * place now (not undone; partly undone counts), oldest first.
    */
   inPlaceBetween(path: string, from: number, to: number): string[] {
     return (
       this.db
         .prepare(
-          "SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.set_id > ? AND f.set_id < ? AND f.undone = 0 AND s.state != 'expired' ORDER BY f.set_id",
+          "SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.set_id > ? AND f.set_id < ? AND f.undone IN (0, 2) AND s.state != 'expired' ORDER BY f.set_id",
         )
         .pluck()
         .all(path, from, to) as number[]
@@ -276,12 +284,12 @@ export class Sets {
    * The undo steps that still have sets with undone files, oldest step first (each step's sets
    * oldest first). A set belongs to the newest undo (or replace) that took back one of its files
    * still undone; a step whose sets were all redone since is not listed, and one whose sets were
-   * partly redone lists the rest.
+   * partly redone lists the rest. Files partly undone (by hunks) count as undone.
    */
   undoSteps(): UndoStep[] {
     const rows = this.db
       .prepare(
-        `SELECT ${COLUMNS}, u.op AS step FROM (SELECT set_id, MAX(last_op) AS op FROM set_files WHERE undone = 1 GROUP BY set_id) u
+        `SELECT ${COLUMNS}, u.op AS step FROM (SELECT set_id, MAX(last_op) AS op FROM (SELECT set_id, last_op FROM set_files WHERE undone = 1 UNION ALL SELECT set_id, last_op FROM set_files WHERE undone >= 2) GROUP BY set_id) u
          JOIN sets s ON s.id = u.set_id WHERE s.state != 'expired' ORDER BY u.op, s.id`,
       )
       .all() as (SetRow & { step: number })[];

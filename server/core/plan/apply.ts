@@ -7,7 +7,7 @@ import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
 import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
-import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Plan, type PlannedFile } from './plan.js';
+import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
@@ -202,6 +202,8 @@ export interface PrepareOptions {
   read?: CurrentReader;
   /** Narrows the sets to these workspace paths. */
   paths?: string[];
+  /** Into the files of `paths`: only some hunks, and the bytes they are found in (see `makePlan`). */
+  narrowing?: Narrowing;
   /** Called with the plan before conflicts are counted (the sidecar marks `unsaved-in-editor` here). */
   annotate?: (plan: Plan) => void;
 }
@@ -243,7 +245,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
   const { journal } = engine;
   const force = opts.force ?? false;
   const disk = opts.read ? null : heldDiskReader(engine);
-  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes);
+  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
@@ -346,9 +348,18 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
   const moved = new Map<string, string[]>();
   const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
   const paths: OpPath[] = [];
+  // A change left partly undone is marked so; one whose undo took its last hunks (by lines, or
+  // the rest of a change partly undone) is redone as this step's inverse.
+  const marks = new Map<string, number>();
+  const wasPartial = new Set(step.plan.sets.flatMap((s) => s.files.filter((f) => f.partial).map((f) => `${s.id}\0${f.path}`)));
   for (const f of step.plan.files) {
     if (f.gap) continue;
     paths.push({ path: f.path, found: found.get(f.path) ?? f.current, wrote: f.target });
+    for (const id of f.sets) {
+      const key = `${id}\0${f.path}`;
+      if (f.partial?.includes(id)) marks.set(key, 2);
+      else if (step.direction === 'undo' && (f.byHunks || wasPartial.has(key))) marks.set(key, 3);
+    }
     for (const id of f.sets) {
       const list = moved.get(id);
       if (list) list.push(f.path);
@@ -375,7 +386,7 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
     });
     replaced = kept?.id ?? null;
   }
-  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now });
+  journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now, marks });
 }
 
 function markDone(engine: Engine, txnId: string): void {
@@ -470,7 +481,7 @@ function setsMoved(engine: Engine, step: PreparedStep): string | null {
     for (const f of step.plan.files) {
       if (f.gap || !f.sets.includes(s.id)) continue;
       const fc = now.files.find((x) => x.path === f.path);
-      if (!fc) continue;
+      if (!fc || fc.partial) continue;
       if ((step.direction === 'undo') === Boolean(fc.undone)) return `change ${s.id} was ${step.direction === 'undo' ? 'undone' : 'redone'} meanwhile (${f.path})`;
     }
   }

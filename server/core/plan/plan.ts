@@ -3,7 +3,9 @@ import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
 import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { isMergeableText, linesText, mergeBytes, type MergeOverlap } from './merge.js';
+import { TakebackError } from '../errors.js';
+import { applyHunks, diffHunks, placeHunks, rangeText, touches } from './hunks.js';
+import { isMergeableText, linesText, mergeBytes, type LineRange, type MergeOverlap } from './merge.js';
 
 /**
  * What an undo or redo does to one path, seen from what is there now:
@@ -50,6 +52,33 @@ export interface PlannedFile {
    * their state. They are not in the blob store until the step stores them (apply.ts).
    */
   merged: Buffer | null;
+  /**
+   * With the plan narrowed to files: the selected changes' hunks of this path (each step's diff,
+   * undo: from what the change left to what it found), placed in the file now; `taken` when the
+   * step moves it. Absent for a path that is not text on both sides of every step.
+   */
+  hunks?: PlanHunk[];
+  /** With `--lines`: the sets whose change to this path the step moves only in part (their other hunks stay). */
+  partial?: string[];
+  /** True when the step moves only some hunks of this path (`--lines`): its redo is then its inverse. */
+  byHunks?: boolean;
+}
+
+/**
+ * How a plan narrowed to files goes into them: `lines` (with exactly one path) takes only the
+ * hunks touching those lines of the file now; `bytes` gives the file's bytes for its hunks and
+ * their merge (an editor's text; default: the plan's `bytesNow`).
+ */
+export interface Narrowing {
+  lines?: LineRange;
+  bytes?: CurrentBytes;
+}
+
+/** One hunk of a planned path: the set it is of, its changed lines in the file now, and whether the step moves it. */
+export interface PlanHunk {
+  set: string;
+  now: LineRange;
+  taken: boolean;
 }
 
 /** An undo or redo, planned: nothing has been written. */
@@ -150,8 +179,23 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
 
 /** One selected change's part in a path's walk: what it expects to find and what it leaves (undo: after → before). */
 interface WalkStep {
+  /** The set. */
+  id: string;
   from: FileState;
   to: FileState;
+  /** For a redo that is the inverse of a step by hunks: the set's own change of the path. */
+  change?: ChangeSet['files'][number];
+}
+
+/**
+ * What operation `op` found at `path` and wrote there, when both are text files whose bytes are
+ * still kept (else null: the redo goes by the change itself).
+ */
+function inverseOf(engine: Engine, op: number, path: string): { found: FileState; wrote: FileState } | null {
+  const p = engine.journal.oplog.get(op)?.paths.find((x) => x.path === path);
+  if (!p) return null;
+  const kept = (st: FileState) => st.exists && st.type === 'file' && st.sha256 !== null && engine.journal.blobs.has(st.sha256);
+  return kept(p.found) && kept(p.wrote) ? { found: p.found, wrote: p.wrote } : null;
 }
 
 /** What a merge attempt gives: the bytes and state to write, or why not (null: no merge is possible, the conflict stays as it is). */
@@ -205,6 +249,84 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
 }
 
 /**
+ * After a redo that is the inverse of a step by hunks: the sets whose change to `file` still has
+ * hunks undone in what the redo leaves (the hunks earlier steps took back) go to `file.partial`.
+ */
+function stillPartial(engine: Engine, file: PlannedFile, steps: WalkStep[]): void {
+  const inverse = steps.filter((s) => s.change);
+  if (inverse.length === 0) return;
+  const left = file.merged ?? textBlob(engine, file.target);
+  if (!left) return;
+  for (const s of inverse) {
+    const before = textBlob(engine, s.change!.before);
+    const after = textBlob(engine, s.change!.after);
+    if (!before || !after) continue;
+    if (placeHunks(diffHunks(before, after), before, left).some((h) => h.intact)) (file.partial ??= []).push(s.id);
+  }
+}
+
+/** Why a step of a path has no hunks: a side that is not a kept text file. */
+function noHunks(s: FileState, b: Buffer | null): string {
+  if (!s.exists) return 'it does not exist on one side of the change (created or deleted)';
+  if (s.type !== 'file') return s.type === 'symlink' ? 'a symbolic link' : 'a folder';
+  if (!s.sha256) return 'its bytes were not kept';
+  return b === null ? 'binary' : 'not text';
+}
+
+/** "change 3" or "changes 3, 5". */
+function setsText(ids: string[]): string {
+  return ids.length === 1 ? `change ${ids[0]}` : `changes ${ids.join(', ')}`;
+}
+
+/**
+ * With the plan narrowed to files: `file`'s hunks ({@link PlannedFile.hunks}), and with `lines`
+ * the path's step narrowed to the hunks that touch those lines of the file now: each step in
+ * walk order merges (as {@link tryMerge}) only its chosen hunks — base = what the step expects,
+ * ours = the file now (merged so far), theirs = the step's `from` with those hunks made as in its
+ * `to` — so that its other hunks and every later edit stay. A selection that takes every hunk of
+ * a path in place is the whole step, planned as without `lines`. Sets with no chosen hunk drop out
+ * of the path's sets; sets with hunks left in place go to `partial`. The mode stays what it is now.
+ * Throws `usage` when a side is not text (a binary file, a link, a file created or deleted: no
+ * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written).
+ */
+function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined): void {
+  const texts = steps.map((s) => ({ id: s.id, from: textBlob(engine, s.from), to: textBlob(engine, s.to), step: s }));
+  const bad = texts.find((t) => !t.from || !t.to);
+  if (bad || now === null || !isMergeableText(now)) {
+    if (!lines) return;
+    const why = bad ? (!bad.from ? noHunks(bad.step.from, bad.from) : noHunks(bad.step.to, bad.to)) : !file.current.exists || file.current.type !== 'file' ? 'not a file now' : 'not text now';
+    throw new TakebackError('usage', `${file.path} has no hunks (${why}): take it back whole, without --lines`, { path: file.path });
+  }
+  const placed = texts.map((t) => placeHunks(diffHunks(t.from!, t.to!), t.from!, now));
+  const chosen = placed.map((p) => new Set(lines ? p.filter((h) => h.now && touches(h.now, lines)) : p));
+  file.hunks = placed.flatMap((p, i) => p.filter((h) => h.now).map((h) => ({ set: texts[i]!.id, now: h.now!, taken: chosen[i]!.has(h) })));
+  if (!lines) return;
+  const where = `line${lines.end > lines.start ? 's' : ''} ${rangeText(lines)} of ${file.path} as it is now`;
+  if (chosen.every((c) => c.size === 0)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} touches ${where}`, { path: file.path });
+  if (sameState(file.current, file.expected) && placed.every((p, i) => p.every((h) => chosen[i]!.has(h)))) return;
+  let cur = now;
+  for (const [i, t] of texts.entries()) {
+    if (chosen[i]!.size === 0) continue;
+    const r = mergeBytes(t.from!, cur, applyHunks(t.from!, t.to!, [...chosen[i]!]));
+    if (!r.ok) {
+      file.merged = null;
+      file.conflict = { reason: 'changed-since', detail: `changed since: ${r.tooManyEdits ? 'too much to merge' : overlapText(r.overlaps)}` };
+      return;
+    }
+    cur = r.bytes;
+  }
+  if (cur.equals(now)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} is left to move on ${where}`, { path: file.path });
+  const mode = file.current.exists ? file.current.mode : 0o644;
+  file.merged = cur;
+  file.byHunks = true;
+  file.target = { exists: true, type: 'file', mode, size: cur.length, sha256: sha256(cur) };
+  file.action = actionFor(file.current, file.target);
+  file.conflict = null;
+  file.sets = texts.filter((_, i) => chosen[i]!.size > 0).map((t) => t.id);
+  file.partial = texts.filter((_, i) => chosen[i]!.size > 0 && placed[i]!.some((h) => h.intact && !chosen[i]!.has(h))).map((t) => t.id);
+}
+
+/**
  * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
  * state comes from the first set the walk meets and the target from the last (what the first
@@ -215,7 +337,8 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
  * `target` their state, the action stays `put-back`), else it is a conflict, whose detail names
  * the overlapping lines of both sides when there are any. A path whose expected or target bytes
  * were not kept is a gap. `bytesNow` gives a path's bytes for a merge (default: read from the
- * disk again). Reads, never writes.
+ * disk again). Narrowed to `paths`, each text file gets its hunks, and `narrowing.lines` takes
+ * only some of them (see {@link narrow}). Reads, never writes.
  */
 export function makePlan(
   engine: Engine,
@@ -224,12 +347,16 @@ export function makePlan(
   read: CurrentReader = diskReader(engine),
   paths?: string[],
   bytesNow: CurrentBytes = diskBytes(engine),
+  narrowing: Narrowing = {},
 ): Plan {
+  const { lines } = narrowing;
   const only = paths && paths.length > 0 ? new Set(paths) : null;
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
   // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.
-  const inWalk = (f: ChangeSet['files'][number]) => (only === null || only.has(f.path)) && (direction === 'undo' ? !f.undone : Boolean(f.undone));
+  // A file partly undone (some hunks) is in the walk both ways.
+  const inWalk = (f: ChangeSet['files'][number]) =>
+    (only === null || only.has(f.path)) && (Boolean(f.partial) || (direction === 'undo' ? !f.undone : Boolean(f.undone)));
   for (const s of sets) {
     if (s.state === 'expired') skipped.push({ id: s.id, reason: 'expired' });
     else if (s.files.some(inWalk)) active.push(s);
@@ -239,20 +366,29 @@ export function makePlan(
   active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
 
   type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
+  if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
   const byPath = new Map<string, Acc>();
+  // A change undone by a step that took its last hunks is redone as that step's inverse (what it
+  // found, over what it wrote), once for every change that step moved on the path.
+  const inverted = new Map<string, Set<number>>();
   for (const s of active) {
     for (const f of s.files) {
       if (!inWalk(f)) continue;
-      const [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
+      let [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
+      const inverse = direction === 'redo' && f.undoneBy !== undefined ? inverseOf(engine, f.undoneBy, f.path) : null;
+      const seen = inverted.get(f.path) ?? new Set<number>();
+      if (inverse) [from, to] = [inverse.wrote, inverse.found];
       let acc = byPath.get(f.path);
       if (!acc) {
         acc = { expected: from, target: to, sets: [], steps: [], gap: null };
         byPath.set(f.path, acc);
       }
-      acc.target = to;
       acc.sets.push(s.id);
-      acc.steps.push({ from, to });
       if (f.gap && !acc.gap) acc.gap = f.gap;
+      if (inverse && seen.has(f.undoneBy!)) continue;
+      if (inverse) inverted.set(f.path, seen.add(f.undoneBy!));
+      acc.target = to;
+      acc.steps.push({ id: s.id, from, to, ...(inverse ? { change: f } : {}) });
     }
   }
 
@@ -311,7 +447,7 @@ export function makePlan(
         } else if (m) conflict = { ...conflict, detail: `${conflict.detail}: ${m.detail}` };
       }
     }
-    files.push({
+    const file: PlannedFile = {
       path,
       action,
       expected: acc.expected,
@@ -321,7 +457,16 @@ export function makePlan(
       gap: gapReason ? gapFor(path, gapReason) : null,
       sets: acc.sets,
       merged,
-    });
+    };
+    if (only && !gapReason && abs) narrow(engine, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines);
+    if (!gapReason && !file.conflict) stillPartial(engine, file, acc.steps);
+    files.push(file);
+  }
+  if (lines) {
+    // Narrowed to lines, a set none of whose hunks is there takes no part in the step.
+    const moving = new Set(files.flatMap((f) => f.sets));
+    for (const set of active) if (!moving.has(set.id)) skipped.push({ id: set.id, reason: 'no hunk on those lines' });
+    return { direction, sets: active.filter((set) => moving.has(set.id)), skipped, files };
   }
   return { direction, sets: active, skipped, files };
 }

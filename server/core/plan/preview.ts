@@ -3,7 +3,7 @@ import { unifiedDiff } from '../diffs.js';
 import { readState } from '../fsstate.js';
 import type { CaptureGap, FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { heldDiskReader, type Action, type Conflict, type CurrentReader, type Plan } from './plan.js';
+import { heldDiskReader, type Action, type Conflict, type CurrentBytes, type CurrentReader, type Plan } from './plan.js';
 
 /** One path of a preview: what will happen, the diff from now to after, and why it may not. */
 export interface PreviewFile {
@@ -22,6 +22,13 @@ export interface PreviewFile {
    * changes"); `diff` then goes from the file now to the merged text. Absent otherwise.
    */
   merged?: boolean;
+  /**
+   * With the step narrowed to files: the selected changes' hunks of this path that are still in
+   * the file, each placed by its changed lines in the file now (1-based; `end < start`: lines go
+   * in just before `start`) with its set, and `taken` when the step moves it (all of them, without
+   * `--lines`). Absent otherwise, and for a path that is not text.
+   */
+  hunks?: { set: string; start: number; end: number; taken: boolean }[];
 }
 
 /** Reads the bytes a path holds now; the sidecar passes one that sees unsaved editor text. */
@@ -34,15 +41,17 @@ function diskBytes(engine: Engine): BytesReader {
 /**
  * The disk readers of one preview, sharing their reads: `state` reads a path as `diskReader`
  * (plan.ts) does and holds the bytes it read ({@link heldDiskReader}), and `bytes` hands those
- * out (once) instead of reading and hashing the file again. A path whose bytes were not held (a
+ * out (once) instead of reading and hashing the file again; `merge` hands them to the plan's
+ * merges and hunks (before the preview takes them). A path whose bytes were not held (a
  * secret place, too large to keep, past the held total) is read from the disk as before. Use a
  * pair for one plan and its preview only.
  */
-export function diskReaders(engine: Engine): { state: CurrentReader; bytes: BytesReader } {
-  const { read, held } = heldDiskReader(engine);
+export function diskReaders(engine: Engine): { state: CurrentReader; bytes: BytesReader; merge: CurrentBytes } {
+  const { read, held, bytes: merge } = heldDiskReader(engine);
   const fallback = diskBytes(engine);
   return {
     state: read,
+    merge,
     bytes: (path, abs) => {
       const r = held.get(path);
       held.delete(path);
@@ -108,6 +117,16 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
         }
       }
     }
-    return { path: f.path, action: f.action, conflict: f.conflict, gap: f.gap, diff, note, sets: f.sets, ...(f.merged ? { merged: true } : {}) };
+    return {
+      path: f.path,
+      action: f.action,
+      conflict: f.conflict,
+      gap: f.gap,
+      diff,
+      note,
+      sets: f.sets,
+      ...(f.merged ? { merged: true } : {}),
+      ...(f.hunks ? { hunks: f.hunks.map((h) => ({ set: h.set, start: h.now.start, end: h.now.end, taken: h.taken })) } : {}),
+    };
   });
 }

@@ -42,10 +42,10 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
   // took back (every set of it still undone: a whole turn, several ids), oldest first. With
   // paths, the newest such change, or step, that touches one of them (and of a step only its
   // sets that do). A change whose every file is a capture gap can never move: --last passes over
-  // it rather than stick on it.
+  // it rather than stick on it. A file partly undone (some hunks) can move either way.
   const movable = (set: ChangeSet) =>
     set.files.some(
-      (f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (direction === 'undo' ? !f.undone : f.undone),
+      (f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (f.partial || (direction === 'undo' ? !f.undone : f.undone)),
     );
   if (direction === 'undo') {
     const pick = journal.sets.newestMovable(false, sel.paths);

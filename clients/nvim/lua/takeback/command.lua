@@ -1,5 +1,7 @@
 -- :Takeback {subcommand} [args]: list, preview, undo, redo, pick, messages. The `!` of undo/redo
--- (":Takeback undo!", ":Takeback! undo" or a trailing "!") replaces later changes.
+-- (":Takeback undo!", ":Takeback! undo" or a trailing "!") replaces later changes. The word
+-- `hunk` (":Takeback undo hunk") and a range (":'<,'>Takeback undo") narrow preview, undo and redo
+-- to the agent's hunks at the cursor's line or in the range of the current buffer.
 
 local selector = require('takeback.selector')
 local util = require('takeback.util')
@@ -8,7 +10,7 @@ local M = {}
 
 M.subcommands = { 'list', 'preview', 'undo', 'redo', 'pick', 'messages' }
 
----@param args { fargs: string[], bang: boolean }
+---@param args { fargs: string[], bang: boolean, range?: integer, line1?: integer, line2?: integer }
 function M.run(args)
   local takeback = require('takeback')
   takeback._ensure_setup()
@@ -55,7 +57,21 @@ function M.run(args)
       vim.log.levels.ERROR
     )
   end
-  local sel, err = selector.parse(words)
+  local hunk = false
+  for i = #words, 1, -1 do
+    if words[i] == 'hunk' then
+      hunk = true
+      table.remove(words, i)
+    end
+  end
+  local sel, err
+  if hunk or (args.range or 0) > 0 then
+    local line = vim.api.nvim_win_get_cursor(0)[1]
+    local lines = (args.range or 0) > 0 and { start = args.line1, ['end'] = args.line2 } or { start = line, ['end'] = line }
+    sel, err = require('takeback.hunks').selector(words, vim.api.nvim_get_current_buf(), lines, sub == 'redo' and 'redo' or 'undo')
+  else
+    sel, err = selector.parse(words)
+  end
   if not sel then
     return util.notify(err, vim.log.levels.ERROR)
   end
@@ -92,7 +108,11 @@ function M.complete(arglead, cmdline, _)
   local file = util.buf_file(vim.api.nvim_get_current_buf())
   local root = file and util.root_for(file) or util.root_for(nil)
   local list = root and takeback.lists[root]
-  return filter(selector.complete(words[n - 1], list))
+  local words_after = selector.complete(words[n - 1], list)
+  if words[n - 1] ~= 'turn' and words[n - 1] ~= 'after' then
+    table.insert(words_after, 'hunk')
+  end
+  return filter(words_after)
 end
 
 return M

@@ -297,6 +297,29 @@ function M.redo(sel, opts)
   end)
 end
 
+--- The agent's hunks in buffer `bufnr` (default: the current one), each { start, end, set } with
+--- its lines in the buffer now (`end < start`: lines the agent removed, put back before `start`).
+--- Asks the sidecar and waits for its answer.
+---@param bufnr? integer
+---@return { start: integer, end: integer, set: string }[]
+function M.hunks(bufnr)
+  M._ensure_setup()
+  return require('takeback.hunks').list(bufnr)
+end
+
+--- Moves the cursor to the agent's next hunk in the current buffer (wrapping), for a mapping
+--- such as `vim.keymap.set('n', ']a', require('takeback').next_hunk)`. Returns the hunk or nil.
+function M.next_hunk()
+  M._ensure_setup()
+  return require('takeback.hunks').jump('next')
+end
+
+--- The same, to the hunk above the cursor.
+function M.prev_hunk()
+  M._ensure_setup()
+  return require('takeback.hunks').jump('prev')
+end
+
 function M._selector(sel)
   if type(sel) == 'table' then
     return sel

@@ -1,5 +1,6 @@
 -- The selector words of :Takeback (ID... | turn T | last | after T, optionally % for the current
--- file), as the protocol's Selector { ids | turn | last | afterTurn, paths }.
+-- file), as the protocol's Selector { ids | turn | last | afterTurn, paths } (`lines` comes from
+-- `hunk` or a range: hunks.lua).
 
 local util = require('takeback.util')
 
@@ -85,6 +86,10 @@ function M.describe(sel)
   end
   if sel.paths and #sel.paths > 0 then
     s = s .. ' to ' .. util.join(sel.paths)
+  end
+  if sel.lines then
+    local l = sel.lines
+    s = s .. (l['end'] > l.start and (' at lines %d-%d'):format(l.start, l['end']) or (' at line %d'):format(l.start))
   end
   return s
 end

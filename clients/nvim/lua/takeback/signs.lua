@@ -75,7 +75,7 @@ end
 ---@param list table ListResult
 ---@param rel string
 ---@return table? selector
-local function selector_for(list, rel)
+function M.selector_for(list, rel)
   for _, set in ipairs(list.sets or {}) do -- newest first
     if set.state == 'applied' or set.state == 'partial' then
       for _, f in ipairs(set.files or {}) do
@@ -132,7 +132,7 @@ function M.refresh(root, done)
       end
     end
     for b, rel in pairs(bufs) do
-      local sel = selector_for(list, rel)
+      local sel = M.selector_for(list, rel)
       if not sel then
         M.clear(b)
       else

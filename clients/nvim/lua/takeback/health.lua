@@ -178,7 +178,11 @@ function M.check()
       if #bad == 0 then
         health.ok(what .. ': every event, current' .. (a.trusted == true and ', trusted' or ''))
       else
-        health.warn(what .. ': ' .. table.concat(bad, '; '), { ('run `takeback init %s%s` again'):format(a.agent, a.scope == 'user' and ' --user' or '') })
+        local flag = a.scope == 'user' and ' --user' or ''
+        if a.agent == 'claude-code' and a.scope == 'workspace' and a.file:match('/settings%.json$') then
+          flag = ' --shared'
+        end
+        health.warn(what .. ': ' .. table.concat(bad, '; '), { ('run `takeback init %s%s` again'):format(a.agent, flag) })
       end
     end
   end

@@ -35,7 +35,7 @@ export async function startHttpDaemon({ node, bin, root, env, port }) {
   const token = readFileSync(join(env.TAKEBACK_HOME, 'http-token'), 'utf8').trim();
   const { fallbackCommand } = await import(join(root, 'dist', 'server', 'agents', 'http-hooks.js'));
   const { tokenFingerprint } = await import(join(root, 'dist', 'server', 'daemon', 'http-token.js'));
-  return { child, token, fallback: fallbackCommand(port, tokenFingerprint(token), `NODE_EXTRA_CA_CERTS= ${node} ${bin} hook claude-code`) };
+  return { child, token, fallback: fallbackCommand(port, tokenFingerprint(token), (env) => `${env}NODE_EXTRA_CA_CERTS= ${node} ${bin} hook claude-code`) };
 }
 
 function bash(cmd, stdin, cwd, env) {

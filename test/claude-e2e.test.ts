@@ -75,7 +75,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
     home = await mkTemp('takeback-e2e-home-');
     tbHome = await mkTemp('takeback-e2e-journal-');
 
-    // takeback's own installer writes the hooks (project settings), then that is committed too.
+    // takeback's own installer writes the hooks (Claude Code's settings for this person, kept out of git).
     takebackInit(work, tbHome, ['claude-code']);
     T0 = readTree(work);
 
@@ -148,8 +148,8 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
     else rmAll(work, home, tbHome);
   });
 
-  it('init wrote hooks to .claude/settings.json whose command runs takeback', () => {
-    const settings = JSON.parse(fs.readFileSync(path.join(work, '.claude', 'settings.json'), 'utf8'));
+  it('init wrote hooks to .claude/settings.local.json whose command runs takeback', () => {
+    const settings = JSON.parse(fs.readFileSync(path.join(work, '.claude', 'settings.local.json'), 'utf8'));
     const tools = 'Write|Edit|MultiEdit|NotebookEdit|Bash';
     const expected: [string, string | undefined][] = [
       ['SessionStart', undefined],
@@ -163,7 +163,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
       expect(hooks, event).toHaveLength(1);
       expect(hooks[0].type).toBe('command');
     });
-    expect(command).toMatch(/hook claude-code$/);
+    expect(command).toMatch(/hook claude-code; fi$/);
     // The command as a shell runs it: takeback reads the event, logs it under TAKEBACK_HOME
     // (a probe home here, not the session's journal), prints nothing and exits 0.
     const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-e2e-probe-'));

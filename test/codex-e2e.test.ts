@@ -242,7 +242,7 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
     const command = expectHookGroups(file.hooks, expected, (hooks, event) => {
       expect(hooks, event).toEqual([{ type: 'command', command: expect.any(String), timeout: 30 }]);
     });
-    expect(command).toMatch(/takeback\.js hook codex$/);
+    expect(command).toMatch(/takeback\.js hook codex; elif /);
     // Codex's own state stayed out of the workspace: only the hooks file is in .codex.
     expect(fs.readdirSync(path.join(work, '.codex'))).toEqual(['hooks.json']);
     const config = fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8');
@@ -525,7 +525,7 @@ describe.skipIf(!CODEX || !CLAUDE)(
       expect(log).toMatch(/codex Stop: turn t2 ended\n/);
       expect(log).not.toContain('changed during the turn');
       // Both hooks files are there, each for its agent.
-      expect(fs.existsSync(path.join(work, '.claude', 'settings.json'))).toBe(true);
+      expect(fs.existsSync(path.join(work, '.claude', 'settings.local.json'))).toBe(true);
       expect(fs.existsSync(path.join(work, '.codex', 'hooks.json'))).toBe(true);
     });
 

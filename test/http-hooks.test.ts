@@ -140,13 +140,13 @@ describe('init claude-code --http', () => {
     expect(fs.statSync(path.join(sb.home, 'http-token')).mode & 0o777).toBe(0o600);
     expect(fs.statSync(h.settings).mode & 0o777).toBe(0o600);
     expect(Object.keys(s.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']);
-    expect(s.hooks.SessionStart).toEqual([{ hooks: [{ type: 'command', command: expect.stringMatching(new RegExp(`^TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code$`)), timeout: 30 }] }]);
+    expect(s.hooks.SessionStart).toEqual([{ hooks: [{ type: 'command', command: expect.stringMatching(new RegExp(`^if .*; then TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code; (elif .*)?fi$`)), timeout: 30 }] }]);
     for (const ev of ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']) {
       const [group] = s.hooks[ev];
       expect(group.hooks[0]).toEqual({ type: 'http', url: `http://127.0.0.1:${port}/takeback/hook/claude-code`, headers: { Authorization: `Bearer ${token}` }, timeout: 30 });
       expect(group.hooks[1].type).toBe('command');
       expect(group.hooks[1].command).toContain(`/run/http-${port}.pid`);
-      expect(group.hooks[1].command).toMatch(new RegExp(`\\|\\| TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code$`));
+      expect(group.hooks[1].command).toMatch(new RegExp(`\\|\\| if .*; then TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code; (elif .*)?fi$`));
     }
     expect(s.hooks.PreToolUse[0].matcher).toBe('Write|Edit|MultiEdit|NotebookEdit|Bash');
     // The file with the token is kept out of git (the repository's own info/exclude).
@@ -157,13 +157,16 @@ describe('init claude-code --http', () => {
     const before = fs.readFileSync(h.settings, 'utf8');
     expect(sb.tb(['init', 'claude-code', '--http', '--port', String(port)]).stdout).toContain('nothing to change in');
     expect(fs.readFileSync(h.settings, 'utf8')).toBe(before);
-    // Plain init: command hooks in settings.json, the http hooks taken out of settings.local.json.
+    // Plain init: command hooks in the same settings.local.json, the http hooks gone.
     const plain = sb.tb(['init', 'claude-code']);
-    expect(plain.stdout).toContain(`added takeback hooks to ${path.join(sb.ws, '.claude', 'settings.json')}`);
-    expect(plain.stdout).toContain(`removed takeback hooks from ${h.settings}`);
+    expect(plain.stdout).toContain(`added takeback hooks to ${h.settings}`);
+    expect(JSON.stringify(JSON.parse(fs.readFileSync(h.settings, 'utf8')))).not.toContain('http');
+    // --shared: command hooks in settings.json, taken out of settings.local.json.
+    const shared = sb.tb(['init', 'claude-code', '--shared']);
+    expect(shared.stdout).toContain(`added takeback hooks to ${path.join(sb.ws, '.claude', 'settings.json')}`);
+    expect(shared.stdout).toContain(`removed takeback hooks from ${h.settings}`);
     expect(JSON.parse(fs.readFileSync(h.settings, 'utf8'))).toEqual({});
-    const shared = JSON.parse(fs.readFileSync(path.join(sb.ws, '.claude', 'settings.json'), 'utf8'));
-    expect(JSON.stringify(shared)).not.toContain('http');
+    expect(JSON.stringify(JSON.parse(fs.readFileSync(path.join(sb.ws, '.claude', 'settings.json'), 'utf8')))).not.toContain('http');
     // Back to http: out of settings.json again; --remove takes them out of both.
     sb.tb(['init', 'claude-code', '--http', '--port', String(port)]);
     expect(JSON.parse(fs.readFileSync(path.join(sb.ws, '.claude', 'settings.json'), 'utf8'))).toEqual({});
@@ -174,7 +177,7 @@ describe('init claude-code --http', () => {
     const user = sb.tb(['init', 'claude-code', '--user', '--http', '--port', String(port)]);
     expect(user.code).toBe(0);
     // Hooks in the project's file and the user's: doctor says every event is handled twice.
-    sb.tb(['init', 'claude-code']);
+    sb.tb(['init', 'claude-code', '--shared']);
     expect(sb.json(['doctor']).problems.join('\n')).toMatch(/claude-code hooks are in .*settings\.json and .*settings\.json: every event is handled twice/);
     sb.tb(['init', 'claude-code', '--remove']);
     expect(JSON.parse(fs.readFileSync(path.join(sb.userHome, '.claude', 'settings.json'), 'utf8')).hooks.Stop[0].hooks[0].type).toBe('http');

@@ -1,6 +1,6 @@
-// `takeback init claude-code [--user] [--remove]`: merges takeback's hooks into Claude Code's
-// settings without touching anything else, changes nothing the second time, takes out exactly
-// what it added, and refuses a file that is not JSON.
+// `takeback init claude-code [--user] [--shared] [--remove]`: merges takeback's hooks into Claude
+// Code's settings for one person (`--shared`: the team's) without touching anything else, changes
+// nothing the second time, takes out exactly what it added, and refuses a file that is not JSON.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,11 @@ import { sandbox, type Sandbox } from './support/takeback.js';
 const EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'];
 const TOOL_MATCHER = 'Write|Edit|MultiEdit|NotebookEdit|Bash';
 
-const settingsOf = (sb: Sandbox) => path.join(sb.ws, '.claude', 'settings.json');
+/** Where plain `init claude-code` writes: Claude Code's settings for one person. */
+const settingsOf = (sb: Sandbox) => path.join(sb.ws, '.claude', 'settings.local.json');
+/** Where `init claude-code --shared` writes: the settings the team commits. */
+const sharedOf = (sb: Sandbox) => path.join(sb.ws, '.claude', 'settings.json');
+const NOTE = "in Claude Code's settings for you alone (kept out of git); `--shared` writes the team's .claude/settings.json instead\n";
 
 /** The user's own settings: other hooks (some on the same events), permissions, a model. */
 const USER_SETTINGS = {
@@ -40,7 +44,9 @@ describe('init claude-code', () => {
     // Run from a subfolder: the settings go to the git root's .claude/.
     const r = sb.tb(['init', 'claude-code'], { cwd: sb.abs('sub/dir') });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe(`added takeback hooks to ${settingsOf(sb)}\n`);
+    expect(r.stdout).toBe(`added takeback hooks to ${settingsOf(sb)}\n${NOTE}`);
+    // The personal file stays out of git (the repository's own exclude list, never committed).
+    expect(sb.sh('git status --porcelain --untracked-files=all')).not.toContain('.claude');
     const text = fs.readFileSync(settingsOf(sb), 'utf8');
     const s = JSON.parse(text);
     expect(Object.keys(s)).toEqual(['hooks']);
@@ -50,7 +56,7 @@ describe('init claude-code', () => {
       expect(added[e], e).toHaveLength(1);
       const g = added[e]![0];
       expect(g.matcher).toBe(['PreToolUse', 'PostToolUse', 'PostToolUseFailure'].includes(e) ? TOOL_MATCHER : undefined);
-      expect(g.hooks).toEqual([{ type: 'command', command: expect.stringMatching(/hook claude-code$/), timeout: 30 }]);
+      expect(g.hooks).toEqual([{ type: 'command', command: expect.stringMatching(/hook claude-code; fi$/), timeout: 30 }]);
     }
 
     const again = sb.tb(['init', 'claude-code']);
@@ -65,7 +71,7 @@ describe('init claude-code', () => {
     expect(sb.json(['list']).turns.map((t: any) => t.label)).toEqual(['hello from init']);
 
     const rm = sb.tb(['init', 'claude-code', '--remove']);
-    expect(rm.stdout).toMatch(/^removed takeback hooks from /);
+    expect(rm.stdout).toBe(`removed takeback hooks from ${settingsOf(sb)}\n`);
     expect(JSON.parse(fs.readFileSync(settingsOf(sb), 'utf8'))).toEqual({});
     expect(sb.tb(['init', 'claude-code', '--remove']).stdout).toMatch(/^nothing to change/);
   });
@@ -138,7 +144,30 @@ describe('init claude-code', () => {
         expect(fs.statSync(settingsOf(sb)).mtime).toEqual(old);
       }
     }
-    expect(fs.readdirSync(path.dirname(settingsOf(sb)))).toEqual(['settings.json']); // no temp files left
+    expect(fs.readdirSync(path.dirname(settingsOf(sb)))).toEqual(['settings.local.json']); // no temp files left
+  });
+});
+
+describe('init claude-code --shared', () => {
+  it("writes the team's settings.json and takes takeback's hooks out of the personal file; plain init moves them back; --remove empties both", () => {
+    const sb = sandbox({ git: true });
+    expect(sb.tb(['init', 'claude-code']).code).toBe(0);
+    const personal = fs.readFileSync(settingsOf(sb), 'utf8');
+    const r = sb.tb(['init', 'claude-code', '--shared']);
+    expect(r.stdout).toBe(`added takeback hooks to ${sharedOf(sb)}\nremoved takeback hooks from ${settingsOf(sb)}\n`);
+    expect(Object.keys(ours(JSON.parse(fs.readFileSync(sharedOf(sb), 'utf8')))).sort()).toEqual([...EVENTS].sort());
+    expect(JSON.parse(fs.readFileSync(settingsOf(sb), 'utf8'))).toEqual({});
+    // The shared file is the team's: git sees it.
+    expect(sb.sh('git status --porcelain --untracked-files=all')).toContain('.claude/settings.json');
+    expect(sb.tb(['init', 'claude-code', '--shared']).stdout).toBe(`nothing to change in ${sharedOf(sb)}\n`);
+    const back = sb.tb(['init', 'claude-code']);
+    expect(back.stdout).toBe(`added takeback hooks to ${settingsOf(sb)}\nremoved takeback hooks from ${sharedOf(sb)}\n${NOTE}`);
+    expect(fs.readFileSync(settingsOf(sb), 'utf8')).toBe(personal);
+    sb.tb(['init', 'claude-code', '--shared']);
+    expect(sb.tb(['init', 'claude-code', '--remove']).code).toBe(0);
+    expect([JSON.parse(fs.readFileSync(settingsOf(sb), 'utf8')), JSON.parse(fs.readFileSync(sharedOf(sb), 'utf8'))]).toEqual([{}, {}]);
+    // Only Claude Code has a file for one person; http hooks hold a token and never go to the shared file.
+    for (const args of [['init', 'codex', '--shared'], ['init', 'claude-code', '--shared', '--http']]) expect(sb.tb(args).code, args.join(' ')).toBe(2);
   });
 });
 

@@ -663,8 +663,8 @@ H.out.redo_result = d.result or vim.NIL
       expect(JSON.parse(fs.readFileSync(out, 'utf8'))).toEqual({ command: 2, help: 'help', setup: true });
     });
 
-    it(':checkhealth takeback reports the binary, its version, the handshake and the journal', async () => {
-      const c = start(bin(), `health-${version}`);
+    /** `:checkhealth takeback` in case `c`, its report's lines joined (waited for up to its last section). */
+    async function checkhealth(c: NvimCase): Promise<string> {
       const r = ok(
         await runNvim(
           c,
@@ -673,19 +673,38 @@ require('takeback').setup({ cmd = H.params.cmd })
 vim.cmd('checkhealth takeback')
 H.wait('the health report', function()
   local text = table.concat(H.lines(0), '\n')
-  return text:match('journal') ~= nil
+  return text:match('agent hooks') ~= nil and (text:match('no agent is hooked') ~= nil or text:match('every event') ~= nil or text:match('not trusted') ~= nil)
 end, 20000)
 H.out.health = H.lines(0)
 `,
         ),
       );
-      const text = (r.health as string[]).join('\n');
+      return (r.health as string[]).join('\n');
+    }
+
+    it(':checkhealth takeback reports the binary, its version, the handshake and the journal', async () => {
+      const c = start(bin(), `health-${version}`);
+      const text = await checkhealth(c);
+      // Nothing hooked in this workspace, nor for the user: said, as a warning.
+      expect(text).toMatch(/WARNING.*no agent is hooked here: run takeback init claude-code/);
       expect(text).not.toMatch(/ERROR/);
       expect(text).toMatch(/OK.*the help tags are found/);
       expect(text).toMatch(/OK.*sidecar: node .*bin\/takeback\.js serve/);
       expect(text).toMatch(/OK.*version: 0\.\d+\.\d+/);
       expect(text).toMatch(/OK.*handshake: serverInfo takeback 0\.\d+\.\d+/);
       expect(text).toMatch(new RegExp(`OK.*journal: ${c.env.TAKEBACK_HOME!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`));
+    });
+
+    it(":checkhealth takeback reports each agent's hooks: current ones OK, a Codex project not trusted as a warning", async () => {
+      const c = start(bin(), `health-hooks-${version}`);
+      const codexHome = path.join(c.base, 'codex-home');
+      fs.mkdirSync(codexHome);
+      c.env.CODEX_HOME = codexHome;
+      for (const agent of ['claude-code', 'codex']) execFileSync(process.execPath, [BIN, 'init', agent], { cwd: c.workspace, env: c.env, stdio: 'ignore' });
+      const text = await checkhealth(c);
+      expect(text).not.toMatch(/no agent is hooked/);
+      expect(text).toContain(`OK claude-code (workspace: ${path.join(c.workspace, '.claude', 'settings.local.json')}): every event, current`);
+      expect(text).toMatch(new RegExp(`WARNING codex \\(workspace: .*hooks\\.json\\): not trusted: Codex does not trust this project yet`));
     });
 
     it('outside git, from a subfolder of a workspace whose journal recorded something, the client opens that workspace, as the command line does', async () => {

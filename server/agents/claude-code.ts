@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { contextOf, str, toolBegin } from './actions.js';
 import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
 
@@ -43,6 +44,13 @@ export const claudeCode: AgentSpec<ClaudeHookEvent> = {
     user: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR, 'settings.json'] : [home, '.claude', 'settings.json']),
     projectDir: 'workspace',
   },
+  // The files Claude Code reads hooks from: its settings for one person and the team's in the
+  // project, and the user's. It asks for no trust of its own in them.
+  checkHooks: (ctx) => [
+    ctx.hooksIn('workspace', join(ctx.workspace, '.claude', 'settings.local.json')).check,
+    ctx.hooksIn('workspace', join(ctx.workspace, '.claude', 'settings.json')).check,
+    ctx.hooksIn('user', join(...claudeCode.settingsFile.user(ctx.env, ctx.home))).check,
+  ],
   context: (ev, fallbackCwd) => contextOf('claude-code', ev, fallbackCwd),
   actions: (ev, ctx) => claudeActions(ev, ctx),
 };

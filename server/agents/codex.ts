@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { absolutePath, contextOf, str } from './actions.js';
 import { patchPaths } from './codex-patch.js';
-import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
+import type { AgentAction, AgentSpec, EventContext, HookCheck, HookCheckContext, HookEventBase } from './spec.js';
 
 /**
  * One Codex CLI hook event (its hooks.json events; see `shared/notes/agents.md` and
@@ -54,9 +54,42 @@ export const codex: AgentSpec<CodexHookEvent> = {
     // Codex reads `.codex/` folders from the project root (git's top) down to where it runs.
     projectDir: 'workspace',
   },
+  checkHooks: (ctx) => codexHookChecks(ctx),
   context: (ev, fallbackCwd) => contextOf('codex', ev, fallbackCwd),
   actions: (ev, ctx) => codexActions(ev, ctx),
 };
+
+/** What `$CODEX_HOME/config.toml` says of trust: each trusted project, and each hook's trusted hash by its key. */
+interface CodexTrust {
+  projects?: Record<string, { trust_level?: string }>;
+  hooks?: { state?: Record<string, { trusted_hash?: string }> };
+}
+
+/**
+ * Codex runs a project's `.codex/hooks.json` only in a project it trusts, and any hook only once
+ * it is trusted (its /hooks review): both are kept in `$CODEX_HOME/config.toml`, a hook's as
+ * `[hooks.state."<file>:<event in snake case>:<group>:<index>"] trusted_hash = "sha256:…"`.
+ * The hash is of the hook as Codex read it, which takeback does not compute: a hook `init`
+ * rewrote since it was trusted still has its key, and Codex skips it until it is trusted again.
+ */
+function codexHookChecks(ctx: HookCheckContext): HookCheck[] {
+  const home = ctx.env.CODEX_HOME || join(ctx.home, '.codex');
+  const config = (ctx.readConfig(join(home, 'config.toml')) ?? {}) as CodexTrust;
+  const state = config.hooks?.state ?? {};
+  const projectTrusted = config.projects?.[ctx.workspace]?.trust_level === 'trusted';
+  const snake = (event: string) => event.replace(/[A-Z]/g, (c, i: number) => `${i > 0 ? '_' : ''}${c.toLowerCase()}`);
+  const check = (scope: HookCheck['scope'], file: string): HookCheck => {
+    const { check: c, places } = ctx.hooksIn(scope, file);
+    if (places.length === 0) return c;
+    const untrusted = places.filter((p) => !state[`${file}:${snake(p.event)}:${p.group}:${p.index}`]?.trusted_hash).length;
+    if (scope === 'workspace' && !projectTrusted) {
+      return { ...c, trusted: false, trust: 'Codex does not trust this project yet: run `codex` here and trust the folder, then review and trust the hooks with /hooks' };
+    }
+    if (untrusted > 0) return { ...c, trusted: false, trust: `${untrusted} of takeback's hooks here are not trusted in Codex (it skips them without a word): review and trust them with /hooks` };
+    return { ...c, trusted: true, trust: 'trusted in Codex (config.toml); after init rewrites a hook, trust it again with /hooks' };
+  };
+  return [check('workspace', join(ctx.workspace, '.codex', 'hooks.json')), check('user', join(home, 'hooks.json'))];
+}
 
 function codexActions(ev: CodexHookEvent, ctx: EventContext): AgentAction[] {
   const tool = ev.tool_name ?? '';

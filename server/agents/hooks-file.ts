@@ -5,7 +5,7 @@ import * as jsoncParser from 'jsonc-parser';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
 import { HTTP_PORT_VAR } from '../daemon/http-address.js';
-import type { AgentSpec, HookEntry } from './spec.js';
+import type { AgentSpec, HookEntry, HookPlace } from './spec.js';
 
 /*
  * The hooks in an agent's JSON settings file (Claude Code's `.claude/settings.json`, Codex's
@@ -31,16 +31,42 @@ function isOurs(h: HookEntry, agent: string): boolean {
 }
 
 /**
- * takeback's hook entries for `spec` in the settings file `file` (none when it is missing or not
- * JSON). Never throws.
+ * takeback's hook entries for `spec` in the settings file `file`, with where each is (none when
+ * the file is missing or not JSON; JSON with comments where the agent reads it so). Never throws.
  */
-export function ourHooksIn(spec: AnySpec, file: string): HookEntry[] {
+export function ourHookPlaces(spec: AnySpec, file: string): HookPlace[] {
   try {
-    const s = JSON.parse(readFileSync(file, 'utf8')) as Settings;
-    return Object.values(s.hooks ?? {}).flatMap((groups) => (Array.isArray(groups) ? groups : []).flatMap((g) => (g.hooks ?? []).filter((h) => isOurs(h, spec.name))));
+    const text = readFileSync(file, 'utf8');
+    const s = (spec.settingsFile.jsonc ? jsoncParser.parse(text, [], { allowTrailingComma: true }) : JSON.parse(text)) as Settings;
+    const out: HookPlace[] = [];
+    for (const [event, groups] of Object.entries(s?.hooks ?? {})) {
+      if (!Array.isArray(groups)) continue;
+      groups.forEach((g, group) => (Array.isArray(g?.hooks) ? g.hooks : []).forEach((hook, index) => isOurs(hook, spec.name) && out.push({ event, group, index, hook })));
+    }
+    return out;
   } catch {
     return [];
   }
+}
+
+/** takeback's hook entries for `spec` in the settings file `file` (see {@link ourHookPlaces}). Never throws. */
+export function ourHooksIn(spec: AnySpec, file: string): HookEntry[] {
+  return ourHookPlaces(spec, file).map((p) => p.hook);
+}
+
+/** `command` without the variable assignments in it (`NAME=value `), which change what a hook is told, not what it runs. */
+function withoutAssignments(command: string): string {
+  return command.replace(/(?<=^|[\s;])[A-Za-z_][A-Za-z0-9_]*=\S* /g, '');
+}
+
+/**
+ * True when hook entry `h` (one of takeback's) runs the command `init` writes now for `spec`
+ * (`command`: see hook-command.ts), whatever variables are put before it (`init --http`'s port,
+ * a user's own): it holds that command whole. An http hook is not a command: true.
+ */
+export function isCurrentHook(spec: AnySpec, h: HookEntry, command: string): boolean {
+  if (h.type === 'http') return true;
+  return typeof h.command === 'string' && withoutAssignments(h.command).includes(withoutAssignments(command));
 }
 
 /** Where `spec`'s settings file is: the project's (under `workspace`), or the user's with `user`. */

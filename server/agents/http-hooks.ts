@@ -5,6 +5,7 @@ import { TakebackError } from '../core/errors.js';
 import { HTTP_FP_VAR, HTTP_PORT_VAR, hookUrl } from '../daemon/http-address.js';
 import { tokenFile } from '../daemon/http-address.js';
 import { httpToken, tokenFingerprint } from '../daemon/http-token.js';
+import type { HookCommand } from './hook-command.js';
 import { initAgentHooks, ourHooksIn, settingsPath } from './hooks-file.js';
 import type { AgentSpec, HookEntry } from './spec.js';
 
@@ -17,7 +18,7 @@ import type { AgentSpec, HookEntry } from './spec.js';
  *
  * The http hooks carry a bearer token from takeback's home, so they are personal: in a project
  * they go to `.claude/settings.local.json` (Claude Code's settings file for one person, which it
- * keeps out of git), not to the shared `.claude/settings.json`. SessionStart stays a command
+ * keeps out of git), never to the shared `.claude/settings.json`. SessionStart stays a command
  * hook: Claude Code sends it to no http hook.
  */
 
@@ -42,22 +43,23 @@ function readyFileExpr(port: number): string {
  * that takes this token (`fp`: its fingerprint) and — under bash, with no process started — the
  * port answers (a killed daemon not yet reaped still passes `kill -0`, but its port is closed);
  * else runs the full hook in-process with the port and fingerprint set (it then starts a daemon,
- * or logs why the one running cannot take these hooks). `command`: `takeback hook <agent>`.
+ * or logs why the one running cannot take these hooks). `command`: builds `takeback hook <agent>`
+ * (see hook-command.ts), harmless where takeback is missing.
  */
-export function fallbackCommand(port: number, fp: string, command: string): string {
+export function fallbackCommand(port: number, fp: string, command: HookCommand): string {
   const probe = `{ [ -z "$BASH_VERSION" ] || : 2>/dev/null 3<>/dev/tcp/127.0.0.1/${port}; }`;
-  return `p=; f=; read -r p f 2>/dev/null < ${readyFileExpr(port)}; [ "$f" = ${fp} ] && kill -0 "$p" 2>/dev/null && ${probe} || ${envPrefix(port, fp)} ${command}`;
+  return `p=; f=; read -r p f 2>/dev/null < ${readyFileExpr(port)}; [ "$f" = ${fp} ] && kill -0 "$p" 2>/dev/null && ${probe} || ${command(envPrefix(port, fp))}`;
 }
 
-/** `TAKEBACK_HOOK_HTTP_PORT=<port> TAKEBACK_HOOK_HTTP_FP=<fp>`: what the in-process hook is told. */
+/** `TAKEBACK_HOOK_HTTP_PORT=<port> TAKEBACK_HOOK_HTTP_FP=<fp> `: what the in-process hook is told (ends with a space). */
 function envPrefix(port: number, fp: string): string {
-  return `${HTTP_PORT_VAR}=${port} ${HTTP_FP_VAR}=${fp}`;
+  return `${HTTP_PORT_VAR}=${port} ${HTTP_FP_VAR}=${fp} `;
 }
 
-/** The hook entries of one event with http hooks on `port` (`token`: the bearer token; `command`: `takeback hook <agent>`). */
-export function httpHookEntries(spec: AnySpec, event: string, opts: { port: number; token: string; command: string }): HookEntry[] {
+/** The hook entries of one event with http hooks on `port` (`token`: the bearer token; `command`: builds `takeback hook <agent>`). */
+export function httpHookEntries(spec: AnySpec, event: string, opts: { port: number; token: string; command: HookCommand }): HookEntry[] {
   const fp = tokenFingerprint(opts.token);
-  if (COMMAND_ONLY.has(event)) return [spec.hookEntry(`${envPrefix(opts.port, fp)} ${opts.command}`)];
+  if (COMMAND_ONLY.has(event)) return [spec.hookEntry(opts.command(envPrefix(opts.port, fp)))];
   return [
     { type: 'http', url: hookUrl(opts.port, spec.name), headers: { Authorization: `Bearer ${opts.token}` }, timeout: 30 },
     spec.hookEntry(fallbackCommand(opts.port, fp, opts.command)),
@@ -92,7 +94,7 @@ export function keepOutOfGit(workspace: string, rel: string): void {
     } catch {
       // none yet
     }
-    appendFileSync(exclude, `${text === '' || text.endsWith('\n') ? '' : '\n'}# takeback: Claude Code's personal settings hold takeback's http hook token\n/${rel}\n`);
+    appendFileSync(exclude, `${text === '' || text.endsWith('\n') ? '' : '\n'}# takeback: Claude Code's settings for one person (takeback's hooks, the http hooks' token)\n/${rel}\n`);
   } catch {
     // git could not tell: the file stays as it is (0600)
   }
@@ -107,48 +109,50 @@ export interface InitResult {
 }
 
 /**
- * `init claude-code [--user] [--http [--port N]] [--remove]`: writes takeback's hooks for `spec`
- * (Claude Code only takes http hooks) and takes them out of the other file, so that an agent
- * never runs both kinds. Project scope: command hooks go to `.claude/settings.json`, http hooks
- * to `.claude/settings.local.json`; `--user`: both to the user's settings file. `--remove` takes
- * takeback's hooks out of both. The file that gets http hooks holds the token: it is made 0600,
- * and in a git repository that does not ignore it, listed in `.git/info/exclude`.
- * `home`: takeback's home (the token lives there). Throws `usage`
- * for an agent other than Claude Code with `http`, or a port outside 1–65535.
+ * `init claude-code [--user] [--shared] [--http [--port N]] [--remove]`: writes takeback's hooks
+ * for `spec` and takes them out of the other file, so that an agent never runs them twice.
+ *
+ * Project scope, Claude Code: the hooks go to `.claude/settings.local.json` (its settings for one
+ * person, kept out of git: listed in the repository's `info/exclude` when git does not ignore it
+ * yet), so that one person's `init` does not hook the whole team through a committed file, and
+ * the command there names this person's install. `shared`: to `.claude/settings.json` instead,
+ * for a team that means everyone to record (the command is harmless for a teammate without
+ * takeback). http hooks always go to the personal file (they hold a token), which is made 0600.
+ * Other agents have one project file. `--user`: the user's settings file. `--remove` takes
+ * takeback's hooks out of every file init writes for this scope. `home`: takeback's home (the
+ * token lives there). `command`: builds the hook command (hook-command.ts). Throws `usage` for an
+ * agent other than Claude Code with `http` or `shared`, `http` with `shared`, or a port outside
+ * 1–65535.
  */
 export function initHooks(
   spec: AnySpec,
-  opts: { workspace: string; user: boolean; command: string; remove?: boolean; http?: boolean; port?: number; home: string; env?: NodeJS.ProcessEnv },
+  opts: { workspace: string; user: boolean; command: HookCommand; remove?: boolean; http?: boolean; shared?: boolean; port?: number; home: string; env?: NodeJS.ProcessEnv },
 ): InitResult[] {
   if (opts.http && spec.name !== 'claude-code') throw new TakebackError('usage', `--http: only Claude Code takes http hooks (not ${spec.name})`);
+  if (opts.shared && spec.name !== 'claude-code') throw new TakebackError('usage', `--shared: only Claude Code has a settings file for one person (${spec.name}'s project file is the shared one)`);
+  if (opts.shared && opts.http) throw new TakebackError('usage', '--shared and --http: http hooks hold a token, they go to .claude/settings.local.json only');
   const port = opts.port;
   if (opts.http && (port === undefined || !Number.isInteger(port) || port < 1 || port > 65535)) throw new TakebackError('usage', `--port must be 1–65535`);
   const shared = settingsPath(spec, opts.workspace, opts.user, opts.env);
   const local = spec.name === 'claude-code' && !opts.user ? join(opts.workspace, ...LOCAL_SETTINGS) : null;
   const results: InitResult[] = [];
   const run = (file: string, remove: boolean, entries?: (event: string) => HookEntry[]) => {
-    const r = initAgentHooks(spec, { file, command: opts.command, remove, entries });
+    const r = initAgentHooks(spec, { file, command: opts.command(''), remove, entries });
     results.push({ ...r, action: remove ? 'removed' : 'added' });
   };
   if (opts.remove) {
-    run(shared, true);
     if (local) run(local, true);
+    run(shared, true);
     return results;
   }
-  if (opts.http) {
-    const token = httpToken(opts.home);
-    const entries = (event: string) => httpHookEntries(spec, event, { port: port!, token, command: opts.command });
-    run(local ?? shared, false, entries);
-    // It holds the token now: for its owner's eyes only, and (in a git repository) out of git.
-    chmodSync(local ?? shared, 0o600);
-    if (local) {
-      keepOutOfGit(opts.workspace, LOCAL_SETTINGS.join('/'));
-      run(shared, true);
-    }
-    return results;
-  }
-  run(shared, false);
-  if (local) run(local, true);
+  const target = local && !opts.shared ? local : shared;
+  const entries = opts.http ? (event: string) => httpHookEntries(spec, event, { port: port!, token: httpToken(opts.home), command: opts.command }) : undefined;
+  // In a git repository that does not ignore it yet, the personal file is kept out of git first.
+  if (target === local) keepOutOfGit(opts.workspace, LOCAL_SETTINGS.join('/'));
+  run(target, false, entries);
+  // With the token in it: for its owner's eyes only.
+  if (opts.http) chmodSync(target, 0o600);
+  if (local) run(target === local ? shared : local, true);
   return results;
 }
 

@@ -53,6 +53,60 @@ export interface HookEntry {
 }
 
 /**
+ * What `doctor` found of takeback's hooks for one agent in one settings file the agent reads
+ * (`takeback doctor --json`: `agents`; `:checkhealth takeback` shows the same).
+ */
+export interface HookCheck {
+  agent: AgentName;
+  /** `workspace`: a file of this workspace (the project's); `user`: the user's, for every folder. */
+  scope: 'workspace' | 'user';
+  /** The settings file, absolute. */
+  file: string;
+  /** takeback's hooks there: for every event `init` writes (`all`), for some (`some`), or none. */
+  installed: 'all' | 'some' | 'none';
+  /**
+   * Every takeback command hook there runs this install as `init` writes it now (variables put
+   * before it aside); false for one of an older takeback or another install, null when none is installed.
+   */
+  current: boolean | null;
+  /**
+   * The agent will run them as far as its own trust goes: true, false, or null when it asks for no
+   * trust or takeback cannot tell (and `trust` says why).
+   */
+  trusted: boolean | null;
+  /** What was found of the agent's trust, for people (absent when the agent asks for none). */
+  trust?: string;
+}
+
+/** Where one of takeback's hook entries is in a settings file: its event, group and place in the group (from 0). */
+export interface HookPlace {
+  event: string;
+  group: number;
+  index: number;
+  hook: HookEntry;
+}
+
+/**
+ * What an agent's {@link AgentSpec.checkHooks} is given: where to look (the workspace root, the
+ * folder `doctor` runs in, the environment and home folder the agent would see) and the shared
+ * readers, so that an adapter holds only what is its own (which files, what trust).
+ */
+export interface HookCheckContext {
+  workspace: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  /**
+   * The check of settings file `file` (absolute) of `scope` without the agent's trust: whether
+   * takeback's hooks are there for every event, whether each is current (`trusted`: null), and
+   * where they are.
+   */
+  hooksIn(scope: HookCheck['scope'], file: string): { check: HookCheck; places: HookPlace[] };
+  /** File `file` parsed: TOML for a `.toml` name, else JSON with comments; null when missing or not readable as such. */
+  readConfig(file: string): unknown;
+}
+
+/**
  * What takeback knows of one agent: the hook events it listens to, how its settings file holds a
  * hook, where that file is, and what each event means (as {@link AgentAction}s). One spec per
  * agent (claude-code.ts, codex.ts, gemini.ts); the hook runner and `init` are shared.
@@ -80,6 +134,11 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
   };
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;
+  /**
+   * `doctor`: takeback's hooks for this agent in each settings file it reads for this workspace
+   * and for the user, with its trust where it asks for one. Reads files only; never throws.
+   */
+  checkHooks(ctx: HookCheckContext): HookCheck[];
   /** Who and where: the agent, its session, its working folder (`fallbackCwd` when the event has none). */
   context(ev: E, fallbackCwd: string): EventContext;
   /** What the event means. Pure: reads the event only (a patch's paths come from its text). */

@@ -1,14 +1,42 @@
+import { homedir } from 'node:os';
+import type { HookCheck } from '../agents/spec.js';
 import type { Engine } from '../core/engine.js';
 import type { DaemonStatus } from '../daemon/status.js';
 import type { JournalHealth } from '../service/doctor.js';
-import { VERSION } from './self.js';
+import { hookCommand, VERSION } from './self.js';
 
 /** What `takeback doctor` reports: the journal's health (service/doctor.ts) and the capture daemon's. Sizes in bytes. */
 export type DoctorReport = Omit<JournalHealth, 'problems'> & {
   /** The capture daemon (`takeback hook-daemon`): its socket, and the http hook ports it serves. */
   daemon: DaemonStatus;
+  /**
+   * takeback's hooks in every settings file each agent reads for this workspace and for the user
+   * (see {@link HookCheck}), files without them included. None installed: no agent is hooked here.
+   */
+  agents: HookCheck[];
   problems: string[];
 };
+
+/** What doctor says when no settings file any agent reads here holds takeback's hooks. */
+export const NO_AGENT_HOOKED = 'no agent is hooked here: run takeback init claude-code (or codex, gemini; --user for every folder)';
+
+/** The `init` that writes (or repairs) the hooks of a check's file: `takeback init codex --user`. */
+function initFor(c: HookCheck): string {
+  const flag = c.scope === 'user' ? ' --user' : c.agent === 'claude-code' && c.file.endsWith('settings.json') ? ' --shared' : '';
+  return `takeback init ${c.agent}${flag}`;
+}
+
+/** The problems `doctor` names of the agents' hooks: some events only, another takeback's command, an agent that will not run them. */
+export function hookCheckProblems(checks: HookCheck[]): string[] {
+  const out: string[] = [];
+  for (const c of checks) {
+    if (c.installed === 'none') continue;
+    if (c.installed === 'some') out.push(`takeback's ${c.agent} hooks in ${c.file} are there for some events only: run \`${initFor(c)}\` again`);
+    if (c.current === false) out.push(`takeback's ${c.agent} hooks in ${c.file} run another takeback than this one, or an older command: run \`${initFor(c)}\` again`);
+    if (c.trusted === false) out.push(`${c.agent} will not run takeback's hooks in ${c.file}: ${c.trust ?? 'not trusted'}`);
+  }
+  return out;
+}
 
 /**
  * The doctor's report on `engine`'s workspace: the journal's health, with the problems found
@@ -19,12 +47,19 @@ export async function doctorReport(engine: Engine): Promise<DoctorReport> {
   const { daemonStatus } = await import('../daemon/status.js');
   const { hookProblems } = await import('../agents/http-hooks.js');
   const { claudeCode } = await import('../agents/claude-code.js');
+  const { AGENTS } = await import('../agents/registry.js');
+  const { checkAgentHooks } = await import('../agents/hook-check.js');
   const daemon = daemonStatus(engine.home);
   const outside: string[] = [];
   for (const h of daemon.http) {
     if (!h.alive) outside.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
   }
   outside.push(...hookProblems(claudeCode, engine.root, engine.home));
+  const env = process.env;
+  const agents = Object.entries(AGENTS).flatMap(([name, spec]) =>
+    checkAgentHooks(spec, { workspace: engine.root, cwd: process.cwd(), env, home: env.HOME ?? homedir(), command: hookCommand(name) }),
+  );
+  outside.push(...hookCheckProblems(agents));
   const { problems, ...health } = journalHealth(engine, VERSION, outside);
-  return { ...health, daemon, problems };
+  return { ...health, daemon, agents, problems };
 }

@@ -1,6 +1,6 @@
 import type * as W from '../../protocol/src/types.js';
 import type { GcReport } from '../core/gc/sweep.js';
-import type { DoctorReport } from './doctor-report.js';
+import { NO_AGENT_HOOKED, type DoctorReport } from './doctor-report.js';
 import type { ChangeFileDiff } from '../service/change-diff.js';
 import { plural } from '../service/text.js';
 import { painter, type Style } from './style.js';
@@ -299,6 +299,20 @@ function storageLines(s: DoctorReport['storage'], mb: (n: number) => string): st
 }
 
 /** The capture daemon, in one line. */
+/** One line per settings file that holds takeback's hooks: the agent, the file, and what doctor found of them. */
+function hookLines(checks: DoctorReport['agents'], p: (style: Style, text: string) => string): string[] {
+  return checks
+    .filter((c) => c.installed !== 'none')
+    .map((c, i) => {
+      const state = [
+        c.installed === 'all' ? 'every event' : p('yellow', 'some events'),
+        c.current ? 'current' : p('yellow', 'another install'),
+        c.trusted === null ? null : c.trusted ? 'trusted' : p('yellow', 'not trusted'),
+      ].filter((x) => x !== null);
+      return `${i === 0 ? 'hooks:     ' : '           '} ${c.agent} (${c.scope === 'user' ? 'user' : 'workspace'}: ${c.file}): ${state.join(', ')}`;
+    });
+}
+
 function daemonLine(d: DoctorReport['daemon']): string {
   const serving = d.http.filter((h) => h.alive).map((h) => `http hooks on 127.0.0.1:${h.port} (pid ${h.pid})`);
   if (serving.length > 0) return `daemon:     serving ${serving.join(', ')}`;
@@ -332,7 +346,10 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     daemonLine(d.daemon),
     `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}`,
   ];
-  if (d.problems.length === 0) out.push(p('green', 'no problems found'));
+  out.push(...hookLines(d.agents, p));
+  const hooked = d.agents.some((c) => c.installed !== 'none');
+  if (!hooked) out.push(p('yellow', `! ${NO_AGENT_HOOKED}`));
+  else if (d.problems.length === 0) out.push(p('green', 'no problems found'));
   for (const pr of d.problems) out.push(p('yellow', `! ${pr}`));
   return `${out.join('\n')}\n`;
 }

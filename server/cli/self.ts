@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { hookCommandLine, type HookCommand } from '../agents/hook-command.js';
 import { takebackOnPathIs } from '../path-lookup.js';
 import { packageRoot, packageVersion } from '../core/package-info.js';
 import { shellQuote } from './shell-quote.js';
@@ -29,7 +30,19 @@ export function selfCommand(...args: string[]): string {
  */
 export const HOOK_ENV_PREFIX = 'NODE_EXTRA_CA_CERTS= ';
 
-/** The hook command for an agent's settings: `NODE_EXTRA_CA_CERTS= takeback hook claude-code` (see {@link selfCommand}, {@link HOOK_ENV_PREFIX}). */
-export function hookCommand(agent = 'claude-code'): string {
-  return `${HOOK_ENV_PREFIX}${selfCommand('hook', agent)}`;
+/**
+ * The hook command for an agent's settings, harmless where takeback is not installed (see
+ * agents/hook-command.ts): `if command -v takeback …; then NODE_EXTRA_CA_CERTS= takeback hook
+ * claude-code; fi` when the `takeback` on PATH is this install, else this node and this script by
+ * absolute path with the `takeback` on PATH as the fallback. `env`: more assignments for the
+ * takeback process (each ending with a space), put before {@link HOOK_ENV_PREFIX}.
+ */
+export function hookCommand(agent = 'claude-code', env = ''): string {
+  const program = takebackOnPathIs(BIN) ? ({ kind: 'path' } as const) : ({ kind: 'install', node: shellQuote(process.execPath), bin: shellQuote(BIN) } as const);
+  return hookCommandLine(agent, program, `${env}${HOOK_ENV_PREFIX}`);
+}
+
+/** {@link hookCommand} for `agent` as `init` takes it: the extra assignments given when the hook is written. */
+export function hookCommandOf(agent: string): HookCommand {
+  return (env) => hookCommand(agent, env);
 }

@@ -5,9 +5,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocuments } from 'vscode-languageserver/node';
 import type { Engine } from '../core/engine.js';
-import { readState, readWorkspaceState } from '../core/fsstate.js';
+import { readWorkspaceState } from '../core/fsstate.js';
 import type { CurrentReader } from '../core/plan/plan.js';
 import type { BytesReader } from '../core/plan/preview.js';
+import { holdsSecret, isSecretPath } from '../core/secrets.js';
 import { sha256 } from '../core/store/blobs.js';
 import type { FileState } from '../core/types.js';
 import { toWorkspacePath } from '../core/workspace.js';
@@ -178,11 +179,18 @@ export class Documents {
     };
   }
 
-  /** A reader of current bytes that sees unsaved text (for previews). */
+  /**
+   * A reader of current bytes that sees unsaved text (for previews). Unsaved text that holds a
+   * secret, like a file on disk that does, is `'secret'`: a preview never prints it.
+   */
   bytesReader(engine: Engine): BytesReader {
     return (path, abs) => {
-      if (this.unsaved(path)) return this.docBytes(path);
-      return readState(abs, { maxFileBytes: engine.config.maxFileBytes }).bytes ?? null;
+      if (this.unsaved(path)) {
+        const bytes = this.docBytes(path);
+        return bytes && (isSecretPath(path) || holdsSecret(bytes, path)) ? 'secret' : bytes;
+      }
+      const r = readWorkspaceState(engine, path, { abs });
+      return r.gap === 'secret' ? 'secret' : (r.bytes ?? null);
     };
   }
 

@@ -28,7 +28,12 @@ import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toC
  * 4. the server's own writes, as one transaction (core `writeStep`: re-checks that nothing moved);
  * 5. record (core `recordStep`) once every path is in place on disk: at once, or when the editor
  *    saves (didSave, or the disk seen matching on the watch's tick). Until then the step is
- *    pending and the result says which paths wait.
+ *    pending and the result says which paths wait. A path sent for a file the client has no
+ *    document of is confirmed by nothing but the disk (LSP4IJ edits such a file in memory, or
+ *    skips it when its file system does not know it, and tells nothing either way): when it is
+ *    neither opened nor saved within `verifyTimeoutMs`, the server writes it itself, as for a
+ *    client without applyEdit, provided the disk still holds what the step found (an editor's
+ *    own empty CreateFile aside); otherwise the step is dropped with a warning naming the file.
  */
 
 /** What goes to the editor for one write. */
@@ -323,6 +328,11 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
     pendingOf(session).add(session, step, pending, req);
   }
   const waiting = new Set(pending);
+  // The paths sent for files the client has no document of: only the disk can confirm them.
+  if (!rec.recorded && !rec.stale) {
+    const unopened = toEditor.filter((e) => e.kind !== 'delete' && waiting.has(e.o.op.path) && !docs.get(e.o.op.path));
+    if (unopened.length > 0) pendingOf(session).writeUnconfirmedLater(session, step, unopened.map((e) => ({ o: e.o, created: e.kind === 'create' })));
+  }
   const caught = new Set(catchUp.map((o) => o.op.path));
   const applied = [
     ...step.ops.map((o) => toAppliedFile(o.file, toDisk.includes(o) ? 'disk' : 'editor')),
@@ -378,6 +388,53 @@ class PendingSteps {
       texts.set(path, b ? decodeUtf8(b) : null);
     }
     this.list.push({ step, req, texts, missing });
+  }
+
+  /**
+   * After `verifyTimeoutMs`, writes on disk the paths of waiting step `step` that the editor was
+   * sent for files it has no document of and that neither it opened nor saved since (see 5. at
+   * the top), then records what is in place. A path the disk no longer holds as the step found it
+   * (an editor's empty `CreateFile` aside: `created`) drops the step, with a warning naming it.
+   */
+  writeUnconfirmedLater(session: Session, step: PreparedStep, paths: { o: StepOp; created: boolean }[]): void {
+    const timer = setTimeout(() => {
+      try {
+        this.writeUnconfirmed(session, step, paths);
+      } catch {
+        // The session ended meanwhile (its journal closed): nothing is left to tell.
+      }
+    }, session.options.verifyTimeoutMs);
+    // A sidecar that is shutting down does not stay up for it.
+    timer.unref();
+  }
+
+  /** The write {@link writeUnconfirmedLater} makes when its time comes. */
+  private writeUnconfirmed(session: Session, step: PreparedStep, paths: { o: StepOp; created: boolean }[]): void {
+    const w = this.list.find((x) => x.step === step);
+    if (!w) return; // recorded, superseded or dropped meanwhile
+    const what = `${w.req.direction} of ${describeSelector(w.req.selector)}`;
+    const ops: StepOp[] = [];
+    for (const { o, created } of paths) {
+      const path = o.op.path;
+      if (!w.missing.includes(path) || session.docs.get(path)) continue; // saved, or opened: the editor has it
+      const now = diskState(session, path);
+      if (sameState(now, o.op.to)) continue;
+      const emptyMade = created && now.exists && now.type === 'file' && now.size === 0;
+      if (!sameState(now, o.op.from) && !emptyMade) {
+        this.list = this.list.filter((x) => x !== w);
+        session.client.showMessage('warning', `takeback: ${what} not recorded: the editor did not confirm its edit of ${path}, and ${path} changed on disk meanwhile`);
+        return;
+      }
+      ops.push(emptyMade ? { ...o, op: { ...o.op, from: now } } : o);
+    }
+    try {
+      writeStep(session.engine, step, ops);
+    } catch (e) {
+      this.list = this.list.filter((x) => x !== w);
+      session.client.showMessage('warning', `takeback: ${what} not recorded: ${(e as Error).message}`);
+      return;
+    }
+    this.check(session);
   }
 
   /** Forgets waiting steps that share a set with `step` (a newer step on the same sets supersedes them). */

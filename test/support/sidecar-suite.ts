@@ -344,7 +344,7 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
   });
 
   describe('LSP4IJ-like client: its quirks', () => {
-    it('skips a text edit for a file its virtual file system does not know; nothing is recorded as undone for it', async () => {
+    it('skips a text edit for a file its virtual file system does not know; unconfirmed within the bound, the server writes that file itself and the undo is recorded', async () => {
       const e = await start('lsp4ij', { verifyTimeoutMs: 300 });
       await e.open('notes.md');
       // data.txt as a file the IDE has not refreshed since a process outside it touched it.
@@ -352,13 +352,31 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
       expect(e.edits).toHaveLength(1);
       expect(e.text('data.txt')).toBeUndefined();
-      // Not claimed done: the path waits for a save that confirms it.
+      // Not claimed done: the path waits for something that confirms it.
       expect(r.failed).toEqual([]);
       expect(r.pending).toContain('data.txt');
       await e.saveAll();
-      await new Promise((res) => setTimeout(res, 400));
+      // The IDE saves notes.md but never data.txt (it skipped the edit and says nothing): past
+      // verifyTimeoutMs the server writes data.txt on disk, which still held what the undo found.
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 10_000, 'undone');
       expect(ws.read('notes.md')).toEqual(Buffer.from(BEFORE['notes.md'] as string));
-      expect(ws.read('data.txt')).toEqual(Buffer.from(AFTER['data.txt'] as string));
+      expect(ws.read('data.txt')).toEqual(Buffer.from(BEFORE['data.txt'] as string));
+      expect(await states(e)).toEqual(['undone', 'undone', 'undone']);
+      expect(e.messages.filter((m) => m.type <= 2)).toEqual([]);
+    });
+
+    it('an unconfirmed file that changed on disk before the bound is not written over: the step is dropped with a warning naming it', async () => {
+      const e = await start('lsp4ij', { verifyTimeoutMs: 300 });
+      await e.open('notes.md');
+      e.unknownToVfs.add(e.uri('data.txt'));
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+      expect(r.pending).toContain('data.txt');
+      // Someone else writes data.txt before the bound passes: theirs stays, nothing is recorded.
+      fs.writeFileSync(path.join(ws.root, 'data.txt'), 'written meanwhile\n');
+      await e.until(() => e.messages.some((m) => /did not confirm its edit of data\.txt, and data\.txt changed on disk meanwhile/.test(m.message)), 10_000, 'the warning');
+      await e.saveAll();
+      await new Promise((res) => setTimeout(res, 400));
+      expect(ws.read('data.txt')).toEqual(Buffer.from('written meanwhile\n'));
       expect((await states(e)).sort()).toEqual(['applied', 'applied', 'applied']);
       expect(e.changes.some((c) => c.reason === 'undone')).toBe(false);
     });

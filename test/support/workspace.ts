@@ -65,7 +65,7 @@ export async function scratchWorkspace(prefix: string, source: string, link: { n
 
 /**
  * takeback's own installer writes the hooks: `takeback init <agent>` for each agent in `work`
- * (journal in `tbHome`; throws if one fails), then that is committed with `message`.
+ * (journal in `tbHome`; throws if one fails), then what git sees of that is committed with `message`.
  */
 export function takebackInit(work: string, tbHome: string, agents: string[], message = 'takeback hooks'): void {
   for (const agent of agents) {
@@ -73,7 +73,8 @@ export function takebackInit(work: string, tbHome: string, agents: string[], mes
     if (r.status !== 0) throw new Error(`takeback init ${agent} failed: ${r.stdout}${r.stderr}`);
   }
   git(work, 'add', '-A');
-  git(work, 'commit', '-q', '-m', message);
+  // Claude Code's hooks go to its settings for one person, which git does not see: the commit may be empty.
+  git(work, 'commit', '-q', '--allow-empty', '-m', message);
 }
 
 /**

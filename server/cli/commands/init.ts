@@ -3,7 +3,7 @@ import { TakebackError } from '../../core/errors.js';
 import { findWorkspaceRoot, realFolder } from '../../core/workspace.js';
 import type { CommandContext } from '../context.js';
 import { print } from '../output.js';
-import { BIN, hookCommand, PACKAGE_ROOT, selfCommand } from '../self.js';
+import { BIN, hookCommandOf, PACKAGE_ROOT, selfCommand } from '../self.js';
 
 /** `takeback init <agent|editor>`: takeback's hooks in an agent's settings, or its sidecar in an editor's config. */
 export function registerInit(p: Command, ctx: CommandContext): void {
@@ -11,6 +11,7 @@ export function registerInit(p: Command, ctx: CommandContext): void {
     .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
     .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains | vscode')
     .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json) instead of the project's")
+    .option('--shared', "claude-code: the project's shared .claude/settings.json (committed: hooks the whole team) instead of the personal .claude/settings.local.json")
     .option('--remove', 'take out exactly what init added (vscode: uninstall the extension)')
     .option('--http', 'claude-code: http hooks to a capture daemon (a few ms a hook), each with a command hook that takes over when none runs; in .claude/settings.local.json')
     .option('--port <N>', 'claude-code --http: the loopback port (default: 29470 + uid mod 1000)')
@@ -18,7 +19,7 @@ export function registerInit(p: Command, ctx: CommandContext): void {
     .option('--hx <PATH>', 'helix: the Helix to ask for its languages (default: hx on PATH)')
     .option('--dir <DIR>', 'jetbrains: where to write the LSP4IJ template folder')
     .addOption(new Option('--command <TEXT>', 'the hook command to write (helix: the server program)').hideHelp())
-    .action(async (agent: string, o: { user?: boolean; remove?: boolean; http?: boolean; port?: string; command?: string; configDir?: string; hx?: string; dir?: string }, cmd: Command) => {
+    .action(async (agent: string, o: { user?: boolean; shared?: boolean; remove?: boolean; http?: boolean; port?: string; command?: string; configDir?: string; hx?: string; dir?: string }, cmd: Command) => {
       const { EDITORS } = await import('../../editors/registry.js');
       const editor = EDITORS[agent];
       if (editor) {
@@ -39,17 +40,20 @@ export function registerInit(p: Command, ctx: CommandContext): void {
       const results = initHooks(spec, {
         workspace: root,
         user: Boolean(o.user),
-        command: o.command ?? hookCommand(agent),
+        // `--command TEXT` (tests): the text as it is, after the assignments the hook is given.
+        command: o.command === undefined ? hookCommandOf(agent) : (env) => `${env}${o.command}`,
+        shared: o.shared,
         remove: o.remove,
         http: o.http,
         port,
         home: takebackHome(),
       });
-      for (const r of results) {
-        // Taking hooks out of the file of the other kind is said only when there were some.
-        if (r.action === 'removed' && !r.changed && !o.remove) continue;
+      // The files changed; when none was, the first one looked at (where init writes).
+      const changed = results.filter((r) => r.changed);
+      for (const r of changed.length > 0 ? changed : results.slice(0, 1)) {
         print(`${r.changed ? (r.action === 'removed' ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
       }
+      if (!o.remove && agent === 'claude-code' && !o.user && !o.shared) print("in Claude Code's settings for you alone (kept out of git); `--shared` writes the team's .claude/settings.json instead\n");
       if (!o.remove && o.http) print(`http hooks to 127.0.0.1:${port}: the first hook starts the capture daemon; until it runs, and whenever it does not, the hooks run in-process\n`);
       if (!o.remove && spec.setupNote) print(`${spec.setupNote(Boolean(o.user))}\n`);
       ctx.done(0);

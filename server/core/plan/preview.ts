@@ -1,6 +1,6 @@
 import type { Engine } from '../engine.js';
 import { unifiedDiff } from '../diffs.js';
-import { readState } from '../fsstate.js';
+import { readWorkspaceState } from '../fsstate.js';
 import type { CaptureGap, FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { heldDiskReader, type Action, type Conflict, type CurrentBytes, type CurrentReader, type Plan } from './plan.js';
@@ -13,7 +13,7 @@ export interface PreviewFile {
   gap: CaptureGap | null;
   /** Unified diff (3 lines of context) from what is there now to what the step leaves; null when there is none to show. */
   diff: string | null;
-  /** Said instead of a diff: "binary files differ", "too large to show a diff". */
+  /** Said instead of a diff: "binary files differ", "too large to show a diff", "a secret: not shown". */
   note: string | null;
   sets: string[];
   /**
@@ -31,11 +31,22 @@ export interface PreviewFile {
   hunks?: { set: string; start: number; end: number; taken: boolean }[];
 }
 
-/** Reads the bytes a path holds now; the sidecar passes one that sees unsaved editor text. */
-export type BytesReader = (path: string, abs: string) => Buffer | null;
+/**
+ * Reads the bytes a path holds now: null when there are none to show (gone, not a file, too
+ * large, unreadable), `'secret'` when they hold a secret (a secret place's file, or content in
+ * which core/secrets.ts finds a token or key), whose bytes a preview never prints. The sidecar
+ * passes one that sees unsaved editor text.
+ */
+export type BytesReader = (path: string, abs: string) => Buffer | null | 'secret';
+
+/** What a preview says instead of the diff of a file whose bytes hold a secret. */
+export const SECRET_NOTE = 'a secret: not shown';
 
 function diskBytes(engine: Engine): BytesReader {
-  return (_path, abs) => readState(abs, { maxFileBytes: engine.config.maxFileBytes }).bytes ?? null;
+  return (path, abs) => {
+    const r = readWorkspaceState(engine, path, { abs });
+    return r.gap === 'secret' ? 'secret' : (r.bytes ?? null);
+  };
 }
 
 /**
@@ -55,6 +66,7 @@ export function diskReaders(engine: Engine): { state: CurrentReader; bytes: Byte
     bytes: (path, abs) => {
       const r = held.get(path);
       held.delete(path);
+      if (r?.gap === 'secret') return 'secret';
       return r?.bytes ?? fallback(path, abs);
     },
   };
@@ -111,9 +123,15 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
             abs = null;
           }
           const now = abs && f.current.exists && f.current.type === 'file' ? readBytes(f.path, abs) : null;
-          const d = unifiedDiff(f.path, now, f.merged ?? targetBytes(f.target));
-          diff = d.diff;
-          note = d.note ?? note;
+          if (now === 'secret') {
+            // The file as it is now holds a secret: its text is never printed, not even as the
+            // old side of a diff.
+            note = SECRET_NOTE;
+          } else {
+            const d = unifiedDiff(f.path, now, f.merged ?? targetBytes(f.target));
+            diff = d.diff;
+            note = d.note ?? note;
+          }
         }
       }
     }

@@ -1,5 +1,6 @@
 -- :checkhealth takeback — Neovim, the options, the binary and its version, the handshake with
--- the sidecar (a running client, or one started for the check) and where the journal is.
+-- the sidecar (a running client, or one started for the check), where the journal is, and the
+-- agents' hooks here and for the user.
 
 local M = {}
 
@@ -154,6 +155,39 @@ function M.check()
   end
   for _, p in ipairs(doc.problems or {}) do
     health.warn(type(p) == 'table' and (p.message or vim.inspect(p)) or tostring(p))
+  end
+
+  -- Each settings file an agent reads here or for the user that holds takeback's hooks, as
+  -- `takeback doctor` checked it (installed for every event, current, trusted by the agent).
+  health.start('takeback: agent hooks')
+  local hooked = false
+  for _, a in ipairs(doc.agents or {}) do
+    if a.installed ~= 'none' then
+      hooked = true
+      local what = ('%s (%s: %s)'):format(a.agent, a.scope, a.file)
+      local bad = {}
+      if a.installed == 'some' then
+        table.insert(bad, 'some events only')
+      end
+      if a.current == false then
+        table.insert(bad, 'another takeback than this one, or an older command')
+      end
+      if a.trusted == false then
+        table.insert(bad, 'not trusted: ' .. (a.trust or '?'))
+      end
+      if #bad == 0 then
+        health.ok(what .. ': every event, current' .. (a.trusted == true and ', trusted' or ''))
+      else
+        local flag = a.scope == 'user' and ' --user' or ''
+        if a.agent == 'claude-code' and a.scope == 'workspace' and a.file:match('/settings%.json$') then
+          flag = ' --shared'
+        end
+        health.warn(what .. ': ' .. table.concat(bad, '; '), { ('run `takeback init %s%s` again'):format(a.agent, flag) })
+      end
+    end
+  end
+  if not hooked then
+    health.warn('no agent is hooked here: run takeback init claude-code (or codex, gemini; --user for every folder)')
   end
 end
 

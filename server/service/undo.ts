@@ -28,7 +28,9 @@ function editorBytes(readers: EditorReaders): CurrentBytes | undefined {
   return (path, abs, state) => {
     if (!state.exists || state.type !== 'file' || !state.sha256) return null;
     const b = bytes(path, abs);
-    return b && b.length === state.size && sha256(b) === state.sha256 ? b : null;
+    // A secret's text is not the editor's to hand over: the plan reads the disk for it.
+    if (b === null || b === 'secret') return null;
+    return b.length === state.size && sha256(b) === state.sha256 ? b : null;
   };
 }
 

@@ -1,13 +1,16 @@
 // The spill's queue in process, on a real folder: records come back whole and in order, a record
 // cut short at any byte (a writer killed mid-append) or a slot left claimed by a dead writer is
-// dropped and never blocks the records after it.
+// dropped and never blocks the records after it, and folding the queue into a real journal
+// applies the whole ones and names the cut one.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { foldSpill, queueOps } from '../server/core/capture/queued.js';
 import { SLOT_BYTES, SPILL_SLOTS, hasQueued, queued, release, reserveSpill, spill, spillDir } from '../server/core/journal/spill.js';
+import { unitWorkspace } from './support/engine.js';
 
 function tmp(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-spill-'));
@@ -98,5 +101,25 @@ describe('the spill queue', () => {
     expect(entries.map((e) => e.value)).toEqual([{ after: true }]);
     const left = fs.readdirSync(spillDir(dir));
     expect(left.filter((n) => n.startsWith('c.'))).toEqual([`c.${names[1]!.slice(2)}.${process.pid}.live`]);
+  });
+
+  it('folding into a real journal applies the whole records in order and names the one cut short', () => {
+    const ws = unitWorkspace();
+    const { engine } = ws;
+    const dir = engine.journal.dir;
+    const good = recordOf(dir, { cause: 'journal-busy', ops: [{ op: 'lost', what: 'never seen' }] });
+    plantQueued(dir, good.subarray(0, good.length - 3));
+    const files = { root: engine.root, config: engine.config, blobs: engine.journal.blobs };
+    const who = { agent: 'claude-code', session: 's', agentTurn: null };
+    expect(queueOps(dir, files, 'journal-busy', [{ op: 'turn-begin', label: 'queued turn', ...who }])).toBe(true);
+    expect(queueOps(dir, files, 'journal-busy', [{ op: 'turn-end', ...who }])).toBe(true);
+    expect(foldSpill(engine)).toBe(2);
+    expect(hasQueued(dir)).toBe(false);
+    const turns = engine.journal.turns.all();
+    expect(turns.map((t) => [t.label, t.end !== null])).toEqual([['queued turn', true]]);
+    expect(engine.journal.unkept.all().map((u) => u.what)).toEqual(['an event queued while the journal could not be written was cut short']);
+    // Folded once: a second fold finds nothing.
+    expect(foldSpill(engine)).toBe(0);
+    expect(engine.journal.turns.all()).toHaveLength(1);
   });
 });

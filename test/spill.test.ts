@@ -114,6 +114,23 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
     expect(sb.read('src/f1.txt').toString()).toBe('LINE 1\n');
     expect(undo.stdout).toContain('src/f1.txt: not restored (could not be kept when it changed: the journal could not be written then)');
   });
+
+  it('takeback run -- CMD runs CMD and gives its exit code, and the command is named as not kept once space is back', () => {
+    const disk = smallDisk(2048);
+    const sb = sandbox({ git: true, env: { TAKEBACK_HOME: disk.dir } });
+    sb.write('a.txt', 'a\n');
+    expect(sb.tb(['list']).code).toBe(0); // the journal and its spill exist
+    disk.fill();
+    const r = sb.tb(['run', '--', 'sh', '-c', 'echo ran > made.txt; exit 3'], { timeout: 25_000 });
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(3);
+    expect(sb.read('made.txt').toString()).toBe('ran\n');
+    expect(r.stderr).toMatch(/not recording this command/);
+    disk.free();
+    const d = sb.json(['doctor']);
+    expect(d.unkept.count).toBe(1);
+    expect(sb.tb(['list']).stdout).toMatch(/1 change could not be kept \(disk full, at /);
+  });
 });
 
 /** Waits until `child` has written `text` on stdout (a generous bound: a loaded machine is slow). */

@@ -87,7 +87,8 @@ const COMMAND_CHARS = 1000;
  * Queues `ops` in the spill of the journal in `journalDir`, for `cause`. The end of a file tool
  * whose paths are known (from `ws.pending`, the journal's pending captures when it could be read,
  * or an earlier queued begin) keeps what its paths hold now, their bytes stored in `ws.blobs` when
- * they can be; a record too large for its slot is queued as lost. Returns false when nothing
+ * they can be, and made durable with the blobs of `ws.blobs` stored before (a file tool's
+ * "before"); a record too large for its slot is queued as lost. Returns false when nothing
  * could be queued (no spill, every slot taken). Never throws.
  */
 export function queueOps(
@@ -98,6 +99,8 @@ export function queueOps(
 ): boolean {
   try {
     const shaped = ops.map((op) => shapeOp(journalDir, ws, op, ops));
+    // The blobs a record names are on the disk before it is queued (and the hook answers).
+    ws.blobs.sync();
     let ev: QueuedEvent = { cause, ops: shaped };
     if (recordBytes(ev) > SLOT_BYTES) ev = { cause, ops: [{ op: 'lost', what: describe(shaped).slice(0, 500) }] };
     return spill(journalDir, ev);

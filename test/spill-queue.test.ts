@@ -9,6 +9,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { foldSpill, queueOps } from '../server/core/capture/queued.js';
+import { HolderWriter, readHolder, reserveHolder } from '../server/core/journal/holder.js';
 import { SLOT_BYTES, SPILL_SLOTS, hasQueued, queued, release, reserveSpill, spill, spillDir } from '../server/core/journal/spill.js';
 import { unitWorkspace } from './support/engine.js';
 
@@ -121,5 +122,28 @@ describe('the spill queue', () => {
     // Folded once: a second fold finds nothing.
     expect(foldSpill(engine)).toBe(0);
     expect(engine.journal.turns.all()).toHaveLength(1);
+  });
+});
+
+describe('the lock-holder record', () => {
+  it('names this process, its command cut to fit, and the time, in a file of a fixed size written in place', () => {
+    const dir = tmp();
+    reserveHolder(dir);
+    const argv = process.argv;
+    process.argv = [...argv, 'x'.repeat(2000)];
+    try {
+      const w = new HolderWriter(dir);
+      w.write(1_796_000_000_000);
+      w.write(1_796_000_000_123);
+      w.close();
+    } finally {
+      process.argv = argv;
+    }
+    expect(fs.statSync(path.join(dir, 'holder')).size).toBe(512);
+    const h = readHolder(dir)!;
+    expect(h.pid).toBe(process.pid);
+    expect(h.since).toBe(1_796_000_000_123);
+    expect(h.command.length).toBeGreaterThan(100);
+    expect(h.command.endsWith('x')).toBe(true);
   });
 });

@@ -48,17 +48,44 @@ export function holderRecord(now = Date.now()): Buffer {
   return buf;
 }
 
-/** Writes `record` ({@link holderRecord}) over the holder file of `journalDir` in place. Never throws: the record is for diagnosis only. */
-export function writeHolder(journalDir: string, record: Buffer): void {
-  try {
-    const fd = openSync(holderFile(journalDir), 'r+');
-    try {
-      writeSync(fd, record, 0, record.length, 0);
-    } finally {
-      closeSync(fd);
+/**
+ * Writes this process's record ({@link holderRecord}) over the holder file of one journal, in
+ * place, through a descriptor opened at the first write and kept until {@link close}: one write
+ * call a transaction. Never throws: the record is for diagnosis only (without it, doctor names
+ * the lock held without naming whom).
+ */
+export class HolderWriter {
+  private fd: number | null | undefined;
+  /** The record with `since` left out, made at the first write: the pid and command stay. */
+  private head: string | null = null;
+  private readonly buf = Buffer.alloc(HOLDER_BYTES);
+
+  constructor(private readonly journalDir: string) {}
+
+  /** Records this process as the lock's holder from `now` (ms since the epoch). */
+  write(now = Date.now()): void {
+    if (this.fd === undefined) {
+      try {
+        this.fd = openSync(holderFile(this.journalDir), 'r+');
+      } catch {
+        this.fd = null; // no holder file (a full disk when the journal was made)
+      }
     }
-  } catch {
-    // No record: doctor names the lock held without naming whom.
+    if (this.fd === null) return;
+    // Cut to fit with a time of today's length (13 digits until the year 2286).
+    this.head ??= holderRecord(now).toString('utf8').trimEnd().replace(/\d+\}$/, '');
+    this.buf.fill(0x20);
+    this.buf.write(`${this.head}${now}}\n`, 0, 'utf8');
+    try {
+      writeSync(this.fd, this.buf, 0, HOLDER_BYTES, 0);
+    } catch {
+      // not recorded this time
+    }
+  }
+
+  close(): void {
+    if (typeof this.fd === 'number') closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 

@@ -7,7 +7,7 @@ import { workspaceKey } from '../workspace.js';
 import { Captures } from './captures.js';
 import { BUSY_MS, openDb, writeTxn, type Db } from './db.js';
 import { Drift } from './drift.js';
-import { holderFile, holderRecord, reserveHolder, writeHolder } from './holder.js';
+import { HolderWriter, holderFile, reserveHolder } from './holder.js';
 import { reserveSpill } from './spill.js';
 import { Unkept } from './unkept.js';
 import { OpLog } from './oplog.js';
@@ -46,6 +46,7 @@ export class Journal {
   readonly unkept: Unkept;
   /** True when the spill (spill.ts) held queued events when the journal was opened. */
   spilled = false;
+  private readonly holder: HolderWriter;
 
   private constructor(
     readonly home: string,
@@ -62,6 +63,7 @@ export class Journal {
     this.drift = new Drift(db);
     this.txns = new Txns(this.dir);
     this.unkept = new Unkept(db);
+    this.holder = new HolderWriter(this.dir);
   }
 
   /**
@@ -105,7 +107,7 @@ export class Journal {
   write<T>(fn: () => T): T {
     const outer = !this.db.inTransaction;
     const r = writeTxn(this.db, () => {
-      if (outer) writeHolder(this.dir, holderRecord());
+      if (outer) this.holder.write();
       const out = fn();
       if (this.blobs.sync()) this.durableCommit = true;
       return out;
@@ -149,6 +151,7 @@ export class Journal {
   }
 
   close(): void {
+    this.holder.close();
     this.db.close();
   }
 }

@@ -5,15 +5,15 @@ import { SnapshotIndex } from '../scan/snapshot-index.js';
 import { BlobStore } from '../store/blobs.js';
 import { workspaceKey } from '../workspace.js';
 import { Captures } from './captures.js';
-import { BUSY_MS, openDb, writeTxn, type Db } from './db.js';
+import { openDb, writeTxn, type Db } from './db.js';
 import { Drift } from './drift.js';
 import { HolderWriter, holderFile, reserveHolder } from './holder.js';
-import { reserveSpill } from './spill.js';
-import { Unkept } from './unkept.js';
 import { OpLog } from './oplog.js';
 import { Sets } from './sets.js';
+import { reserveSpill } from './spill.js';
 import { Turns } from './turns.js';
 import { Txns } from './txns.js';
+import { Unkept } from './unkept.js';
 
 /** The journal folder of workspace `root` (a real path) under `home`: `$TAKEBACK_HOME/workspaces/<key>`. */
 export function journalDirOf(home: string, root: string): string {
@@ -22,8 +22,6 @@ export function journalDirOf(home: string, root: string): string {
 
 /** How long (ms) a write of a hook waits for another process's lock before its event is queued in the spill instead. */
 export const HOOK_BUSY_MS = 1000;
-
-export { BUSY_MS };
 
 /**
  * The change journal of one workspace: `$TAKEBACK_HOME/workspaces/<key>/journal.db`, plus the

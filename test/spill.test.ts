@@ -150,7 +150,7 @@ function waitFor(child: ChildProcess, text: string): Promise<void> {
 }
 
 describe('a writer stopped while it holds the journal', () => {
-  it('a hook pair returns (its event queued), doctor names the stopped holder, and after SIGCONT the event is folded in with its bytes', async () => {
+  it('a hook pair and takeback run return (their events queued), doctor names the stopped holder, and after SIGCONT the Write is folded in with its bytes', async () => {
     const sb = sandbox({ git: true });
     sb.write('a.txt', 'before\n');
     hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
@@ -173,13 +173,20 @@ e.journal.close();`;
     sb.write('a.txt', 'after\n');
     hookOk(sb, event(sb, 'PostToolUse', write));
 
+    // takeback run -- CMD runs CMD behind the stuck lock too, and gives its exit code.
+    const run = sb.tb(['run', '--', 'sh', '-c', 'echo ran > run.txt; exit 4'], { timeout: 25_000 });
+    expect(run.signal).toBeNull();
+    expect(run.code).toBe(4);
+    expect(sb.read('run.txt').toString()).toBe('ran\n');
+    expect(run.stderr).toMatch(/not recording this command: the journal cannot be written \(database is locked\)/);
+
     const log = fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
     expect(log).toContain(`the journal cannot take the event now (journal-busy, its lock last taken by pid ${writer.pid}): queued files-begin`);
     const stuck = sb.json(['doctor'], { timeout: 25_000 });
     expect(stuck.lock.held).toBe(true);
     expect(stuck.lock.holder.pid).toBe(writer.pid);
     expect(stuck.lock.holder.stopped).toBe(true);
-    expect(stuck.queued).toBe(2);
+    expect(stuck.queued).toBe(3);
     expect(stuck.problems.join('\n')).toMatch(new RegExp(`the journal is locked by pid ${writer.pid} \\(.*input-type=module.*\\) for \\d+ s, stopped`));
 
     const gone = new Promise((resolve) => writer.on('exit', resolve));
@@ -193,6 +200,8 @@ e.journal.close();`;
     const after = sb.json(['doctor']);
     expect(after.lock.held).toBe(false);
     expect(after.queued).toBe(0);
+    expect(after.unkept).toMatchObject({ count: 1, causes: ['journal-busy'] }); // the command run behind the lock
+    expect(after.problems.join('\n')).toMatch(/1 change could not be kept \(journal busy, at /);
     // The bytes were kept while the lock was held: the change undoes.
     expect(sb.tb(['undo', '--last']).code).toBe(0);
     expect(sb.read('a.txt').toString()).toBe('before\n');

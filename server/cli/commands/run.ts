@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
 import type { Engine } from '../../core/engine.js';
+import { HOOK_BUSY_MS } from '../../core/journal/journal.js';
 import type { CommandContext } from '../context.js';
 import { scanProgress } from '../output.js';
 import { setHeadline } from '../render.js';
@@ -30,7 +31,9 @@ export function registerRun(p: Command, ctx: CommandContext): void {
         e = await ctx.open(cmd);
         const { captureBegin } = await import('../../service/capture.js');
         const progress = scanProgress();
-        const r = captureBegin(e, { id, command, turn: o.turn, agent: 'cli', onProgress: progress.onProgress });
+        // The command waits about a second for another process's lock, as a hook does, not 30 s.
+        const engine = e;
+        const r = engine.journal.withBusyTimeout(HOOK_BUSY_MS, () => captureBegin(engine, { id, command, turn: o.turn, agent: 'cli', onProgress: progress.onProgress }));
         progress.done();
         began = true;
         if (r.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${r.scan.reason}) — workspace ${e.root}\n`);

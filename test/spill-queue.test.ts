@@ -123,6 +123,19 @@ describe('the spill queue', () => {
     expect(foldSpill(engine)).toBe(0);
     expect(engine.journal.turns.all()).toHaveLength(1);
   });
+
+  it('a whole record that cannot be folded in is dropped and named, and does not hold the events after it', () => {
+    const ws = unitWorkspace();
+    const { engine } = ws;
+    const dir = engine.journal.dir;
+    expect(spill(dir, { cause: 'journal-busy', ops: [{ op: 'files-begin', id: '../bad id', tool: 'Write', files: [] }] })).toBe(true);
+    const files = { root: engine.root, config: engine.config, blobs: engine.journal.blobs };
+    expect(queueOps(dir, files, 'journal-busy', [{ op: 'turn-begin', label: 'after the bad one', agent: 'codex', session: 's', agentTurn: null }])).toBe(true);
+    expect(foldSpill(engine)).toBe(2);
+    expect(hasQueued(dir)).toBe(false);
+    expect(engine.journal.turns.all().map((t) => t.label)).toEqual(['after the bad one']);
+    expect(engine.journal.unkept.all().map((u) => u.what)).toEqual([expect.stringMatching(/^a queued event that could not be folded in \(.*capture id/)]);
+  });
 });
 
 describe('the lock-holder record', () => {

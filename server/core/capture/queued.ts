@@ -165,11 +165,18 @@ export function foldSpill(engine: Engine): number {
       }
       for (const e of entries) {
         const key = `spill:${e.name}`;
-        journal.write(() => {
-          if (journal.db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key)) return; // folded in before its slot was freed
-          for (const op of e.value.ops ?? []) applyOp(engine, e.value.cause, e.at, op);
-          journal.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run(key, String(Date.now()));
-        });
+        try {
+          journal.write(() => {
+            if (journal.db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key)) return; // folded in before its slot was freed
+            for (const op of e.value.ops ?? []) applyOp(engine, e.value.cause, e.at, op);
+            journal.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run(key, String(Date.now()));
+          });
+        } catch (err) {
+          if (unkeptCause(err, engine.home) !== null) throw err;
+          // A record that cannot be applied (not one of today's shapes) is dropped and named:
+          // left queued, it would hold every later event behind it.
+          journal.write(() => journal.unkept.add({ at: e.at, cause: e.value.cause ?? 'journal-error', what: `a queued event that could not be folded in (${(err as Error).message})`, capture: null }));
+        }
         release(journal.dir, e.name);
         folded++;
       }

@@ -210,7 +210,8 @@ export function queued<T>(journalDir: string): { entries: SpillEntry<T>[]; dropp
     const pid = Number(name.split('.')[2]);
     if (pid !== process.pid && !alive(pid)) {
       release(journalDir, name);
-      dropped++;
+      // A slot being made (`.new`) held no record; any other claimed slot held one cut short.
+      if (!name.endsWith('.new')) dropped++;
     }
   }
   const entries: SpillEntry<T>[] = [];

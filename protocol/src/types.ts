@@ -33,9 +33,10 @@ export interface FileState {
  * `too-large` (over the size limit, 5 MB by default), `secret` (keys, `.ssh`, `.gnupg`,
  * credential stores), `symlink-target` (content behind a link), `excluded` (not scanned),
  * `outside-workspace` (never written), `workspace-too-large` (commands not captured),
- * `unreadable`.
+ * `unreadable`, `not-kept` (the journal could not take it when it changed: a full disk, a lock
+ * held too long).
  */
-export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept';
 
 /** A capture gap: a path, the reason, and a sentence for people. */
 export interface CaptureGap {

@@ -1,9 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
-import type { Engine } from '../core/engine.js';
+import { keepFiles } from '../core/capture/files.js';
+import { foldSpill, queueOps, unkeptCause, type QueuedOp } from '../core/capture/queued.js';
+import { loadConfig, takebackHome } from '../core/config.js';
+import { workspaceRootOf, type Engine } from '../core/engine.js';
 import { ID_PATTERN, TakebackError } from '../core/errors.js';
+import { readHolder } from '../core/journal/holder.js';
+import { HOOK_BUSY_MS, journalDirOf } from '../core/journal/journal.js';
+import { hasQueued } from '../core/journal/spill.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
+import type { UnkeptCause } from '../core/journal/unkept.js';
+import { BlobStore } from '../core/store/blobs.js';
 import { acquireEngine, releaseEngine } from '../daemon/engines.js';
+import { logHook } from '../daemon/log.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
 import type { AgentAction, AgentName, EventContext, HookEventBase, Pairing } from './spec.js';
 
@@ -85,15 +94,26 @@ function end(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 
 }
 
 /**
- * Carries out `actions` for one hook event on the journal of the workspace around `ctx.cwd`.
- * Returns one line for the log. Throws on bad input or a journal error; the hook logs it and
- * still exits 0.
+ * Carries out `actions` for one hook event on the journal of the workspace around `ctx.cwd`,
+ * after the events queued in its spill. When the journal cannot take them (its disk is full, its
+ * lock is held for over {@link HOOK_BUSY_MS}, or events queued earlier are still waiting) the
+ * actions not yet carried out are queued in the spill instead (see `queue`). Returns one line for
+ * the log. Throws on bad input, another journal error, or an event that could not be queued
+ * either; the hook logs it and still exits 0.
  */
 export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): string {
   if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
-  const engine = acquireEngine({ cwd: ctx.cwd, env });
+  const said: string[] = [];
+  let engine: Engine | null = null;
+  let done = 0;
   try {
-    const said: string[] = [];
+    // A hook waits about a second for another process's lock, never the agent's whole timeout.
+    engine = acquireEngine({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
+    // Events queued earlier come first: folded in now, or this one is queued behind them.
+    if (hasQueued(engine.journal.dir)) {
+      foldSpill(engine);
+      if (hasQueued(engine.journal.dir)) return queue(ctx, actions, 'journal-busy', env, engine, said);
+    }
     for (const a of actions) {
       switch (a.kind) {
         case 'session-start':
@@ -124,11 +144,81 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           said.push(a.why);
           break;
       }
+      done++;
     }
     return said.join('; ');
+  } catch (e) {
+    const cause = unkeptCause(e, takebackHome(env));
+    if (cause === null) throw e;
+    said.push(`the journal could not be written (${(e as Error).message})`);
+    return queue(ctx, actions.slice(done), cause, env, engine, said);
   } finally {
-    releaseEngine(engine);
+    if (engine) releaseEngine(engine);
   }
+}
+
+/**
+ * Queues `actions` in the spill of the workspace's journal, for `cause` (the journal cannot take
+ * them now), as the capture operations they stand for; a file tool's paths are kept as they are
+ * now, their bytes stored when the blob store can take them. `engine` is the journal when it could
+ * be opened (null: found from `ctx.cwd` without it). Returns the log's line; throws when nothing
+ * could be queued (the hook logs it: the event is lost).
+ */
+function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, env: NodeJS.ProcessEnv, engine: Engine | null, said: string[]): string {
+  const home = engine?.home ?? takebackHome(env);
+  const root = engine?.root ?? workspaceRootOf(home, { cwd: ctx.cwd });
+  const config = engine?.config ?? loadConfig(home, env);
+  const blobs = engine?.journal.blobs ?? new BlobStore(home);
+  const ws = { root, config, blobs, pending: engine ? (id: string) => engine.journal.captures.peek(id) : undefined };
+  const who = (agentTurn: string | null | undefined) => ({ agent: ctx.agent, session: ctx.session, agentTurn: agentTurn ?? null });
+  const ops: QueuedOp[] = [];
+  for (const a of actions) {
+    switch (a.kind) {
+      case 'session-start':
+        ops.push({ op: 'baseline' });
+        break;
+      case 'turn-begin':
+        ops.push({ op: 'turn-begin', label: labelFromPrompt(a.prompt), ...who(a.agentTurn) });
+        break;
+      case 'turn-end':
+        ops.push({ op: 'turn-end', ...who(a.agentTurn) });
+        break;
+      case 'files-begin':
+      case 'command-begin': {
+        const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
+        const pair = 'order' in a.pairing ? a.pairing.order : null;
+        if (a.kind === 'command-begin') ops.push({ op: 'command-begin', id, tool: a.tool, command: a.command, pair, ...who(a.agentTurn) });
+        else if (a.paths.length > 0) {
+          let files;
+          try {
+            files = keepFiles(ws, a.paths, ctx.cwd);
+          } catch {
+            files = keepFiles({ ...ws, blobs: null }, a.paths, ctx.cwd); // the blob store cannot take them either
+          }
+          ops.push({ op: 'files-begin', id, tool: a.tool, pair, files, ...who(a.agentTurn) });
+        }
+        break;
+      }
+      case 'tool-end':
+        ops.push(
+          'id' in a.pairing
+            ? { op: 'end', id: captureId(a.pairing.id), tool: a.tool, found: null }
+            : { op: 'end-by-order', agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool },
+        );
+        break;
+      case 'ignore':
+        break;
+    }
+  }
+  if (ops.length === 0) return said.join('; ');
+  const dir = journalDirOf(home, root);
+  const holder = cause === 'journal-busy' ? readHolder(dir) : null;
+  const by = holder && holder.pid !== process.pid ? `, its lock last taken by pid ${holder.pid}` : '';
+  if (!queueOps(dir, ws, cause, ops)) throw new Error(`the journal cannot take the event (${cause}${by}) and it could not be queued either: lost`);
+  // Said in the log whatever the log level: the event waits in the spill, and doctor counts it.
+  logHook(home, `hook ${ctx.agent}: the journal cannot take the event now (${cause}${by}): queued ${ops.map((o) => o.op).join(', ')}`);
+  said.push(`queued (${cause}): ${ops.map((o) => o.op).join(', ')}`);
+  return said.join('; ');
 }
 
 /** A string field of an event, or null. */

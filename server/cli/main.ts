@@ -55,6 +55,8 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
       const { openEngine } = await import('../core/engine.js');
       engine = openEngine({ workspace });
+      // Events the hooks queued while the journal could not take them come first.
+      if (engine.journal.spilled) (await import('../core/capture/queued.js')).foldSpill(engine);
       return engine;
     },
     done(n) {

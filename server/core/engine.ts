@@ -1,6 +1,6 @@
 import { loadConfig, takebackHome, type Config } from './config.js';
 import { journalHasRecords } from './journal/db.js';
-import { Journal } from './journal/journal.js';
+import { HOOK_BUSY_MS, Journal } from './journal/journal.js';
 import { recoverTxns } from './plan/recover.js';
 import { findWorkspaceRootIn } from './workspace.js';
 
@@ -19,10 +19,10 @@ export interface Engine {
  * The journal lives under `$TAKEBACK_HOME`.
  * An undo or redo that a killed process left half-done is rolled back here.
  */
-export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Engine {
+export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv; busyMs?: number } = {}): Engine {
   const env = opts.env ?? process.env;
   const home = takebackHome(env);
-  return openEngineAt(home, workspaceRootOf(home, opts), env);
+  return openEngineAt(home, workspaceRootOf(home, opts), env, opts.busyMs);
 }
 
 /** The workspace root `opts` names (see {@link openEngine}): a real path. */
@@ -30,10 +30,14 @@ export function workspaceRootOf(home: string, opts: { workspace?: string; cwd?: 
   return findWorkspaceRootIn(home, opts.workspace ?? opts.cwd ?? process.cwd(), journalHasRecords);
 }
 
-/** Opens the engine of workspace `root` (found already, by {@link workspaceRootOf}) under `home`, as {@link openEngine} does. */
-export function openEngineAt(home: string, root: string, env: NodeJS.ProcessEnv): Engine {
+/**
+ * Opens the engine of workspace `root` (found already, by {@link workspaceRootOf}) under `home`,
+ * as {@link openEngine} does. `busyMs`: how long its writes wait for another process's lock
+ * (see `Journal.open`).
+ */
+export function openEngineAt(home: string, root: string, env: NodeJS.ProcessEnv, busyMs?: number): Engine {
   const config = loadConfig(home, env);
-  const journal = Journal.open(home, root);
+  const journal = Journal.open(home, root, { busyMs });
   const engine = { root, home, config, journal };
   recoverIfNeeded(engine);
   return engine;
@@ -41,8 +45,16 @@ export function openEngineAt(home: string, root: string, env: NodeJS.ProcessEnv)
 
 /**
  * Rolls back an undo or redo that a killed process cut short, before anything else reads the
- * journal. Cheap when there is none (one folder listing).
+ * journal. Cheap when there is none (one folder listing). A transaction whose lock is still held
+ * after about a second belongs to a live undo or redo (a killed one holds no lock): it is left
+ * to it, and rolled back by a later open if its process dies.
  */
 export function recoverIfNeeded(engine: Engine): void {
-  if (engine.journal.txns.all().length > 0) engine.journal.write(() => recoverTxns(engine));
+  const { journal } = engine;
+  if (journal.txns.all().length === 0) return;
+  try {
+    journal.withBusyTimeout(HOOK_BUSY_MS, () => journal.write(() => recoverTxns(engine)));
+  } catch (e) {
+    if (!String((e as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw e;
+  }
 }

@@ -18,9 +18,11 @@ export type FileType = 'file' | 'symlink' | 'dir';
  * - `excluded`: not scanned (ignored);
  * - `outside-workspace`: recorded, never written;
  * - `workspace-too-large`: over the scan limits, so commands are not captured;
- * - `unreadable`: the file could not be read.
+ * - `unreadable`: the file could not be read;
+ * - `not-kept`: the journal could not take it when it changed (its disk was full, its lock held
+ *   too long): the change is named, its bytes were not kept.
  */
-export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept';
 
 /** A capture gap: the path, why, and a sentence for people. */
 export interface CaptureGap {

@@ -48,9 +48,10 @@ export function closeKeptEngines(): void {
  * {@link openEngine}, or, in a process that keeps engines open ({@link keepEnginesOpen}), the
  * one already open for the same home and workspace, with its config read again (from `env` and
  * `config.json`, as openEngine reads it) and a transaction another process left half-done
- * rolled back. Give it back with {@link releaseEngine}.
+ * rolled back. `busyMs`: how long the writes of an engine it opens wait for another process's lock
+ * (see openEngineAt). Give it back with {@link releaseEngine}.
  */
-export function acquireEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Engine {
+export function acquireEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv; busyMs?: number } = {}): Engine {
   if (keepMax === 0) return openEngine(opts);
   const env = opts.env ?? process.env;
   const home = takebackHome(env);
@@ -68,7 +69,7 @@ export function acquireEngine(opts: { workspace?: string; cwd?: string; env?: No
     engine.config = loadConfig(home, env);
     recoverIfNeeded(engine);
   } else {
-    engine = openEngineAt(home, root, env);
+    engine = openEngineAt(home, root, env, opts.busyMs);
     keptInode.set(engine, dbInode(engine));
     while (kept.size >= keepMax) closeOldest();
   }

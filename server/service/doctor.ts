@@ -5,6 +5,9 @@ import type { Engine } from '../core/engine.js';
 import { lastSweep, type LastSweep } from '../core/gc/schedule.js';
 import { collectGarbage, type GcReport } from '../core/gc/sweep.js';
 import { quickCheck, turnCounts } from '../core/journal/counts.js';
+import { lockState, type LockState } from '../core/journal/holder.js';
+import { queued } from '../core/journal/spill.js';
+import { unkeptText, type UnkeptSummary } from '../core/journal/unkept.js';
 import { haveNativeCheck } from '../core/scan/native.js';
 import { captureStatus } from './history.js';
 
@@ -25,6 +28,16 @@ export interface JournalHealth {
   captures: { open: number; stale: number };
   blobs: { count: number; bytes: number };
   transactions: number;
+  /**
+   * The journal's write lock: whether another process holds it now, and who (its process id,
+   * command line, since when in ms since the epoch, and whether it is stopped) when the holder
+   * record names a live process. Hooks wait about a second for it, then queue their events.
+   */
+  lock: LockState;
+  /** The changes that could not be kept as they happened (a full disk, a lock held too long): how many, why, when (ms since the epoch); null when none. */
+  unkept: UnkeptSummary | null;
+  /** Events the hooks queued in the spill that no process has folded in yet. */
+  queued: number;
   limits: { maxFileBytes: number; maxWorkspaceFiles: number; maxWorkspaceBytes: number };
   /**
    * What the blob store keeps for all workspaces, and why (`takeback gc --dry-run`): copies the
@@ -39,6 +52,17 @@ export interface JournalHealth {
   /** How a warm scan checks its stats: `native` (native/scan-check.c, built by `npm ci`) or `javascript` (not built, or TAKEBACK_NATIVE=0). */
   scanCheck: 'native' | 'javascript';
   problems: string[];
+}
+
+/** What doctor says of a journal's lock held by another process: who, since when, and whether it is stopped. */
+function lockProblem(lock: LockState): string {
+  const h = lock.holder;
+  if (!h) return 'the journal is locked by another process that names itself nowhere (hooks queue their events until it lets go)';
+  const secs = Math.max(0, Math.round((Date.now() - h.since) / 1000));
+  const state = h.stopped ? ', stopped (SIGSTOP: kill -CONT it, or end it)' : '';
+  const command = h.command.replace(/\s+/g, ' ').trim();
+  const shown = command.length > 120 ? `${command.slice(0, 119)}…` : command;
+  return `the journal is locked by pid ${h.pid} (${shown}) for ${secs} s${state}: hooks queue their events until it lets go`;
 }
 
 /**
@@ -58,6 +82,12 @@ export function journalHealth(engine: Engine, version: string, outside: string[]
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
   const txns = journal.txns.all().length;
   if (txns > 0) problems.push(`${txns} unfinished undo transaction(s) could not be rolled back`);
+  const lock = lockState(journal.db, journal.dir);
+  if (lock.held) problems.push(lockProblem(lock));
+  const unkept = journal.unkept.summary();
+  if (unkept) problems.push(`${unkeptText(unkept)}: named as capture gaps in takeback list`);
+  const waiting = queued(journal.dir).entries.length;
+  if (waiting > 0) problems.push(`${waiting} hook event(s) queued while the journal could not take them, not folded in yet`);
   const integrity = quickCheck(journal.db);
   if (integrity !== 'ok') problems.push(`journal database check: ${integrity}`);
   problems.push(...outside);
@@ -82,6 +112,9 @@ export function journalHealth(engine: Engine, version: string, outside: string[]
     captures,
     blobs: { count: gc.use.total.count, bytes: gc.use.total.bytes },
     transactions: txns,
+    lock,
+    unkept,
+    queued: waiting,
     limits: { maxFileBytes: config.maxFileBytes, maxWorkspaceFiles: config.maxWorkspaceFiles, maxWorkspaceBytes: config.maxWorkspaceBytes },
     storage: {
       use: gc.use,

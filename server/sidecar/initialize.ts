@@ -4,6 +4,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { ResponseError, TextDocumentSyncKind, type ClientCapabilities, type InitializeResult, type TextDocuments } from 'vscode-languageserver/node';
 import { ErrorCodes } from '../../protocol/src/errors.js';
 import { SERVER_NAME } from '../../protocol/src/initialize.js';
+import { foldSpill } from '../core/capture/queued.js';
 import { openEngine, type Engine } from '../core/engine.js';
 import { abilitiesOf, type ClientAbilities, type EditorClient } from './client.js';
 import { ACTION_KIND } from './codeactions.js';
@@ -49,6 +50,8 @@ export function initialize(
   let engine: Engine;
   try {
     engine = openEngine({ workspace: root, env: ctx.env });
+    // Events the hooks queued while the journal could not take them come first.
+    if (engine.journal.spilled) foldSpill(engine);
   } catch (e) {
     throw new ResponseError(ErrorCodes.InternalError, `takeback: cannot open the journal of ${root}: ${(e as Error).message}`, null);
   }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CommandContext } from '../context.js';
 import { json, print } from '../output.js';
 import { renderList } from '../render.js';
+import { painter } from '../style.js';
 
 /** `takeback list`: the change sets, grouped by turn, newest first. */
 export function registerList(p: Command, ctx: CommandContext): void {
@@ -19,6 +20,10 @@ export function registerList(p: Command, ctx: CommandContext): void {
       else {
         // Nothing by that agent: name the agents that did change something here.
         const agents = o.agent !== undefined && r.sets.length === 0 ? e.journal.sets.agents() : undefined;
+        const { unkeptText } = await import('../../core/journal/unkept.js');
+        const unkept = e.journal.unkept.summary();
+        // What could not be kept comes first: the list below names those changes as gaps.
+        if (unkept) print(`${painter(ctx.color())('yellow', `! ${unkeptText(unkept)}: named as capture gaps below (see takeback doctor)`)}\n`);
         print(renderList(r, ctx.color(), { agent: o.agent, agents }));
       }
       ctx.done(0);

@@ -94,12 +94,17 @@ export function beginCommand(
 /**
  * A command has run: scans again and records what moved since its start as its change set.
  * Returns the set (or `null` when nothing changed) and how the scan went. Call inside a write
- * transaction.
+ * transaction. `late`: the end was queued in the spill and is folded in later, so what moved may
+ * hold later changes; then, and when the command's begin could not be kept (`unkept`), every
+ * change is a `not-kept` gap.
  */
-export function endCommand(engine: Engine, pending: PendingCapture): { set: ChangeSet | null; scan: CommandScan } {
+export function endCommand(engine: Engine, pending: PendingCapture, late = false): { set: ChangeSet | null; scan: CommandScan } {
   const outcome = scanAndCommit(engine);
   if (outcome.status !== 'ok') return { set: null, scan: { status: outcome.status, reason: outcome.reason } };
   const files = scanChangesToFiles(engine, outcome.changes);
+  // What the command found before it ran (or what it left) could not be kept when it ran: what
+  // the scan sees now is named, as gaps, and never undone.
+  if (late || engine.journal.unkept.hasCapture(pending.id)) for (const f of files) f.gap ??= 'not-kept';
   const paired = pending.pairedBy ? { pairedBy: pending.pairedBy } : {};
   const source = pending.tool
     ? { kind: 'command' as const, command: pending.command ?? '', tool: pending.tool, toolCallId: pending.id, ...paired }

@@ -2,8 +2,9 @@ import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
 import type { Engine } from '../engine.js';
 import { checkId } from '../errors.js';
-import { readState, readWorkspaceState, unkeptGap } from '../fsstate.js';
+import { readState, readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
 import type { PendingCapture } from '../journal/captures.js';
+import type { BlobStore } from '../store/blobs.js';
 import type { ChangeSet, FileChange, GapReason } from '../types.js';
 import { toWorkspacePath } from '../workspace.js';
 import { makeChange } from './file-change.js';
@@ -21,6 +22,41 @@ function missingDirs(abs: string): string[] {
     }
   }
   return out;
+}
+
+/**
+ * The states of a file tool's `paths` (absolute, or relative to `cwd`) before it runs, as a
+ * pending capture keeps them: the bytes of each path inside workspace `ws` stored in `ws.blobs`
+ * (by the workspace's rules: secrets and files over the size limit are kept without their bytes,
+ * with their gap), a path outside only hashed, paths under the journal's home
+ * (`config.excludePaths`) left out. With `ws.blobs` null nothing is stored: a file's bytes are not
+ * kept (`sha256` null, gap `not-kept`), what else a state holds (a link's target, a folder's
+ * mode, an absence) is. Throws what the file system throws (a full disk storing a blob).
+ */
+export function keepFiles(
+  ws: { root: string; config: { maxFileBytes: number; excludePaths: string[] }; blobs: BlobStore | null },
+  paths: string[],
+  cwd: string,
+): PendingCapture['files'] {
+  const seen = new Set<string>();
+  const files: PendingCapture['files'] = [];
+  for (const p of paths) {
+    const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+    if (seen.has(abs)) continue;
+    seen.add(abs);
+    // takeback's own store (a journal home inside the workspace) is never captured.
+    if (ws.config.excludePaths.some((x) => abs === x || abs.startsWith(`${x}${sep}`))) continue;
+    // A path outside the workspace is hashed (its change is named, as a gap) but never kept.
+    const inside = toWorkspacePath(ws.root, abs) !== null;
+    const r = ws.blobs ? readWorkspaceState(ws, abs, { abs, blobs: inside ? ws.blobs : undefined }) : readState(abs, { maxFileBytes: 0 });
+    let { state, gap } = r;
+    if (!ws.blobs && state.exists && state.type === 'file') {
+      state = { ...state, sha256: null };
+      gap = 'not-kept';
+    }
+    files.push({ path: abs, state, missingDirs: state.exists ? [] : missingDirs(abs), ...(gap ? { gap } : {}) });
+  }
+  return files;
 }
 
 /**
@@ -45,21 +81,8 @@ export function beginFiles(
   },
 ): PendingCapture {
   checkId(opts.id, 'capture id');
-  const { journal, config } = engine;
-  const cwd = opts.cwd ?? engine.root;
-  const seen = new Set<string>();
-  const files: PendingCapture['files'] = [];
-  for (const p of opts.paths) {
-    const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
-    if (seen.has(abs)) continue;
-    seen.add(abs);
-    // takeback's own store (a journal home inside the workspace) is never captured.
-    if (config.excludePaths.some((x) => abs === x || abs.startsWith(`${x}${sep}`))) continue;
-    // A path outside the workspace is hashed (its change is named, as a gap) but never kept.
-    const inside = toWorkspacePath(engine.root, abs) !== null;
-    const r = readWorkspaceState(engine, abs, { abs, blobs: inside ? journal.blobs : undefined });
-    files.push({ path: abs, state: r.state, missingDirs: r.state.exists ? [] : missingDirs(abs), ...(r.gap ? { gap: r.gap } : {}) });
-  }
+  const { journal } = engine;
+  const files = keepFiles({ root: engine.root, config: engine.config, blobs: journal.blobs }, opts.paths, opts.cwd ?? engine.root);
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const pending: PendingCapture = {
     id: opts.id,
@@ -80,16 +103,19 @@ export function beginFiles(
 /**
  * A file tool has run (or failed: a failed tool may still have changed files): compares each
  * kept path with what is there now and records the change set. Returns the set, or `null` when
- * nothing changed.
+ * nothing changed. `opts.found`: the state each path was found in when the tool ended, kept then
+ * (an end queued in the spill, folded in later), instead of what is there now; `opts.late`: the
+ * end was queued and what it found was not kept, so what is there now may hold later changes:
+ * every change is a `not-kept` gap (never undone over what came after).
  */
-export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | null {
+export function endFiles(engine: Engine, pending: PendingCapture, opts: { found?: Map<string, ReadState>; late?: boolean } = {}): ChangeSet | null {
   const { journal, root } = engine;
   const changes: FileChange[] = [];
   const indexed: { path: string; state: import('../types.js').FileState; gap?: GapReason }[] = [];
   for (const f of pending.files) {
     const rel = toWorkspacePath(root, f.path);
     const shown = rel ?? f.path;
-    const r = readWorkspaceState(engine, f.path, { abs: f.path, blobs: rel === null ? undefined : journal.blobs });
+    const r = opts.found?.get(f.path) ?? readWorkspaceState(engine, f.path, { abs: f.path, blobs: rel === null ? undefined : journal.blobs });
     // Bytes not kept at begin: the reason kept then (a secret by content), else the path's.
     const unkept = unkeptGap(f.path, f.state);
     let gap: GapReason | undefined = r.gap ?? (unkept && (f.gap ?? unkept));
@@ -97,12 +123,13 @@ export function endFiles(engine: Engine, pending: PendingCapture): ChangeSet | n
       gap = 'symlink-target'; // the tool wrote through the link: the target's content is not kept
     }
     if (rel === null) gap ??= 'outside-workspace';
+    if (opts.late) gap ??= 'not-kept';
     // Folders the tool created on the way, outermost first.
     for (const d of [...f.missingDirs].reverse()) {
       const dr = readState(d, { maxFileBytes: 0 });
       if (!dr.state.exists || dr.state.type !== 'dir') continue;
       const drel = toWorkspacePath(root, d);
-      const c = makeChange(journal.blobs, drel ?? d, { exists: false }, dr.state, drel === null ? 'outside-workspace' : undefined);
+      const c = makeChange(journal.blobs, drel ?? d, { exists: false }, dr.state, drel === null ? 'outside-workspace' : opts.late ? 'not-kept' : undefined);
       if (c && !changes.some((x) => x.path === c.path)) {
         changes.push(c);
         if (drel) indexed.push({ path: drel, state: dr.state });

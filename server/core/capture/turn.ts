@@ -29,15 +29,17 @@ export function beginTurn(
  * A turn ends (the agent stopped). Tool calls of the turn still open are ended (their sets
  * recorded). Scans once more — unless another agent's command is running, whose end will record
  * what moved —; what changed during the turn that no tool call of the turn claimed is recorded
- * as its own set ("changed during this turn"). Call inside a write transaction.
+ * as its own set ("changed during this turn"). Call inside a write transaction. `late`: the
+ * turn's end was queued in the spill and is folded in later, so what the scan sees now may hold
+ * changes made after it: they are `not-kept` gaps, as are those of its tool calls still open.
  */
-export function endTurn(engine: Engine, turnId: string, now?: number): { set: ChangeSet | null } {
+export function endTurn(engine: Engine, turnId: string, now?: number, late = false): { set: ChangeSet | null } {
   const { journal } = engine;
   // A tool call of this turn whose end never came (a patch that failed part-way: Codex sends no
   // PostToolUse; a shell call the user cancelled) still changed what it changed: its set is
   // recorded now, as its own. The agent has stopped, so its commands have too.
-  for (const pending of journal.captures.takeOpen(turnId, 'files')) endFiles(engine, pending);
-  for (const pending of journal.captures.takeOpen(turnId, 'command')) endCommand(engine, pending);
+  for (const pending of journal.captures.takeOpen(turnId, 'files')) endFiles(engine, pending, { late });
+  for (const pending of journal.captures.takeOpen(turnId, 'command')) endCommand(engine, pending, late);
   // Another agent's command still running: what moved may be its doing, left for its end.
   const outcome = scanHeldByCommand(engine, { now }) ? null : scanAndCommit(engine);
   if (outcome && outcome.status === 'ok' && outcome.changes.length > 0) {
@@ -52,7 +54,7 @@ export function endTurn(engine: Engine, turnId: string, now?: number): { set: Ch
   const files: FileChange[] = [];
   for (const d of drift) {
     if (claimed.has(d.path)) continue;
-    const c = makeChange(journal.blobs, d.path, d.before, d.after, unkeptGap(d.path, d.before, d.after));
+    const c = makeChange(journal.blobs, d.path, d.before, d.after, unkeptGap(d.path, d.before, d.after) ?? (late ? 'not-kept' : undefined));
     if (c) files.push(c);
   }
   const set = journal.sets.add({ turn: turnId, source: { kind: 'turn' }, files, now });

@@ -86,6 +86,13 @@ export class Captures {
     return { ...toPending(row), pairedBy: 'order' };
   }
 
+  /** The pending capture `id`, left in place, or null if there is none. */
+  peek(id: string): PendingCapture | null {
+    checkId(id, 'capture id');
+    const row = this.db.prepare('SELECT * FROM captures WHERE id = ?').get(id) as Row | undefined;
+    return row ? toPending(row) : null;
+  }
+
   /** Removes and returns the pending capture `id`, or null if there is none. */
   take(id: string): PendingCapture | null {
     checkId(id, 'capture id');

@@ -28,6 +28,8 @@ export type Db = Database.Database;
  *   (`scan/snapshot-index.ts`, `scan/packed.ts`).
  * - `drift`: changes seen during a turn that no tool call claimed (first `before`, latest `after`),
  *   per turn and path.
+ * - `unkept`: changes that could not be kept as they happened (a full disk, a lock held too
+ *   long): when, why, what, and the tool call whose changes are named as gaps (`unkept.ts`).
  *
  * Undo/redo transactions under way are files beside the database (see `txns.ts`).
  */
@@ -64,10 +66,13 @@ CREATE TABLE IF NOT EXISTS snapshot_rows (dir TEXT PRIMARY KEY, data BLOB NOT NU
 CREATE TABLE IF NOT EXISTS drift (
   turn TEXT NOT NULL, path TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL,
   PRIMARY KEY (turn, path)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS unkept (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, cause TEXT NOT NULL, what TEXT NOT NULL, capture TEXT);
+CREATE INDEX IF NOT EXISTS unkept_capture ON unkept (capture);
 `;
 
 /** The schema's version (`PRAGMA user_version`); journals made before a change are brought up to it on open. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Brings a journal of an older schema up to {@link SCHEMA_VERSION}, in one transaction.
@@ -76,6 +81,7 @@ export const SCHEMA_VERSION = 4;
  * Version 3: sets recorded which undo step took them back (`undo_seq`).
  * Version 4: the history is an operation log; each set's JSON `history`, its `undo_seq` and its
  * files' `undone` flags become operation rows and `set_files` ({@link migrateToOpLog}).
+ * Version 5: the `unkept` table (made by the schema's `CREATE TABLE IF NOT EXISTS`).
  */
 function migrate(db: Db, from: number): void {
   const columns = (table: string) => new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
@@ -126,13 +132,20 @@ export function journalHasRecords(file: string): boolean {
   }
 }
 
-/** Opens (creating 0600 if needed) the database at `file` and brings its schema up to date. */
-export function openDb(file: string): Db {
+/** How long (ms) a connection waits for another process's write lock before SQLite gives up with `SQLITE_BUSY`, unless told otherwise. */
+export const BUSY_MS = 30_000;
+
+/**
+ * Opens (creating 0600 if needed) the database at `file` and brings its schema up to date.
+ * `busyMs` is how long a write waits for another process's lock ({@link BUSY_MS} by default;
+ * a hook waits about a second, then queues its event instead).
+ */
+export function openDb(file: string, busyMs = BUSY_MS): Db {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   // Create the file 0600 before SQLite does: its -wal and -shm files copy the main file's mode.
   closeSync(openSync(file, 'a', 0o600));
   chmodSync(file, 0o600);
-  const db = new Database(file, { timeout: 30_000 });
+  const db = new Database(file, { timeout: busyMs });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   const version = db.pragma('user_version', { simple: true }) as number;

@@ -7,10 +7,21 @@ import { workspaceKey } from '../workspace.js';
 import { Captures } from './captures.js';
 import { openDb, writeTxn, type Db } from './db.js';
 import { Drift } from './drift.js';
+import { HolderWriter, holderFile, reserveHolder } from './holder.js';
 import { OpLog } from './oplog.js';
 import { Sets } from './sets.js';
+import { reserveSpill } from './spill.js';
 import { Turns } from './turns.js';
 import { Txns } from './txns.js';
+import { Unkept } from './unkept.js';
+
+/** The journal folder of workspace `root` (a real path) under `home`: `$TAKEBACK_HOME/workspaces/<key>`. */
+export function journalDirOf(home: string, root: string): string {
+  return join(home, 'workspaces', workspaceKey(root));
+}
+
+/** How long (ms) a write of a hook waits for another process's lock before its event is queued in the spill instead. */
+export const HOOK_BUSY_MS = 1000;
 
 /**
  * The change journal of one workspace: `$TAKEBACK_HOME/workspaces/<key>/journal.db`, plus the
@@ -29,13 +40,18 @@ export class Journal {
   readonly txns: Txns;
   /** Set by {@link commitDurably} or a blob sync: the write transaction under way syncs the WAL after its commit. */
   private durableCommit = false;
+  /** Changes that could not be kept as they happened (a full disk, a lock held too long). */
+  readonly unkept: Unkept;
+  /** True when the spill (spill.ts) held queued events when the journal was opened. */
+  spilled = false;
+  private readonly holder: HolderWriter;
 
   private constructor(
     readonly home: string,
     readonly root: string,
     readonly db: Db,
   ) {
-    this.dir = join(home, 'workspaces', workspaceKey(root));
+    this.dir = journalDirOf(home, root);
     this.blobs = new BlobStore(home);
     this.turns = new Turns(db);
     this.oplog = new OpLog(db);
@@ -44,19 +60,23 @@ export class Journal {
     this.snapshot = new SnapshotIndex(db);
     this.drift = new Drift(db);
     this.txns = new Txns(this.dir);
+    this.unkept = new Unkept(db);
+    this.holder = new HolderWriter(this.dir);
   }
 
   /**
    * Opens (creating if needed) the journal of workspace `root` (a real path) under `home`. A
    * journal made here has its folders made durable at once: a power cut never takes away a
-   * journal that answered.
+   * journal that answered. `busyMs`: how long a write waits for another process's lock (see
+   * `openDb`). The space of the spill and of the lock-holder record is set aside here when
+   * missing (left for a later open when the disk is full).
    */
-  static open(home: string, root: string): Journal {
+  static open(home: string, root: string, opts: { busyMs?: number } = {}): Journal {
     const madeHome = mkdirSync(home, { recursive: true, mode: 0o700 });
-    const dir = join(home, 'workspaces', workspaceKey(root));
+    const dir = journalDirOf(home, root);
     const made = madeHome ?? mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (madeHome !== undefined) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const db = openDb(join(dir, 'journal.db'));
+    const db = openDb(join(dir, 'journal.db'), opts.busyMs);
     const j = new Journal(home, root, db);
     const info = join(dir, 'workspace.json');
     if (!existsSync(info)) writeFileSync(info, `${JSON.stringify({ root })}\n`, { mode: 0o600 });
@@ -65,19 +85,27 @@ export class Journal {
       for (let d = dir; d.length >= made.length; d = dirname(d)) syncFolder(d);
       syncFolder(dirname(made));
     }
+    try {
+      if (!existsSync(holderFile(dir))) reserveHolder(dir);
+      j.spilled = reserveSpill(dir);
+    } catch {
+      // A full disk: the space is set aside at a later open.
+    }
     return j;
   }
 
   /**
-   * Runs `fn` as one write transaction (`BEGIN IMMEDIATE`): all of it lands, or none. Before it
-   * commits, the blobs it stored are made durable (BlobStore.sync), so that a row on the disk
-   * never names a blob a power cut took away; when there were any, or `fn` called
+   * Runs `fn` as one write transaction (`BEGIN IMMEDIATE`): all of it lands, or none. Once it
+   * has the lock, the outermost one records this process as the lock's holder (holder.ts).
+   * Before it commits, the blobs it stored are made durable (BlobStore.sync), so that a row on
+   * the disk never names a blob a power cut took away; when there were any, or `fn` called
    * {@link commitDurably}, the commit itself is made durable before `write` returns (the WAL
    * synced: SQLite's `synchronous = NORMAL` leaves the last commits to a later checkpoint).
    */
   write<T>(fn: () => T): T {
     const outer = !this.db.inTransaction;
     const r = writeTxn(this.db, () => {
+      if (outer) this.holder.write();
       const out = fn();
       if (this.blobs.sync()) this.durableCommit = true;
       return out;
@@ -98,6 +126,21 @@ export class Journal {
   }
 
   /**
+   * Runs `fn` with writes waiting at most `ms` for another process's lock, then as long as the
+   * journal was opened to wait. For work that may wait for later (folding the spill in, rolling
+   * back a leftover transaction) rather than stand behind a stuck writer.
+   */
+  withBusyTimeout<T>(ms: number, fn: () => T): T {
+    const was = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma(`busy_timeout = ${Math.floor(ms)}`);
+    try {
+      return fn();
+    } finally {
+      this.db.pragma(`busy_timeout = ${was}`);
+    }
+  }
+
+  /**
    * A number that changes whenever another connection (another process) commits to this
    * journal: SQLite's `PRAGMA data_version`. Used to notice changes to announce.
    */
@@ -106,6 +149,7 @@ export class Journal {
   }
 
   close(): void {
+    this.holder.close();
     this.db.close();
   }
 }

@@ -108,6 +108,7 @@ const GAP_TEXT: Record<GapReason, string> = {
   'outside-workspace': 'outside the workspace: takeback never writes there',
   'workspace-too-large': 'the workspace is over the scan limits',
   unreadable: 'could not be read when it changed',
+  'not-kept': 'could not be kept when it changed: the journal could not be written then',
 };
 
 /** A capture gap for `path` with a sentence for people. */
@@ -419,6 +420,9 @@ export function makePlan(
       gapReason = acc.gap ?? unkeptGap(path, acc.target, acc.expected)!;
     } else if (acc.gap === 'symlink-target' && sameState(acc.expected, acc.target)) {
       gapReason = 'symlink-target';
+    } else if (acc.gap === 'not-kept') {
+      // What the change found or left was seen late (it may hold later changes): never written back.
+      gapReason = 'not-kept';
     }
     let action: Action = gapReason ? 'none' : actionFor(current, acc.target);
     let conflict: Conflict | null = null;

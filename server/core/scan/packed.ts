@@ -74,7 +74,7 @@ export const UNKNOWN_STAMP: DirStamp = Object.freeze({ mtimeMs: NaN, ctimeMs: Na
 
 const TYPES: FileType[] = ['file', 'symlink', 'dir'];
 const TYPE_CODE: Record<FileType, number> = { file: 0, symlink: 1, dir: 2 };
-const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable'];
+const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept'];
 const GAP_CODE = new Map(GAPS.map((g, i) => [g, i]));
 
 const F_SHA = 1;

@@ -1,0 +1,209 @@
+// Full disks and stuck locks: a hook never stands in the agent's way, and what the journal could
+// not take is queued in the spill beside it and folded in later, what could not be kept named.
+// The full disk is a real one: a small tmpfs mounted as TAKEBACK_HOME (root only; CI runs as
+// root, so there the test runs, and a machine that cannot mount fails it under CI's variables).
+// The stuck lock is a real writer of the journal stopped with SIGSTOP while it holds the lock.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { REPO_ROOT, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+
+/** CI sets these: there a test that cannot run is a failure, never a skip. */
+const REQUIRED = ['TAKEBACK_REQUIRE_NATIVE', 'TAKEBACK_REQUIRE_EDITORS', 'TAKEBACK_REQUIRE_AGENTS'].some((v) => process.env[v] === '1');
+
+/** True when this process can mount a tmpfs (root on Linux). */
+function canMount(): boolean {
+  return process.platform === 'linux' && process.getuid?.() === 0;
+}
+
+const mountable = canMount();
+if (!mountable && REQUIRED) throw new Error('spill.test.ts: mounting a tmpfs needs root on Linux (CI runs as root)');
+
+/**
+ * A tmpfs of `kib` KiB mounted on a fresh folder, unmounted (and the folder removed) when the
+ * test ends. `fill()` takes every free block with a file; `free()` removes it.
+ */
+function smallDisk(kib: number): { dir: string; fill(): void; free(): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-full-'));
+  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k,mode=0700`, 'tmpfs', dir], { encoding: 'utf8' });
+  if (m.status !== 0) throw new Error(`mount tmpfs: ${m.stderr}`);
+  onTestFinished(() => {
+    spawnSync('umount', ['-l', dir]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const filler = path.join(dir, 'filler');
+  return {
+    dir,
+    fill() {
+      const fd = fs.openSync(filler, 'w');
+      const block = Buffer.alloc(4096, 1);
+      try {
+        for (;;) fs.writeSync(fd, block);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
+      } finally {
+        fs.closeSync(fd);
+      }
+      expect(fs.statfsSync(dir).bavail).toBe(0);
+    },
+    free() {
+      fs.rmSync(filler);
+    },
+  };
+}
+
+function event(sb: Sandbox, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { hook_event_name: name, session_id: 'sess-1', cwd: sb.ws, ...extra };
+}
+
+/** A hook run that must not stand in the way: exit 0, nothing on stdout, and not killed by the (generous) timeout. */
+function hookOk(sb: Sandbox, ev: unknown): void {
+  const r = sb.hook(ev, { timeout: 25_000 });
+  expect(r.signal, JSON.stringify(ev)).toBeNull();
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe('');
+}
+
+describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
+  it('hooks exit 0 with nothing on stdout; once space is back, list names the changes that could not be kept as gaps, the turn is closed, doctor says how many', () => {
+    const disk = smallDisk(2048);
+    const sb = sandbox({ git: true, env: { TAKEBACK_HOME: disk.dir } });
+    for (let i = 1; i <= 20; i++) sb.write(`src/f${i}.txt`, `line ${i}\n`);
+    sb.write('notes.md', 'before\n');
+    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
+    hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'rename the lines' }));
+
+    disk.fill();
+    hookOk(sb, event(sb, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'sed -i s/line/LINE/ src/*.txt' }, tool_use_id: 'toolu_bash' }));
+    sb.sh('sed -i s/line/LINE/ src/*.txt');
+    hookOk(sb, event(sb, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'sed -i s/line/LINE/ src/*.txt' }, tool_use_id: 'toolu_bash' }));
+    const write = { tool_name: 'Write', tool_input: { file_path: sb.abs('notes.md'), content: 'after\n' }, tool_use_id: 'toolu_write' };
+    hookOk(sb, event(sb, 'PreToolUse', write));
+    sb.write('notes.md', 'after\n');
+    hookOk(sb, event(sb, 'PostToolUse', write));
+    hookOk(sb, event(sb, 'Stop'));
+
+    disk.free();
+    const list = sb.json(['list']);
+    expect(list.turns).toHaveLength(1);
+    expect(list.turns[0].end).not.toBeNull(); // the Stop was folded in: the turn is closed
+    const sets = setsOf(list);
+    const bash = sets.find((s: any) => s.source.kind === 'command');
+    expect(bash.source.command).toBe('sed -i s/line/LINE/ src/*.txt');
+    const bashFiles = bash.files.filter((f: any) => f.path.startsWith('src/'));
+    expect(bashFiles).toHaveLength(20);
+    for (const f of bashFiles) expect(f.gap).toBe('not-kept');
+    const tool = sets.find((s: any) => s.source.kind === 'tool');
+    expect(tool.source.tool).toBe('Write');
+    expect(tool.files.map((f: any) => [f.path, f.gap])).toEqual([['notes.md', 'not-kept']]);
+    const text = sb.tb(['list']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/! \d+ changes could not be kept \(disk full, at \d{4}-\d\d-\d\d \d\d:\d\d\)/);
+    expect(text.stdout).not.toContain('in progress');
+    const doctor = sb.json(['doctor']);
+    expect(doctor.unkept.count).toBeGreaterThanOrEqual(2);
+    expect(doctor.unkept.causes).toEqual(['disk-full']);
+    expect(doctor.queued).toBe(0);
+    expect(doctor.captures.open).toBe(0);
+    expect(doctor.problems.join('\n')).toMatch(/changes could not be kept \(disk full, at /);
+    // A gap is never undone: the undo of the turn writes nothing over the files.
+    const undo = sb.tb(['undo', '--turn', list.turns[0].id]);
+    expect(sb.read('notes.md').toString()).toBe('after\n');
+    expect(sb.read('src/f1.txt').toString()).toBe('LINE 1\n');
+    expect(undo.stdout).toContain('src/f1.txt: not restored (could not be kept when it changed: the journal could not be written then)');
+  });
+
+  it('takeback run -- CMD runs CMD and gives its exit code, and the command is named as not kept once space is back', () => {
+    const disk = smallDisk(2048);
+    const sb = sandbox({ git: true, env: { TAKEBACK_HOME: disk.dir } });
+    sb.write('a.txt', 'a\n');
+    expect(sb.tb(['list']).code).toBe(0); // the journal and its spill exist
+    disk.fill();
+    const r = sb.tb(['run', '--', 'sh', '-c', 'echo ran > made.txt; exit 3'], { timeout: 25_000 });
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(3);
+    expect(sb.read('made.txt').toString()).toBe('ran\n');
+    expect(r.stderr).toMatch(/not recording this command/);
+    disk.free();
+    const d = sb.json(['doctor']);
+    expect(d.unkept.count).toBe(1);
+    expect(sb.tb(['list']).stdout).toMatch(/1 change could not be kept \(disk full, at /);
+  });
+});
+
+/** Waits until `child` has written `text` on stdout (a generous bound: a loaded machine is slow). */
+function waitFor(child: ChildProcess, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no "${text}" from the writer: ${out}`)), 30_000);
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes(text)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the writer left (${code}) before "${text}": ${out}`)));
+  });
+}
+
+describe('a writer stopped while it holds the journal', () => {
+  it('a hook pair and takeback run return (their events queued), doctor names the stopped holder, and after SIGCONT the Write is folded in with its bytes', async () => {
+    const sb = sandbox({ git: true });
+    sb.write('a.txt', 'before\n');
+    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
+    hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'edit a' }));
+
+    // A real writer of the journal: it takes the write lock, says so, and stops itself there.
+    const engineJs = path.join(REPO_ROOT, 'dist', 'server', 'core', 'engine.js');
+    const script = `import { openEngine } from ${JSON.stringify(engineJs)};
+const e = openEngine({ cwd: ${JSON.stringify(sb.ws)} });
+e.journal.write(() => { console.log('holding'); process.kill(process.pid, 'SIGSTOP'); });
+e.journal.close();`;
+    const writer = spawn(process.execPath, ['--input-type=module', '-e', script], { env: sb.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    onTestFinished(() => {
+      writer.kill('SIGKILL');
+    });
+    await waitFor(writer, 'holding');
+
+    const write = { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_stuck' };
+    hookOk(sb, event(sb, 'PreToolUse', write));
+    sb.write('a.txt', 'after\n');
+    hookOk(sb, event(sb, 'PostToolUse', write));
+
+    // takeback run -- CMD runs CMD behind the stuck lock too, and gives its exit code.
+    const run = sb.tb(['run', '--', 'sh', '-c', 'echo ran > run.txt; exit 4'], { timeout: 25_000 });
+    expect(run.signal).toBeNull();
+    expect(run.code).toBe(4);
+    expect(sb.read('run.txt').toString()).toBe('ran\n');
+    expect(run.stderr).toMatch(/not recording this command: the journal cannot be written \(database is locked\)/);
+
+    const log = fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
+    expect(log).toContain(`the journal cannot take the event now (journal-busy, its lock last taken by pid ${writer.pid}): queued files-begin`);
+    const stuck = sb.json(['doctor'], { timeout: 25_000 });
+    expect(stuck.lock.held).toBe(true);
+    expect(stuck.lock.holder.pid).toBe(writer.pid);
+    expect(stuck.lock.holder.stopped).toBe(true);
+    expect(stuck.queued).toBe(3);
+    expect(stuck.problems.join('\n')).toMatch(new RegExp(`the journal is locked by pid ${writer.pid} \\(.*input-type=module.*\\) for \\d+ s, stopped`));
+
+    const gone = new Promise((resolve) => writer.on('exit', resolve));
+    writer.kill('SIGCONT');
+    await gone;
+
+    const sets = setsOf(sb.json(['list']));
+    expect(sets).toHaveLength(1);
+    expect(sets[0].source).toMatchObject({ kind: 'tool', tool: 'Write', toolCallId: 'toolu_stuck' });
+    expect(sets[0].files.map((f: any) => [f.path, f.status, f.gap ?? null])).toEqual([['a.txt', 'modified', null]]);
+    const after = sb.json(['doctor']);
+    expect(after.lock.held).toBe(false);
+    expect(after.queued).toBe(0);
+    expect(after.unkept).toMatchObject({ count: 1, causes: ['journal-busy'] }); // the command run behind the lock
+    expect(after.problems.join('\n')).toMatch(/1 change could not be kept \(journal busy, at /);
+    // The bytes were kept while the lock was held: the change undoes.
+    expect(sb.tb(['undo', '--last']).code).toBe(0);
+    expect(sb.read('a.txt').toString()).toBe('before\n');
+  });
+});

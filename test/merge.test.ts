@@ -79,6 +79,22 @@ describe('undo and redo merge later edits that do not overlap', () => {
     expect(sb.read('app.js').toString()).toBe(withLine(TEN, 8, 'line 8 // my comment'));
   });
 
+  it('redo right after a merged undo gives back the bytes the undo found, which a sweep meanwhile keeps', () => {
+    sb = start('app.js', TEN);
+    expect(sb.tb(['run', '--', 'sed', '-i', 's/^line 2$/agent 2/', 'app.js']).code).toBe(0);
+    const id = lastId(sb);
+    const edited = withLine(withLine(TEN, 2, 'agent 2'), 8, 'line 8 // my comment');
+    fs.writeFileSync(sb.abs('app.js'), edited);
+    expect(sb.json(['undo', id]).applied).toEqual([expect.objectContaining({ path: 'app.js', merged: true })]);
+    // What the undo found is referred to by the undo alone (no set holds those bytes): a sweep
+    // with no grace keeps it.
+    sb.json(['gc', '--grace', '0']);
+    expect(sb.hasBlob(edited)).toBe(true);
+    const r = sb.json(['redo', '--last']);
+    expect(r).toMatchObject({ written: true, sets: [id], conflicts: [] });
+    expect(sb.read('app.js').toString()).toBe(edited);
+  });
+
   it('edits on the same lines are a conflict naming the lines of both sides: nothing written, exit 1; --force replaces', () => {
     sb = start('app.js', TEN);
     agentWrites(sb, 'app.js', withLine(TEN, 8, 'agent 8'));

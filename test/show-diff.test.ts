@@ -69,6 +69,14 @@ describe('takeback show', () => {
     expect(out).not.toContain('@@');
   });
 
+  it('--stat counts no folder and says 0 insertions and 0 deletions for a rename alone, as git does', () => {
+    const r = sb.tb(['run', '--', 'sh', '-c', 'mkdir -p deep/er && mv n.txt deep/er/n.txt']);
+    expect(r.code).toBe(0);
+    const id = sb.json(['list']).sets[0].id;
+    const rows = sb.tb(['show', id, '--stat']).stdout.trimEnd().split('\n');
+    expect(rows).toEqual([' n.txt => deep/er/n.txt | 0', ' 1 file changed, 0 insertions(+), 0 deletions(-)']);
+  });
+
   it('--json keeps the protocol shape (no diff text in it)', () => {
     const j = sb.json(['show', '1']);
     expect(j.files.map((f: { path: string }) => f.path).sort()).toEqual(['a.txt', 'bin.dat', 'crlf.txt', 'm.txt', 'n.txt', 'run.sh']);

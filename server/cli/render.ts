@@ -158,7 +158,9 @@ const STAT_BAR = 40;
 export function renderStat(s: W.ChangeSetDetail, color: boolean, diffs: readonly ChangeFileDiff[]): string {
   const p = painter(color);
   const files = new Map(s.files.map((f) => [f.path, f]));
-  const rows = diffs.map((d) => {
+  // Folders made or removed on the way are not counted, as in the headline.
+  const isFolder = (f: W.FileDetail | undefined) => (f?.after.exists ? f.after.type === 'dir' : f?.before.exists === true && f.before.type === 'dir');
+  const rows = diffs.filter((d) => !isFolder(files.get(d.path))).map((d) => {
     const f = files.get(d.path);
     const added = d.renamedFrom === undefined ? (f?.added ?? 0) : 0;
     const removed = d.renamedFrom === undefined ? (f?.removed ?? 0) : 0;
@@ -181,7 +183,7 @@ export function renderStat(s: W.ChangeSetDetail, color: boolean, diffs: readonly
   const removed = rows.reduce((n, r) => n + r.removed, 0);
   const parts = [`${plural(rows.length, 'file')} changed`];
   if (added > 0 || removed === 0) parts.push(`${added} insertion${added === 1 ? '' : 's'}(+)`);
-  if (removed > 0) parts.push(`${removed} deletion${removed === 1 ? '' : 's'}(-)`);
+  if (removed > 0 || added === 0) parts.push(`${removed} deletion${removed === 1 ? '' : 's'}(-)`);
   out.push(` ${parts.join(', ')}`);
   return `${out.join('\n')}\n`;
 }

@@ -114,6 +114,16 @@ describe('turns', () => {
     expect(sb.tb(['turn', 'end']).code).toBe(3); // none open
     expect(sb.tb(['run', '--turn', 'nope', '--', 'true']).code).toBe(3);
   });
+  it("the person's takeback run never joins a turn an agent left open (a prompt that failed before its Stop)", () => {
+    const sb = sandbox();
+    sb.tb(['turn', 'begin', '--agent', 'claude-code', '--session', 's1', '--label', 'a prompt that failed']);
+    sb.tb(['run', '--', 'sh', '-c', 'printf mine > mine.txt']);
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((s: any) => s.turn)).toEqual([null]);
+    sb.tb(['undo', '--turn', '1']); // the agent's turn holds nothing of the person's
+    expect(sb.read('mine.txt').toString()).toBe('mine');
+  });
+
   it('an undo that leaves a folder in place (not empty) is not reported later as the folder created during the turn', () => {
     const sb = sandbox();
     sb.write('a.txt', 'a\n');

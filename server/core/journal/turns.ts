@@ -79,11 +79,12 @@ export class Turns {
   /**
    * The turn a tool call of `session` belongs to: the session's open turn, else the newest open
    * turn that belongs to no session (one a script began), else none. Never another session's
-   * turn: two agents at work in one folder keep their tool calls apart.
+   * turn: two agents at work in one folder keep their tool calls apart, and a command of no
+   * session (the person's `takeback run`) never joins an agent's turn — one left open by an
+   * agent that failed before it could end it would otherwise take the person's work as its own.
    */
   forSession(session: string | null | undefined): Turn | null {
-    if (!session) return this.open();
-    const own = this.open(session);
+    const own = session ? this.open(session) : null;
     if (own) return own;
     const row = this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get() as TurnRow | undefined;
     return row ? toTurn(row) : null;

@@ -1,5 +1,5 @@
 /** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
-export type AgentName = 'claude-code' | 'codex' | 'gemini';
+export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'qwen-code' | 'copilot' | 'cline';
 
 /** How a tool call is matched with its end. */
 export type Pairing =

@@ -24,7 +24,7 @@ describe.skipIf(!QWEN)(QWEN ? `takeback end to end with the real Qwen Code ${VER
     agent: 'qwen-code',
     label: '[qwen-e2e]',
     tools: QWEN_TOOLS,
-    toolNames: { write: 'write_file', edit: 'edit', shell: 'run_shell_command' },
+    toolNames: { create: 'write_file', overwrite: 'write_file', edit: 'edit', shell: 'run_shell_command' },
     pairedBy: 'id',
     oneSession: true,
     runTurn: (n, o) => runQwen({ bin: QWEN!, cwd: o.work, home: o.home, prompt: o.prompt, baseUrl: o.baseUrl, session: { id: SESSION, resume: n === 2 }, env: o.hookEnv }),

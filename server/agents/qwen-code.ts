@@ -54,6 +54,7 @@ export const qwenCode: AgentSpec<QwenHookEvent> = {
     user: (env, home) => [env.QWEN_HOME || join(home, '.qwen'), 'settings.json'],
     projectDir: 'cwd',
     jsonc: true,
+    dropEmpty: true,
   },
   context: (ev, fallbackCwd) => contextOf('qwen-code', ev, fallbackCwd),
   actions: (ev, ctx) => qwenActions(ev, ctx),

@@ -1,6 +1,7 @@
 import { runActions } from './actions.js';
 import { claudeCode } from './claude-code.js';
 import { codex } from './codex.js';
+import { copilot } from './copilot.js';
 import { gemini } from './gemini.js';
 import { qwenCode } from './qwen-code.js';
 import type { AgentSpec } from './spec.js';
@@ -11,6 +12,7 @@ export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
   codex: codex as AgentSpec<{ hook_event_name: string }>,
   gemini: gemini as AgentSpec<{ hook_event_name: string }>,
   'qwen-code': qwenCode as AgentSpec<{ hook_event_name: string }>,
+  copilot: copilot as AgentSpec<{ hook_event_name: string }>,
 };
 
 /**

@@ -131,6 +131,12 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
     projectDir: 'workspace' | 'cwd';
     /** The agent reads the file as JSON with comments (Gemini CLI): `init` keeps them. */
     jsonc?: boolean;
+    /**
+     * `init --remove` deletes the file when it leaves it an empty object, and then the folders
+     * above it that are left empty (below the workspace root, or the first part of the user's
+     * path): what init made and nothing else is left behind.
+     */
+    dropEmpty?: boolean;
   };
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;

@@ -1,8 +1,7 @@
 // One end-to-end scenario for the agents driven through an OpenAI-compatible stand-in for their
 // model (Qwen Code, GitHub Copilot CLI, Cline CLI: ./qwen.ts, ./copilot.ts, ./cline.ts): `takeback
 // init <agent>` writes the hooks in a scratch git repository, the REAL agent runs two turns
-// scripted by the chat stub on 127.0.0.1 — a file tool creating a file in new folders, a file
-// tool editing one, `sed -i`, `mv`, `rm` and a file tool over the moved file — and its real hooks
+// scripted by the chat stub on 127.0.0.1 — a file tool creating a file, a file tool editing one, `sed -i`, `mv`, `rm` and a file tool over the moved file — and its real hooks
 // record into a private TAKEBACK_HOME. Then the command line lists one set per changing tool call
 // (agent, session, pairing), and undoes every call one by one back to the committed tree, redoes
 // them one by one, and undoes and redoes whole turns: every step checked byte for byte (bytes,
@@ -15,12 +14,17 @@ import type { ChatStep, ChatStub } from './openai-chat-stub.js';
 import { changedPaths, edited, expectedStatus, fileEntry, fileOf, readTree, replaceOnce, sedLines, treeDiff, withChanges } from './trees.js';
 import type { Tree } from './trees.js';
 import { e2eHelpers, git, mkTemp, reportTimings, rmAll, takebackInit } from './workspace.js';
+import { describeAgentRun } from './agent-bin.js';
 import type { AgentRun } from './agent-bin.js';
 
 /** The steps an agent's model script is made of, in that agent's own tools. */
 export interface AgentTools {
-  /** One or more steps that create or overwrite (`existing`) `file` (absolute) with `content`; a read first where the agent wants one. */
-  write(file: string, content: string, existing: boolean): ChatStep[];
+  /**
+   * One or more steps that create `file` (absolute) with `content`, or overwrite it when it holds
+   * `previous` (a read first where the agent wants one; a replacement of the whole text where
+   * the agent's file tools cannot overwrite).
+   */
+  write(file: string, content: string, previous: string | null): ChatStep[];
   /** One or more steps that replace `old` by `new` once in `file` (absolute); a read first where the agent wants one. */
   edit(file: string, old: string, replacement: string): ChatStep[];
   /** One or more steps that run `command` in the workspace; `edits`: the files it edits in place (absolute), read first where the agent wants that. */
@@ -33,8 +37,8 @@ export interface AgentScenario {
   /** For log lines, e.g. "[qwen-e2e]". */
   label: string;
   tools: AgentTools;
-  /** The tool names the sets must carry: of a file tool's write, its edit, and the shell. */
-  toolNames: { write: string; edit: string; shell: string };
+  /** The tool names the sets must carry: of a file tool creating a file, overwriting one, editing one, and of the shell. */
+  toolNames: { create: string; overwrite: string; edit: string; shell: string };
   /** How takeback pairs this agent's tool calls. */
   pairedBy: 'id' | 'order';
   /**
@@ -69,7 +73,7 @@ const RM = 'rm scan.js';
 
 interface Call {
   turn: 't1' | 't2';
-  kind: 'write' | 'edit' | 'shell';
+  kind: 'create' | 'overwrite' | 'edit' | 'shell';
   command?: string;
 }
 
@@ -90,12 +94,12 @@ export function agentE2E(s: AgentScenario): void {
   let scripted = 0;
   const p = (rel: string) => path.join(work, rel);
   const calls: Call[] = [
-    { turn: 't1', kind: 'write' },
+    { turn: 't1', kind: 'create' },
     { turn: 't1', kind: 'edit' },
     { turn: 't1', kind: 'shell', command: SED },
     { turn: 't1', kind: 'shell', command: MV },
     { turn: 't2', kind: 'shell', command: RM },
-    { turn: 't2', kind: 'write' },
+    { turn: 't2', kind: 'overwrite' },
   ];
   const { tb, states, expectTree, expectAllSets, expectGitClean, expectPreview } = e2eHelpers(() => work, () => tbHome, timings);
   const what = (k: number) => `#${k} ${calls[k - 1]!.turn} ${calls[k - 1]!.command ?? calls[k - 1]!.kind}`;
@@ -121,34 +125,38 @@ export function agentE2E(s: AgentScenario): void {
     T0 = readTree(work);
 
     const turn1: ChatStep[] = [
-      ...s.tools.write(p('src/extras/greet.js'), GREET, false),
+      ...s.tools.write(p('lib/greet.js'), GREET, null),
       ...s.tools.edit(p(EDIT.file), EDIT.old, EDIT.new),
       ...s.tools.shell(SED, [p('lib/parse.js')]),
       ...s.tools.shell(MV, []),
     ];
-    const turn2: ChatStep[] = [...s.tools.shell(RM, []), ...s.tools.write(p('lib/posix-entry.js'), POSIX, true)];
+    const turn2: ChatStep[] = [...s.tools.shell(RM, []), ...s.tools.write(p('lib/posix-entry.js'), POSIX, SEED['posix.js']!.bytes.toString())];
     scripted = turn1.length + turn2.length;
     stub = await startChatStub({ steps: turn1, finalText: 'Turn one is done.' });
     const hookEnv = { TAKEBACK_HOME: tbHome, TAKEBACK_LOG_LEVEL: 'debug' };
-    runs.push(await s.runTurn(1, { work, home, baseUrl: stub.url, prompt: PROMPT_1, hookEnv }));
+    const turn = async (n: 1 | 2, prompt: string) => {
+      const r = await s.runTurn(n, { work, home, baseUrl: stub.url, prompt, hookEnv });
+      runs.push(r);
+      // Nothing below means anything after a failed run: say how it failed.
+      if (r.code !== 0 || r.timedOut) throw new Error(`turn ${n}: ${describeAgentRun(s.agent, r)}`);
+    };
+    await turn(1, PROMPT_1);
     T1 = readTree(work);
     stub.push(...turn2);
-    runs.push(await s.runTurn(2, { work, home, baseUrl: stub.url, prompt: PROMPT_2, hookEnv }));
+    await turn(2, PROMPT_2);
     T2 = readTree(work);
     console.info(`${s.label} turn 1 took ${runs[0]!.durationMs} ms, turn 2 ${runs[1]!.durationMs} ms`);
 
     // The tree after each changing tool call, from what the tool does.
     E[0] = T0;
-    E[1] = withChanges(E[0], {
-      src: T1.get('src'),
-      'src/extras': T1.get('src/extras'),
-      'src/extras/greet.js': fileEntry(Buffer.from(GREET), fileOf(T1, 'src/extras/greet.js').mode),
-    });
+    E[1] = withChanges(E[0], { 'lib/greet.js': fileEntry(Buffer.from(GREET), fileOf(T1, 'lib/greet.js').mode) });
     E[2] = withChanges(E[1], { [EDIT.file]: edited(E[1], EDIT.file, replaceOnce(EDIT.old, EDIT.new)) });
     E[3] = withChanges(E[2], { 'lib/parse.js': edited(E[2], 'lib/parse.js', sedLines('Expected a string', 'Expected the input to be a string')) });
     E[4] = withChanges(E[3], { 'posix.js': undefined, 'lib/posix-entry.js': E[3].get('posix.js') });
     E[5] = withChanges(E[4], { 'scan.js': undefined });
-    E[6] = withChanges(E[5], { 'lib/posix-entry.js': fileEntry(Buffer.from(POSIX), fileOf(E[5], 'lib/posix-entry.js').mode) });
+    // The overwrite's bytes as the agent wrote them (read before any undo): Copilot's edit gives
+    // the new text the file's own line ends (LF), where the others keep the CRLFs they were sent.
+    E[6] = withChanges(E[5], { 'lib/posix-entry.js': fileEntry(fileOf(T2, 'lib/posix-entry.js').bytes, fileOf(E[5], 'lib/posix-entry.js').mode) });
     try {
       ids = (tb(['list', '--json']).json.sets as { id: string }[]).map((x) => x.id).reverse();
     } catch {
@@ -177,6 +185,8 @@ export function agentE2E(s: AgentScenario): void {
     expect(stub.stepsUsed, 'every scripted step was asked for').toBe(scripted);
     expect(treeDiff(T1, E[4]!), 'after turn 1').toEqual([]);
     expect(treeDiff(T2, E[6]!), 'after turn 2').toEqual([]);
+    const lf = (t: string) => t.replaceAll('\r\n', '\n');
+    expect(lf(fileOf(T2, 'lib/posix-entry.js').bytes.toString()), 'the overwrite, line ends aside').toBe(lf(POSIX));
     for (let k = 1; k <= calls.length; k++) expect(changedPaths(E[k - 1]!, E[k]!).length, what(k)).toBeGreaterThan(0);
   });
 

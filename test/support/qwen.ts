@@ -31,7 +31,7 @@ const read = (file: string) => toolCalls([toolCall('read_file', { file_path: fil
  * (`sed -i`) get a `read_file` first.
  */
 export const QWEN_TOOLS: AgentTools = {
-  write: (file, content, existing) => [...(existing ? [read(file)] : []), toolCalls([toolCall('write_file', { file_path: file, content })])],
+  write: (file, content, previous) => [...(previous !== null ? [read(file)] : []), toolCalls([toolCall('write_file', { file_path: file, content })])],
   edit: (file, old, replacement) => [
     read(file),
     toolCalls([toolCall('edit', { file_path: file, old_string: old, new_string: replacement })]),

@@ -27,6 +27,7 @@ describe.skipIf(!COPILOT)(COPILOT ? `takeback end to end with the real GitHub Co
     toolNames: { create: 'Write', overwrite: 'Edit', edit: 'Edit', shell: 'Bash' },
     pairedBy: 'order',
     oneSession: true,
+    labelled: true,
     runTurn: (n, o) => runCopilot({ bin: COPILOT!, cwd: o.work, home: o.home, prompt: o.prompt, baseUrl: o.baseUrl, session: { id: SESSION, resume: n === 2 }, env: o.hookEnv }),
     checkInit: (work) => {
       expect(fs.readdirSync(path.join(work, '.github', 'hooks'))).toEqual(['takeback.json']);

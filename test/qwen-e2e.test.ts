@@ -27,6 +27,7 @@ describe.skipIf(!QWEN)(QWEN ? `takeback end to end with the real Qwen Code ${VER
     toolNames: { create: 'write_file', overwrite: 'write_file', edit: 'edit', shell: 'run_shell_command' },
     pairedBy: 'id',
     oneSession: true,
+    labelled: true,
     runTurn: (n, o) => runQwen({ bin: QWEN!, cwd: o.work, home: o.home, prompt: o.prompt, baseUrl: o.baseUrl, session: { id: SESSION, resume: n === 2 }, env: o.hookEnv }),
     // Qwen Code adds its settings' format version to the project's settings file when it first
     // starts there: done here ahead, as part of the committed tree.

@@ -251,7 +251,7 @@ export function initAgentHooks(
 }
 
 /** Removes `dir` and the folders above it while they are empty, stopping below `base` (never `base` itself, nor anything outside it). */
-function removeEmptyFolders(dir: string, base: string): void {
+export function removeEmptyFolders(dir: string, base: string): void {
   for (let d = dir; ; d = dirname(d)) {
     const rel = relative(base, d);
     if (rel === '' || rel.startsWith('..') || d === dirname(d)) return;

@@ -1,5 +1,6 @@
 import { runActions } from './actions.js';
 import { claudeCode } from './claude-code.js';
+import { cline } from './cline.js';
 import { codex } from './codex.js';
 import { copilot } from './copilot.js';
 import { gemini } from './gemini.js';
@@ -13,6 +14,7 @@ export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
   gemini: gemini as AgentSpec<{ hook_event_name: string }>,
   'qwen-code': qwenCode as AgentSpec<{ hook_event_name: string }>,
   copilot: copilot as AgentSpec<{ hook_event_name: string }>,
+  cline: cline as AgentSpec<{ hook_event_name: string }>,
 };
 
 /**

@@ -138,6 +138,18 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
      */
     dropEmpty?: boolean;
   };
+  /**
+   * For an agent that runs a program per event, found by the event's name in a hooks folder
+   * (Cline CLI), instead of reading hooks from a settings file: the program's text that runs
+   * `command`. `settingsFile` then names that folder, and `init` writes one program per event of
+   * `events` there (see hook-programs.ts).
+   */
+  hookProgram?: (command: string) => string;
+  /**
+   * The event as takeback reads it, from the JSON the agent sent, when the agent does not name
+   * its events `hook_event_name` (Cline CLI: `hookName`); null when it is no event.
+   */
+  parse?: (value: unknown) => E | null;
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;
   /**

@@ -305,6 +305,14 @@ describe('Cline CLI: the recorded events (hookName read as the event)', () => {
     expectPaired(all().flatMap(({ a }) => a), 'id');
     const two = { hookName: 'tool_call', taskId: 't', tool_call: { id: 'c9', name: 'run_commands', input: { commands: ['rm a', 'mv b c'] } } };
     expect(actions('cline', two)).toEqual([{ kind: 'command-begin', pairing: { id: 'c9' }, tool: 'run_commands', command: 'rm a; mv b c' }]);
+    // apply_patch (offered to some models instead of editor): Codex's patch format, the input itself or its `input`.
+    const patch = '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** Add File: b.txt\n+b\n*** End Patch\n';
+    for (const input of [patch, { input: patch }]) {
+      expect(actions('cline', { hookName: 'tool_call', workspaceRoots: [WS], tool_call: { id: 'p1', name: 'apply_patch', input } })).toEqual([
+        { kind: 'files-begin', pairing: { id: 'p1' }, tool: 'apply_patch', paths: [`${WS}/src/a.ts`, `${WS}/b.txt`] },
+      ]);
+    }
+    expect(actions('cline', { hookName: 'tool_result', tool_result: { id: 'p1', name: 'apply_patch' } })).toEqual([{ kind: 'tool-end', pairing: { id: 'p1' }, tool: 'apply_patch' }]);
   });
 
   it('a payload without hookName is no event (the hook logs it), tools not captured and bad shapes are ignored', () => {
@@ -317,6 +325,7 @@ describe('Cline CLI: the recorded events (hookName read as the event)', () => {
       { hookName: 'tool_call' },
       { hookName: 'tool_result', tool_result: { id: 'x', name: 'search_codebase' } },
       { hookName: 'prompt_submit' },
+      { hookName: 'tool_call', tool_call: { id: 'x', name: 'apply_patch', input: { input: 4 } } },
     ]) {
       const a = actions('cline', ev);
       expect(a.length > 0 && a.every((x) => x.kind === 'ignore'), JSON.stringify(ev)).toBe(true);

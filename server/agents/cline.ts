@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { absolutePath, str } from './actions.js';
+import { patchPaths } from './codex-patch.js';
 import type { AgentAction, AgentSpec, EventContext } from './spec.js';
 
 /**
@@ -16,7 +17,7 @@ export interface ClineHookEvent {
   workspaceRoots?: string[];
   workspaceInfo?: { rootPath?: string };
   /** A tool call about to run (tool_call): Cline's id of the call, its tool and input. */
-  tool_call?: { id?: string; name?: string; input?: Record<string, unknown> };
+  tool_call?: { id?: string; name?: string; input?: Record<string, unknown> | string };
   /** A tool call that ended (tool_result), with the same id. */
   tool_result?: { id?: string; name?: string; input?: Record<string, unknown> };
 }
@@ -25,6 +26,8 @@ export interface ClineHookEvent {
 const FILE_TOOLS: Record<string, string> = { editor: 'path' };
 /** The shell tool: `commands`, a list of command lines run one after the other. */
 const SHELL_TOOL = 'run_commands';
+/** The patch tool Cline offers some models instead of `editor`: Codex's patch format, as the input itself or its `input`. */
+const PATCH_TOOL = 'apply_patch';
 
 /** A shell call's command lines, as one line for people: `a; b`. */
 function commandsText(v: unknown): string {
@@ -46,7 +49,8 @@ export function clineHookScript(command: string): string {
  * Cline CLI: one hook program per event, named after it, in `.cline/hooks/` of the folder Cline
  * runs in (or `$CLINE_DIR/hooks`, `~/.cline/hooks`, with `--user`). A task's run is a turn: its
  * start (agent_start, or agent_resume) begins it, its end (agent_end, agent_abort, agent_error)
- * ends it; `editor` is a file tool, `run_commands` is bracketed by snapshots, each paired with its
+ * ends it; `editor` is a file tool, and so is `apply_patch` (of the paths its patch names),
+ * `run_commands` is bracketed by snapshots, each paired with its
  * end by Cline's tool call id. The session is Cline's `rootSessionId`.
  */
 export const cline: AgentSpec<ClineHookEvent> = {
@@ -92,18 +96,26 @@ function clineActions(ev: ClineHookEvent, ctx: EventContext): AgentAction[] {
       const call = ev.tool_call ?? {};
       const tool = str(call.name) ?? '';
       const pairing = { id: str(call.id) ?? '' };
+      const fields = typeof call.input === 'object' && call.input !== null ? call.input : {};
       const field = FILE_TOOLS[tool];
       if (field) {
-        const p = str(call.input?.[field]);
+        const p = str(fields[field]);
         if (!p) return [{ kind: 'ignore', why: `${tool} without a path: ignored` }];
         return [{ kind: 'files-begin', pairing, tool, paths: [absolutePath(ctx.cwd, p)] }];
       }
-      if (tool === SHELL_TOOL) return [{ kind: 'command-begin', pairing, tool, command: commandsText(call.input?.commands) }];
+      if (tool === SHELL_TOOL) return [{ kind: 'command-begin', pairing, tool, command: commandsText(fields.commands) }];
+      if (tool === PATCH_TOOL) {
+        const input: unknown = call.input;
+        const patch = typeof input === 'string' ? input : str((input as { input?: unknown } | undefined)?.input) ?? '';
+        const paths = patchPaths(patch).map((p) => absolutePath(ctx.cwd, p));
+        if (paths.length === 0) return [{ kind: 'ignore', why: 'apply_patch names no file: not captured' }];
+        return [{ kind: 'files-begin', pairing, tool, paths }];
+      }
       return [{ kind: 'ignore', why: `${tool}: not captured` }];
     }
     case 'tool_result': {
       const tool = str(ev.tool_result?.name) ?? '';
-      if (!FILE_TOOLS[tool] && tool !== SHELL_TOOL) return [{ kind: 'ignore', why: `${tool}: not captured` }];
+      if (!FILE_TOOLS[tool] && tool !== SHELL_TOOL && tool !== PATCH_TOOL) return [{ kind: 'ignore', why: `${tool}: not captured` }];
       return [{ kind: 'tool-end', pairing: { id: str(ev.tool_result?.id) ?? '' }, tool }];
     }
     case 'agent_end':

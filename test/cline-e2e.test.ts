@@ -35,7 +35,7 @@ describe.skipIf(!CLINE)(CLINE ? `takeback end to end with the real Cline CLI ${V
       for (const name of EVENTS) {
         const file = path.join(dir, name);
         expect(fs.statSync(file).mode & 0o777, name).toBe(0o755);
-        expect(fs.readFileSync(file, 'utf8'), name).toMatch(/^#!\/bin\/sh\n[^]*takeback\.js hook cline >\/dev\/null 2>&1\nexit 0\n$/);
+        expect(fs.readFileSync(file, 'utf8'), name).toMatch(/^#!\/bin\/sh\n[^]*takeback(\.js)? hook cline\b.* >\/dev\/null 2>&1\nexit 0\n$/);
       }
     },
   });

@@ -43,7 +43,7 @@ describe.skipIf(!COPILOT)(COPILOT ? `takeback end to end with the real GitHub Co
       });
       const hook = settings.hooks.PreToolUse[0].hooks[0];
       expect(hook).toMatchObject({ type: 'command', timeout: 30 });
-      expect(hook.command).toMatch(/takeback\.js hook copilot 2>\/dev\/null \|\| true$/);
+      expect(hook.command).toMatch(/takeback(\.js)? hook copilot\b.* 2>\/dev\/null \|\| true$/);
     },
   });
 });

@@ -62,7 +62,7 @@ for (const c of CASES) {
       for (const e of EVENTS) {
         expect(s.hooks[e], e).toHaveLength(1);
         expect(s.hooks[e][0].matcher, e).toBe(e.includes('Tool') ? c.matcher : undefined);
-        expect(s.hooks[e][0].hooks, e).toEqual([{ type: 'command', command: expect.stringMatching(new RegExp(`hook ${c.agent} 2>/dev/null \\|\\| true$`)), timeout: 30 }]);
+        expect(s.hooks[e][0].hooks, e).toEqual([{ type: 'command', command: expect.stringMatching(new RegExp(`hook ${c.agent}\\b.* 2>/dev/null \\|\\| true$`)), timeout: 30 }]);
       }
       expect(sb.tb(['init', c.agent]).stdout).toMatch(/^nothing to change in /);
       expect(fs.readFileSync(file, 'utf8')).toBe(text);

@@ -48,7 +48,7 @@ describe.skipIf(!QWEN)(QWEN ? `takeback end to end with the real Qwen Code ${VER
       });
       const hook = settings.hooks.PreToolUse[0].hooks[0];
       expect(hook).toMatchObject({ type: 'command', timeout: 30 });
-      expect(hook.command).toMatch(/takeback\.js hook qwen-code 2>\/dev\/null \|\| true$/);
+      expect(hook.command).toMatch(/takeback(\.js)? hook qwen-code\b.* 2>\/dev\/null \|\| true$/);
     },
   });
 });

@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { absolutePath, str } from './actions.js';
 import { patchPaths } from './codex-patch.js';
-import type { AgentAction, AgentSpec, EventContext } from './spec.js';
+import type { AgentAction, AgentSpec, EventContext, HookCheck } from './spec.js';
 
 /**
  * One Cline CLI hook event, as its hook programs get it on stdin (see
@@ -79,6 +80,12 @@ export const cline: AgentSpec<ClineHookEvent> = {
     user: (env, home) => [env.CLINE_DIR || join(home, '.cline'), 'hooks'],
     projectDir: 'cwd',
   },
+  // The hooks folder of the folder doctor runs in (and the workspace root's) and the user's: its
+  // programs are told apart by their text, not read as settings.
+  checkHooks: (ctx) => [
+    ...[...new Set([ctx.cwd, ctx.workspace])].map((f) => programsCheck('workspace', join(f, ...cline.settingsFile.project))),
+    programsCheck('user', join(...cline.settingsFile.user(ctx.env, ctx.home))),
+  ],
   context: (ev, fallbackCwd) => ({
     agent: 'cline',
     session: str(ev.sessionContext?.rootSessionId) ?? str(ev.taskId),
@@ -124,5 +131,30 @@ function clineActions(ev: ClineHookEvent, ctx: EventContext): AgentAction[] {
       return [{ kind: 'turn-end' }];
     default:
       return [{ kind: 'ignore', why: `${ev.hook_event_name}: ignored` }];
+  }
+}
+
+/**
+ * doctor's check of the hooks folder `dir`: how many of the events have a program of takeback's
+ * there (by its marker and command). Whether each is current is not judged (null): the program
+ * is takeback's own script, rewritten by `init cline`.
+ */
+function programsCheck(scope: HookCheck['scope'], dir: string): HookCheck {
+  const ours = cline.events.filter(({ event }) =>
+    [event, `${event}.sh`].some((n) => {
+      const t = readText(join(dir, n));
+      return t !== null && t.includes('takeback') && t.includes('hook cline');
+    }),
+  );
+  const installed = ours.length === 0 ? 'none' : ours.length === cline.events.length ? 'all' : 'some';
+  return { agent: 'cline', scope, file: dir, installed, current: null, trusted: null };
+}
+
+/** A file's text, or null when it cannot be read. */
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
   }
 }

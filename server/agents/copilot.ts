@@ -49,6 +49,15 @@ export const copilot: AgentSpec<CopilotHookEvent> = {
     projectDir: 'workspace',
     dropEmpty: true,
   },
+  // The repository's hook file and the user's. Copilot runs the repository's only in a folder it
+  // trusts, which takeback does not read: said, not judged.
+  checkHooks: (ctx) => {
+    const project = ctx.hooksIn('workspace', join(ctx.workspace, ...copilot.settingsFile.project)).check;
+    return [
+      project.installed === 'none' ? project : { ...project, trust: 'Copilot CLI runs these only in a folder you trusted (it asks when it first opens one)' },
+      ctx.hooksIn('user', join(...copilot.settingsFile.user(ctx.env, ctx.home))).check,
+    ];
+  },
   context: (ev, fallbackCwd) => contextOf('copilot', ev, fallbackCwd),
   actions: (ev, ctx) => copilotActions(ev, ctx),
 };

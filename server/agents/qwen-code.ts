@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { contextOf, str, toolBegin } from './actions.js';
-import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
+import type { AgentAction, AgentSpec, EventContext, HookCheck, HookCheckContext, HookEventBase } from './spec.js';
 
 /**
  * One Qwen Code hook event, as it arrives on the hook's stdin (Claude Code's shape; see
@@ -56,9 +56,27 @@ export const qwenCode: AgentSpec<QwenHookEvent> = {
     jsonc: true,
     dropEmpty: true,
   },
+  checkHooks: (ctx) => qwenHookChecks(ctx),
   context: (ev, fallbackCwd) => contextOf('qwen-code', ev, fallbackCwd),
   actions: (ev, ctx) => qwenActions(ev, ctx),
 };
+
+/**
+ * Qwen Code reads the hooks of the folder it starts in (doctor's folder, and the workspace
+ * root's when that is another) and the user's. With folder trust turned on in the user's
+ * settings (`security.folderTrust.enabled`) it runs a project's hooks only in a folder it
+ * trusts, which takeback does not read: said, not judged.
+ */
+function qwenHookChecks(ctx: HookCheckContext): HookCheck[] {
+  const user = join(...qwenCode.settingsFile.user(ctx.env, ctx.home));
+  const settings = ctx.readConfig(user) as { security?: { folderTrust?: { enabled?: boolean } } } | null;
+  const folderTrust = settings?.security?.folderTrust?.enabled === true;
+  const project = [...new Set([ctx.cwd, ctx.workspace])].map((f) => {
+    const c = ctx.hooksIn('workspace', join(f, '.qwen', 'settings.json')).check;
+    return c.installed === 'none' || !folderTrust ? c : { ...c, trust: 'folder trust is on (security.folderTrust.enabled): Qwen Code runs these only in a folder it trusts' };
+  });
+  return [...project, ctx.hooksIn('user', user).check];
+}
 
 function qwenActions(ev: QwenHookEvent, ctx: EventContext): AgentAction[] {
   const tool = ev.tool_name ?? '';

@@ -1,5 +1,6 @@
 // Each agent's reading of its hook events, in this process: the payloads the real Claude Code,
-// Codex CLI and Gemini CLI sent (test/fixtures/<agent>-events/, placeholders filled with a
+// Codex CLI, Gemini CLI, Qwen Code, GitHub Copilot CLI and Cline CLI sent
+// (test/fixtures/<agent>-events/, placeholders filled with a
 // workspace path) turned into takeback's actions by the agent's `actions()`, through the
 // registry the hook uses. And the shapes a payload should not have (fields missing, of the wrong
 // type) yielding nothing to capture rather than throwing.
@@ -30,11 +31,13 @@ const session = (agent: string): any[] =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
 
-type Name = 'claude-code' | 'codex' | 'gemini';
+type Name = 'claude-code' | 'codex' | 'gemini' | 'qwen-code' | 'copilot' | 'cline';
 
 /** What agent `name` makes of `ev`, with the context it reads from the event (the hook's fallback folder `/fallback`). */
 function act(name: Name, ev: any): { ctx: EventContext; actions: AgentAction[] } {
   const spec = AGENTS[name]!;
+  // An agent that names its events otherwise (Cline's hookName) is read as the hook reads it.
+  if (spec.parse) ev = spec.parse(ev) ?? ev;
   const ctx = spec.context(ev, '/fallback');
   return { ctx, actions: spec.actions(ev, ctx) };
 }
@@ -207,6 +210,130 @@ describe('Gemini CLI: the recorded events', () => {
   });
 });
 
+/** The actions of a whole recorded session, event by event (events not captured left out). */
+const sessionActions = (name: Name, agent: string) => session(agent).map((e) => ({ e, a: actions(name, e) }));
+
+/** Expects every tool-end of `all` to end exactly the pairings the begins gave, as many times. */
+function expectPaired(all: AgentAction[], by: 'id' | 'order'): void {
+  const keys = (kinds: string[]) => all.filter((a) => kinds.includes(a.kind)).map((a) => (a as any).pairing[by] as string);
+  const begun = keys(['files-begin', 'command-begin']);
+  expect(begun.length).toBeGreaterThan(2);
+  for (const k of begun) expect(k).toEqual(expect.any(String));
+  expect(keys(['tool-end']).sort()).toEqual(begun.sort());
+}
+
+describe('Qwen Code: the recorded events', () => {
+  const ag = 'qwen-code';
+  const all = () => sessionActions('qwen-code', ag);
+  const sid = '3b9c4d2e-1111-4222-8333-444455556666';
+
+  it('the context, the turns by prompt id (the empty UserPromptSubmit after each batch of tool results names the same turn), Stop ends it', () => {
+    const evs = all();
+    expect(act('qwen-code', evs[0]!.e).ctx).toEqual({ agent: 'qwen-code', session: sid, cwd: WS });
+    const begins = evs.flatMap(({ a }) => a).filter((a) => a.kind === 'turn-begin');
+    expect(new Set(begins.map((b: any) => b.agentTurn))).toEqual(new Set([`${sid}########0`, `${sid}########2`]));
+    expect(begins.filter((b: any) => b.prompt !== null).map((b: any) => b.prompt)).toEqual(['do it', 'do it']);
+    expect(evs.filter(({ e }) => e.hook_event_name === 'Stop').map(({ a }) => a)).toEqual([
+      [{ kind: 'turn-end', agentTurn: `${sid}########0` }],
+      [{ kind: 'turn-end', agentTurn: `${sid}########2` }],
+    ]);
+  });
+
+  it('write_file and edit begin file captures of their absolute path, run_shell_command a command capture; read_file is not captured; paired by tool_use_id', () => {
+    const begins = all()
+      .filter(({ e }) => e.hook_event_name === 'PreToolUse')
+      .map(({ e, a }) => [e.tool_name, a[0]!.kind, (a[0] as any).paths ?? (a[0] as any).command ?? null, (a[0] as any).pairing?.id === e.tool_use_id]);
+    expect(begins).toEqual([
+      ['write_file', 'files-begin', [`${WS}/b.txt`], true],
+      ['read_file', 'ignore', null, false],
+      ['edit', 'files-begin', [`${WS}/a.txt`], true],
+      ['run_shell_command', 'command-begin', "sed -i 's/bye/ciao/' a.txt && mv b.txt c.txt", true],
+      ['run_shell_command', 'command-begin', 'rm c.txt', true],
+    ]);
+    expectPaired(all().flatMap(({ a }) => a), 'id');
+  });
+});
+
+describe('GitHub Copilot CLI: the recorded events (Claude Code\'s event names and payload shape)', () => {
+  const ag = 'copilot';
+  const all = () => sessionActions('copilot', ag);
+
+  it('the context; UserPromptSubmit begins a turn with its prompt, Stop ends it, SessionStart makes sure of a baseline', () => {
+    const evs = all();
+    expect(act('copilot', evs[0]!.e).ctx).toEqual({ agent: 'copilot', session: 'e91849aa-6d04-4379-85db-8fbe93ffefd7', cwd: WS });
+    const by = (name: string) => evs.filter(({ e }) => e.hook_event_name === name).map(({ a }) => a);
+    expect(by('SessionStart')).toEqual([[{ kind: 'session-start' }]]);
+    expect(by('UserPromptSubmit')).toEqual([[{ kind: 'turn-begin', prompt: 'do it' }]]);
+    expect(by('Stop')).toEqual([[{ kind: 'turn-end' }]]);
+  });
+
+  it('Write (create) and Edit begin file captures of tool_input.path, Bash a command capture; each end pairs by order (tool and input)', () => {
+    const begins = all()
+      .filter(({ e }) => e.hook_event_name === 'PreToolUse')
+      .map(({ e, a }) => [e.tool_name, a[0]!.kind, (a[0] as any).paths ?? (a[0] as any).command, (a[0] as any).pairing.order === orderKey(e.tool_name, e.tool_input)]);
+    expect(begins).toEqual([
+      ['Write', 'files-begin', [`${WS}/b.txt`], true],
+      ['Edit', 'files-begin', [`${WS}/a.txt`], true],
+      ['Bash', 'command-begin', 'sed -i s/bye/ciao/ a.txt && mv b.txt c.txt', true],
+    ]);
+    expectPaired(all().flatMap(({ a }) => a), 'order');
+  });
+});
+
+describe('Cline CLI: the recorded events (hookName read as the event)', () => {
+  const ag = 'cline';
+  const all = () => sessionActions('cline', ag);
+
+  it('the context (rootSessionId, the workspace root); a task\'s start begins a turn and its end ends it', () => {
+    const evs = all();
+    expect(act('cline', evs[0]!.e).ctx).toEqual({ agent: 'cline', session: '1796142725649_x75vt', cwd: WS });
+    expect(evs[0]!.a).toEqual([{ kind: 'turn-begin', prompt: null }]);
+    expect(evs.at(-1)!.a).toEqual([{ kind: 'turn-end' }]);
+    expect(AGENTS.cline!.parse!({ hookName: 'agent_abort', taskId: 't' })).toEqual({ hookName: 'agent_abort', taskId: 't', hook_event_name: 'agent_abort' });
+    expect(actions('cline', { hookName: 'agent_error', taskId: 't' })).toEqual([{ kind: 'turn-end' }]);
+  });
+
+  it('editor begins a file capture of its path, run_commands a command capture of its commands; paired by Cline\'s tool call id', () => {
+    const begins = all()
+      .filter(({ e }) => e.hookName === 'tool_call')
+      .map(({ e, a }) => [e.tool_call.name, a[0]!.kind, (a[0] as any).paths ?? (a[0] as any).command, (a[0] as any).pairing.id]);
+    expect(begins).toEqual([
+      ['editor', 'files-begin', [`${WS}/b.txt`], 'call_stub_001'],
+      ['editor', 'files-begin', [`${WS}/a.txt`], 'call_stub_002'],
+      ['run_commands', 'command-begin', 'sed -i s/bye/ciao/ a.txt && mv b.txt c.txt', 'call_stub_003'],
+    ]);
+    expectPaired(all().flatMap(({ a }) => a), 'id');
+    const two = { hookName: 'tool_call', taskId: 't', tool_call: { id: 'c9', name: 'run_commands', input: { commands: ['rm a', 'mv b c'] } } };
+    expect(actions('cline', two)).toEqual([{ kind: 'command-begin', pairing: { id: 'c9' }, tool: 'run_commands', command: 'rm a; mv b c' }]);
+    // apply_patch (offered to some models instead of editor): Codex's patch format, the input itself or its `input`.
+    const patch = '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** Add File: b.txt\n+b\n*** End Patch\n';
+    for (const input of [patch, { input: patch }]) {
+      expect(actions('cline', { hookName: 'tool_call', workspaceRoots: [WS], tool_call: { id: 'p1', name: 'apply_patch', input } })).toEqual([
+        { kind: 'files-begin', pairing: { id: 'p1' }, tool: 'apply_patch', paths: [`${WS}/src/a.ts`, `${WS}/b.txt`] },
+      ]);
+    }
+    expect(actions('cline', { hookName: 'tool_result', tool_result: { id: 'p1', name: 'apply_patch' } })).toEqual([{ kind: 'tool-end', pairing: { id: 'p1' }, tool: 'apply_patch' }]);
+  });
+
+  it('a payload without hookName is no event (the hook logs it), tools not captured and bad shapes are ignored', () => {
+    expect(AGENTS.cline!.parse!({ hook_event_name: 'PreToolUse' })).toBeNull();
+    expect(AGENTS.cline!.parse!(null)).toBeNull();
+    expect(AGENTS.cline!.parse!([1])).toBeNull();
+    for (const ev of [
+      { hookName: 'tool_call', tool_call: { id: 'x', name: 'read_files', input: { files: ['a'] } } },
+      { hookName: 'tool_call', tool_call: { id: 'x', name: 'editor', input: { path: 3 } } },
+      { hookName: 'tool_call' },
+      { hookName: 'tool_result', tool_result: { id: 'x', name: 'search_codebase' } },
+      { hookName: 'prompt_submit' },
+      { hookName: 'tool_call', tool_call: { id: 'x', name: 'apply_patch', input: { input: 4 } } },
+    ]) {
+      const a = actions('cline', ev);
+      expect(a.length > 0 && a.every((x) => x.kind === 'ignore'), JSON.stringify(ev)).toBe(true);
+    }
+    expect(AGENTS.cline!.context({ hook_event_name: 'agent_start', workspaceRoots: [5] } as any, '/fallback')).toEqual({ agent: 'cline', session: null, cwd: '/fallback' });
+  });
+});
+
 describe('bad shapes yield nothing to capture, never an exception', () => {
   const base = { session_id: 's', cwd: WS };
   /** True when every action is `ignore` (with a reason). */
@@ -225,6 +352,10 @@ describe('bad shapes yield nothing to capture, never an exception', () => {
       ['codex', 'PreToolUse', 'apply_patch', { command: 42 }],
       ['codex', 'PreToolUse', 'apply_patch', { command: '*** Begin Patch\n*** End Patch\n' }],
       ['codex', 'PreToolUse', 'apply_patch', undefined],
+      ['qwen-code', 'PreToolUse', 'write_file', { path: 'a' }],
+      ['qwen-code', 'PreToolUse', 'notebook_edit', { file_path: 'a.ipynb' }], // its field is notebook_path
+      ['copilot', 'PreToolUse', 'Write', { file_path: 'a' }], // Copilot's field is path
+      ['copilot', 'PreToolUse', 'Edit', { path: 7 }],
     ];
     for (const [agent, hook, tool, input] of cases) {
       const ev = { ...base, hook_event_name: hook, tool_name: tool, tool_use_id: 'x', ...(input === undefined ? {} : { tool_input: input }) };
@@ -245,12 +376,17 @@ describe('bad shapes yield nothing to capture, never an exception', () => {
       ['gemini', { ...base, hook_event_name: 'BeforeTool', tool_name: 'read_file', tool_input: { file_path: 'a' } }],
       ['gemini', { ...base, hook_event_name: 'AfterTool', tool_name: null }],
       ['gemini', { ...base, hook_event_name: 'BeforeModel' }],
+      ['qwen-code', { ...base, hook_event_name: 'PostToolUse', tool_name: 'read_file' }],
+      ['qwen-code', { ...base, hook_event_name: 'PermissionRequest' }],
+      ['copilot', { ...base, hook_event_name: 'PreToolUse', tool_name: 'View', tool_input: { path: 'a' } }],
+      ['copilot', { ...base, hook_event_name: 'PostToolUse', tool_name: 'view' }],
+      ['copilot', { ...base, hook_event_name: 'SessionEnd' }],
     ];
     for (const [agent, ev] of evs) expect(nothing(actions(agent, ev)), `${agent} ${JSON.stringify(ev)}`).toBe(true);
   });
 
   it('fields of the wrong type fall back rather than throw: no session, the hook\'s folder, no prompt, an empty command', () => {
-    for (const name of ['claude-code', 'codex', 'gemini'] as Name[]) {
+    for (const name of ['claude-code', 'codex', 'gemini', 'qwen-code', 'copilot'] as Name[]) {
       const ctx = AGENTS[name]!.context({ hook_event_name: 'Stop', session_id: 5, cwd: ['x'] } as any, '/fallback');
       expect(ctx).toEqual({ agent: name, session: null, cwd: '/fallback' });
     }

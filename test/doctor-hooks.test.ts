@@ -37,7 +37,26 @@ describe('doctor: the agents hooked here', () => {
       ['codex', 'user', 'none'],
       ['gemini', 'workspace', 'none'],
       ['gemini', 'user', 'none'],
+      ['qwen-code', 'workspace', 'none'],
+      ['qwen-code', 'user', 'none'],
+      ['copilot', 'workspace', 'none'],
+      ['copilot', 'user', 'none'],
+      ['cline', 'workspace', 'none'],
+      ['cline', 'user', 'none'],
     ]);
+  });
+
+  it('qwen-code, copilot and cline hooked by init here: every event, in the files and folder each reads', () => {
+    const sb = agentSandbox();
+    for (const a of ['qwen-code', 'copilot', 'cline']) expect(sb.tb(['init', a]).code).toBe(0);
+    const d = sb.json(['doctor']);
+    const mine = d.agents.filter((c: any) => ['qwen-code', 'copilot', 'cline'].includes(c.agent) && c.scope === 'workspace');
+    expect(mine.map((c: any) => [c.agent, c.file, c.installed])).toEqual([
+      ['qwen-code', sb.abs('.qwen/settings.json'), 'all'],
+      ['copilot', sb.abs('.github/hooks/takeback.json'), 'all'],
+      ['cline', sb.abs('.cline/hooks'), 'all'],
+    ]);
+    expect(mine.find((c: any) => c.agent === 'copilot').trust).toMatch(/trusted/);
   });
 
   it('claude-code hooked by init: every event, current, no trust asked; no problems', () => {

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import * as jsoncParser from 'jsonc-parser';
 import writeFileAtomic from 'write-file-atomic';
 import { TakebackError } from '../core/errors.js';
@@ -67,6 +67,15 @@ function withoutAssignments(command: string): string {
 export function isCurrentHook(spec: AnySpec, h: HookEntry, command: string): boolean {
   if (h.type === 'http') return true;
   return typeof h.command === 'string' && withoutAssignments(h.command).includes(withoutAssignments(command));
+}
+
+/**
+ * The folder above which `init --remove` deletes nothing of `spec`'s settings file: the workspace
+ * for the project's file, the first part of the user's path (the home folder, or the agent's
+ * `*_HOME`) with `user`.
+ */
+export function settingsBase(spec: AnySpec, workspace: string, user: boolean, env: NodeJS.ProcessEnv = process.env): string {
+  return user ? spec.settingsFile.user(env, env.HOME ?? homedir())[0]! : workspace;
 }
 
 /** Where `spec`'s settings file is: the project's (under `workspace`), or the user's with `user`. */
@@ -197,7 +206,7 @@ function formatLike(text: string, value: unknown): string {
  */
 export function initAgentHooks(
   spec: AnySpec,
-  opts: { file: string; command: string; remove?: boolean; entries?: (event: string) => HookEntry[] },
+  opts: { file: string; command: string; remove?: boolean; entries?: (event: string) => HookEntry[]; base?: string },
 ): { file: string; changed: boolean } {
   let current: Settings = {};
   let text = '';
@@ -224,6 +233,13 @@ export function initAgentHooks(
     }
   }
   const next = opts.remove ? removeHooks(spec, current) : addHooks(spec, current, opts.command, opts.entries);
+  // What init made and nothing else: a file left an empty object by taking our hooks out goes,
+  // and so do the folders that held only it.
+  if (opts.remove && spec.settingsFile.dropEmpty && Object.keys(next).length === 0 && JSON.stringify(next) !== JSON.stringify(current)) {
+    unlinkSync(opts.file);
+    if (opts.base) removeEmptyFolders(dirname(opts.file), opts.base);
+    return { file: opts.file, changed: true };
+  }
   // With comments, only the `hooks` member is rewritten, and the rest of the text stays as it is.
   const out = jsonc ? rewriteHooksMember(text, next.hooks) : formatLike(text, next);
   if (out === text || (opts.remove && !existsSync(opts.file)) || JSON.stringify(next) === JSON.stringify(current)) {
@@ -232,4 +248,18 @@ export function initAgentHooks(
   mkdirSync(dirname(opts.file), { recursive: true });
   writeFileAtomic.sync(opts.file, out);
   return { file: opts.file, changed: true };
+}
+
+/** Removes `dir` and the folders above it while they are empty, stopping below `base` (never `base` itself, nor anything outside it). */
+export function removeEmptyFolders(dir: string, base: string): void {
+  for (let d = dir; ; d = dirname(d)) {
+    const rel = relative(base, d);
+    if (rel === '' || rel.startsWith('..') || d === dirname(d)) return;
+    try {
+      if (readdirSync(d).length > 0) return;
+      rmdirSync(d);
+    } catch {
+      return;
+    }
+  }
 }

@@ -6,7 +6,8 @@ import { HTTP_FP_VAR, HTTP_PORT_VAR, hookUrl } from '../daemon/http-address.js';
 import { tokenFile } from '../daemon/http-address.js';
 import { httpToken, tokenFingerprint } from '../daemon/http-token.js';
 import type { HookCommand } from './hook-command.js';
-import { initAgentHooks, ourHooksIn, settingsPath } from './hooks-file.js';
+import { initHookPrograms } from './hook-programs.js';
+import { initAgentHooks, ourHooksIn, settingsBase, settingsPath } from './hooks-file.js';
 import type { AgentSpec, HookEntry } from './spec.js';
 
 /*
@@ -136,8 +137,10 @@ export function initHooks(
   const shared = settingsPath(spec, opts.workspace, opts.user, opts.env);
   const local = spec.name === 'claude-code' && !opts.user ? join(opts.workspace, ...LOCAL_SETTINGS) : null;
   const results: InitResult[] = [];
+  const base = settingsBase(spec, opts.workspace, opts.user, opts.env);
+  if (spec.hookProgram) return [{ ...initHookPrograms(spec, { dir: shared, command: opts.command(''), remove: opts.remove, base }), action: opts.remove ? 'removed' : 'added' }];
   const run = (file: string, remove: boolean, entries?: (event: string) => HookEntry[]) => {
-    const r = initAgentHooks(spec, { file, command: opts.command(''), remove, entries });
+    const r = initAgentHooks(spec, { file, command: opts.command(''), remove, entries, base });
     results.push({ ...r, action: remove ? 'removed' : 'added' });
   };
   if (opts.remove) {

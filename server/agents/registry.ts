@@ -1,7 +1,10 @@
 import { runActions } from './actions.js';
 import { claudeCode } from './claude-code.js';
+import { cline } from './cline.js';
 import { codex } from './codex.js';
+import { copilot } from './copilot.js';
 import { gemini } from './gemini.js';
+import { qwenCode } from './qwen-code.js';
 import type { AgentSpec } from './spec.js';
 
 /** Every agent takeback has hooks for, by the name `takeback hook NAME` and `init NAME` take. */
@@ -9,6 +12,9 @@ export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
   'claude-code': claudeCode as AgentSpec<{ hook_event_name: string }>,
   codex: codex as AgentSpec<{ hook_event_name: string }>,
   gemini: gemini as AgentSpec<{ hook_event_name: string }>,
+  'qwen-code': qwenCode as AgentSpec<{ hook_event_name: string }>,
+  copilot: copilot as AgentSpec<{ hook_event_name: string }>,
+  cline: cline as AgentSpec<{ hook_event_name: string }>,
 };
 
 /**

@@ -1,5 +1,5 @@
 /** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
-export type AgentName = 'claude-code' | 'codex' | 'gemini';
+export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'qwen-code' | 'copilot' | 'cline';
 
 /** How a tool call is matched with its end. */
 export type Pairing =
@@ -131,7 +131,25 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
     projectDir: 'workspace' | 'cwd';
     /** The agent reads the file as JSON with comments (Gemini CLI): `init` keeps them. */
     jsonc?: boolean;
+    /**
+     * `init --remove` deletes the file when it leaves it an empty object, and then the folders
+     * above it that are left empty (below the workspace root, or the first part of the user's
+     * path): what init made and nothing else is left behind.
+     */
+    dropEmpty?: boolean;
   };
+  /**
+   * For an agent that runs a program per event, found by the event's name in a hooks folder
+   * (Cline CLI), instead of reading hooks from a settings file: the program's text that runs
+   * `command`. `settingsFile` then names that folder, and `init` writes one program per event of
+   * `events` there (see hook-programs.ts).
+   */
+  hookProgram?: (command: string) => string;
+  /**
+   * The event as takeback reads it, from the JSON the agent sent, when the agent does not name
+   * its events `hook_event_name` (Cline CLI: `hookName`); null when it is no event.
+   */
+  parse?: (value: unknown) => E | null;
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;
   /**

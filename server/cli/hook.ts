@@ -30,9 +30,11 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
       logHook(home, `hook: unknown agent ${agent}`);
       return false;
     }
-    let ev: { hook_event_name: string };
+    let ev: { hook_event_name: string } | null;
     try {
-      ev = JSON.parse(text) as { hook_event_name: string };
+      const value: unknown = JSON.parse(text);
+      const spec = AGENTS[agent]!;
+      ev = spec.parse ? spec.parse(value) : (value as { hook_event_name: string });
     } catch {
       // Its length and digest, never its text: what an agent sends may hold a token or a key.
       logHook(home, `hook ${agent}: input is not JSON (${Buffer.byteLength(text)} bytes, sha256 ${createHash('sha256').update(text).digest('hex')})`);

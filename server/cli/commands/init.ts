@@ -9,8 +9,8 @@ import { BIN, hookCommandOf, PACKAGE_ROOT, selfCommand } from '../self.js';
 export function registerInit(p: Command, ctx: CommandContext): void {
   p.command('init')
     .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
-    .argument('<agent>', 'claude-code | codex | gemini | helix | jetbrains | vscode')
-    .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json) instead of the project's")
+    .argument('<agent>', 'claude-code | codex | gemini | qwen-code | copilot | cline | helix | jetbrains | vscode')
+    .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json, ~/.qwen/settings.json, ~/.copilot/hooks, ~/.cline/hooks) instead of the project's")
     .option('--shared', "claude-code: the project's shared .claude/settings.json (committed: hooks the whole team) instead of the personal .claude/settings.local.json")
     .option('--remove', 'take out exactly what init added (vscode: uninstall the extension)')
     .option('--http', 'claude-code: http hooks to a capture daemon (a few ms a hook), each with a command hook that takes over when none runs; in .claude/settings.local.json')

@@ -10,7 +10,7 @@ export function registerList(p: Command, ctx: CommandContext): void {
     .description('list change sets, grouped by turn, newest first')
     .option('--turn <T>', 'only this turn')
     .option('--all', 'every turn, and expired changes too')
-    .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, cli')
+    .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, qwen-code, copilot, cline, cli')
     .option('--json', 'print JSON (see README)')
     .action(async (o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);

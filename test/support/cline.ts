@@ -1,0 +1,55 @@
+// Drives the real Cline CLI (`cline --json PROMPT`) against the scripted OpenAI-compatible
+// stand-in for its model (./openai-chat-stub.ts) on 127.0.0.1, with a private HOME: `cline auth`
+// points its `openai-compatible` provider at the stub first. Its real tools (editor,
+// run_commands) change real files, and its hook programs (`.cline/hooks/<Event>`) run: Cline
+// runs them with a prompt on the command line too, tools auto-approved (its default there).
+//
+// Install the pinned CLI with scripts/install-cline.sh (into .cache/cline). Each run is a task,
+// a session of its own: `--id <session>` (going on with a session) is refused with a prompt on
+// the command line (`--json`: "interactive mode is unsupported").
+import { spawnSync } from 'node:child_process';
+import { agentBin, hermeticEnv, runAgentProcess } from './agent-bin.js';
+import type { AgentRun } from './agent-bin.js';
+import type { AgentTools } from './agent-e2e.js';
+import { toolCall, toolCalls } from './openai-chat-stub.js';
+
+/** How the cline binary is found (the CLINE variable, .cache/cline, PATH); TAKEBACK_REQUIRE_AGENTS=1 requires it. */
+export const CLINE_BIN = agentBin({
+  name: 'cline',
+  envVar: 'CLINE',
+  requireVars: ['TAKEBACK_REQUIRE_AGENTS'],
+  parseVersion: (out) => /\d+\.\d+\.\d+/.exec(out)?.[0],
+});
+
+/** The model id given to the provider (the stub answers any). */
+export const CLINE_MODEL = 'stub-model';
+
+/** Cline's tools as model steps: `editor` makes a file (no old_text) or replaces text in one, `run_commands` runs command lines. */
+export const CLINE_TOOLS: AgentTools = {
+  write: (file, content, previous) => [toolCalls([toolCall('editor', previous === null ? { path: file, new_text: content } : { path: file, old_text: previous, new_text: content })])],
+  edit: (file, old, replacement) => [toolCalls([toolCall('editor', { path: file, old_text: old, new_text: replacement })])],
+  shell: (command) => [toolCalls([toolCall('run_commands', { commands: [command] })])],
+};
+
+export interface RunClineOptions {
+  bin: string;
+  cwd: string;
+  home: string;
+  prompt: string;
+  /** The stub's base URL (ending in /v1). */
+  baseUrl: string;
+  env?: Record<string, string | undefined>;
+  timeoutMs?: number;
+}
+
+function clineEnv(o: RunClineOptions): NodeJS.ProcessEnv {
+  return hermeticEnv(o.home, { NO_PROXY: '127.0.0.1,localhost', NO_COLOR: '1', CLINE_TELEMETRY_DISABLED: '1' }, o.env);
+}
+
+/** Runs `cline auth` (the stub as the openai-compatible provider), then `cline --json PROMPT` once (one task); resolves when it exits. */
+export function runCline(o: RunClineOptions): Promise<AgentRun> {
+  const env = clineEnv(o);
+  const auth = spawnSync(o.bin, ['auth', '-p', 'openai-compatible', '-k', 'x', '-m', CLINE_MODEL, '-b', o.baseUrl], { cwd: o.cwd, env, encoding: 'utf8', timeout: 60_000 });
+  if (auth.status !== 0) throw new Error(`cline auth exited ${auth.status}: ${auth.stdout}${auth.stderr}`);
+  return runAgentProcess(o.bin, ['--json', o.prompt], { cwd: o.cwd, env, timeoutMs: o.timeoutMs ?? 120_000 });
+}

@@ -2,6 +2,7 @@ import { runActions } from './actions.js';
 import { claudeCode } from './claude-code.js';
 import { codex } from './codex.js';
 import { gemini } from './gemini.js';
+import { kilo, opencode } from './opencode.js';
 import type { AgentSpec } from './spec.js';
 
 /** Every agent takeback has hooks for, by the name `takeback hook NAME` and `init NAME` take. */
@@ -9,6 +10,8 @@ export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
   'claude-code': claudeCode as AgentSpec<{ hook_event_name: string }>,
   codex: codex as AgentSpec<{ hook_event_name: string }>,
   gemini: gemini as AgentSpec<{ hook_event_name: string }>,
+  opencode: opencode as AgentSpec<{ hook_event_name: string }>,
+  kilo: kilo as AgentSpec<{ hook_event_name: string }>,
 };
 
 /**

@@ -1,5 +1,5 @@
 /** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
-export type AgentName = 'claude-code' | 'codex' | 'gemini';
+export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'kilo';
 
 /** How a tool call is matched with its end. */
 export type Pairing =
@@ -132,6 +132,12 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
     /** The agent reads the file as JSON with comments (Gemini CLI): `init` keeps them. */
     jsonc?: boolean;
   };
+  /**
+   * For an agent that loads a plugin instead of running hook commands (opencode, Kilo Code): what
+   * `init` does in place of merging hook entries, putting the plugin at `settingsFile` (or taking
+   * it out with `remove`). Returns each file written or removed, as `init` reports it.
+   */
+  install?: (opts: { workspace: string; user: boolean; remove?: boolean; env?: NodeJS.ProcessEnv }) => { file: string; changed: boolean; action: 'added' | 'removed' }[];
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;
   /**

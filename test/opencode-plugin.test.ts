@@ -14,7 +14,7 @@ import { alive, until } from './support/procs.js';
 import { BIN, REPO_ROOT, sandbox, setsOf, tbSpawn, type Sandbox } from './support/takeback.js';
 
 const WS = '/work-unit/project';
-const SESSION = 'ses_dcd942164ffeiDECDwnhAVNdmY';
+const SESSION = 'ses_dcd888196ffe25e8mcPLy81xI9';
 const PLUGIN = path.join(REPO_ROOT, 'clients', 'opencode', 'takeback.js');
 
 /** The recorded session, in the order the plugin handed the events over. */
@@ -41,7 +41,7 @@ describe('opencode: the recorded events', () => {
   it('the whole session: a baseline, a turn named by its message, each tool call paired by callID, the failed edit left to the turn end', () => {
     expect(recorded().map((ev) => actions('opencode', ev))).toEqual([
       [{ kind: 'session-start' }],
-      [{ kind: 'turn-begin', prompt: '"Turn one: add b, fix a."', agentTurn: 'msg_2326be2040016MDrbJXUZHxC75' }],
+      [{ kind: 'turn-begin', prompt: '"Turn one: add b, fix a."', agentTurn: 'msg_232778096001DhBqdIiBy1JGTb' }],
       [{ kind: 'files-begin', pairing: { id: 'toolu_w1' }, tool: 'write', paths: [`${WS}/b.txt`] }],
       [{ kind: 'tool-end', pairing: { id: 'toolu_w1' }, tool: 'write' }],
       [{ kind: 'command-begin', pairing: { id: 'toolu_b1' }, tool: 'bash', command: "sed -i 's/hello/bye/' a.txt && mv b.txt c.txt && rm -f nothing" }],

@@ -245,7 +245,8 @@ export const TakebackPlugin = async ({ directory }) => {
     'tool.execute.after': async (input) => {
       try {
         if (!CAPTURED_TOOLS.has(input?.tool)) return;
-        await deliver({ hook_event_name: 'tool.execute.after', session_id: input.sessionID, tool_name: input.tool, call_id: input.callID, tool_input: input.args ?? {} });
+        // The end is paired by its call id: the arguments (a whole file's content for write) are not sent again.
+        await deliver({ hook_event_name: 'tool.execute.after', session_id: input.sessionID, tool_name: input.tool, call_id: input.callID });
       } catch (e) {
         log(`tool.execute.after failed: ${e?.message ?? e}`);
       }

@@ -124,7 +124,7 @@ function suite(flavor: OpencodeFlavor) {
       // A turn's end is handed over as opencode exits: it may be recorded just after.
       await until(() => tb(['list', '--json']).json.turns.every((t: any) => t.end !== null), 60_000);
       ids = [...tb(['list', '--agent', flavor.agent, '--json']).json.sets].reverse().map((s: any) => s.id);
-    }, 400_000);
+    }, 700_000);
 
     afterAll(async () => {
       await stub?.close();
@@ -275,7 +275,7 @@ describe.skipIf(!oc.bin || !claude.bin)(
         'cc.txt': fileEntry(Buffer.from('from Claude Code\n'), entryOf(TB, 'cc.txt').mode),
         'shared.txt': edited(T0, 'shared.txt', replaceOnce('three', 'THREE')),
       });
-    }, 400_000);
+    }, 700_000);
 
     afterAll(async () => {
       await ocStub?.close();

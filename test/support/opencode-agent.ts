@@ -65,7 +65,7 @@ export interface RunOpencodeOptions {
   home: string;
   /** A further turn of the newest session (`--continue`). */
   continueSession?: boolean;
-  /** Kill the run after this long (default 120 s). */
+  /** Kill the run after this long (default 300 s: Kilo Code took 80 s for a turn here under load). */
   timeoutMs?: number;
   /** Extra environment (TAKEBACK_HOME for the plugin); applied last, undefined deletes. */
   env?: Record<string, string | undefined>;
@@ -120,7 +120,7 @@ export function opencodeEnv(opts: Pick<RunOpencodeOptions, 'flavor' | 'baseUrl' 
 export async function runOpencode(opts: RunOpencodeOptions): Promise<AgentRun> {
   fs.mkdirSync(path.join(opts.home, 'tmp'), { recursive: true });
   const args = ['run', opts.prompt, ...(opts.continueSession ? ['--continue'] : [])];
-  return runAgentProcess(opts.bin, args, { cwd: opts.cwd, env: opencodeEnv(opts), timeoutMs: opts.timeoutMs ?? 120_000 });
+  return runAgentProcess(opts.bin, args, { cwd: opts.cwd, env: opencodeEnv(opts), timeoutMs: opts.timeoutMs ?? 300_000 });
 }
 
 /**

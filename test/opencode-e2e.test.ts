@@ -3,16 +3,19 @@
 // then does two turns of one session against a scripted model on loopback (test/support/
 // opencode-agent.ts), each with a file tool and shell commands (`sed -i`, `mv`, `rm`, `chmod`);
 // every tool call and every turn is undone and redone byte for byte, modes included. Then
-// opencode and the real Claude Code work in one folder at the same time: the file both touched
+// opencode (its plugin installed for the user, `init opencode --user`) and the real Claude Code
+// work in one folder at the same time: the file both touched
 // is a conflict when undoing the first agent's turn, and undoing the other agent's turn gives
 // back exactly what the first left.
 //
 // Without the binaries (scripts/install-opencode.sh, scripts/install-claude.sh) the suites are
 // skipped, unless TAKEBACK_REQUIRE_AGENTS=1 (CI), where a missing one fails.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateAgent } from './support/agent-gate.js';
+import { BIN } from './support/takeback.js';
 import { CLAUDE_BIN, describeRun, runClaude, type ClaudeResult } from './support/claude.js';
 import { startModelStub, type ModelStub, type Step } from './support/model-stub.js';
 import { describeOpencodeRun, KILO, OPENCODE, removeAgentOwnFiles, runOpencode, type OpencodeFlavor } from './support/opencode-agent.js';
@@ -245,7 +248,14 @@ describe.skipIf(!oc.bin || !claude.bin)(
       ocHome = await mkTemp('takeback-opencode-e2e-both-home-');
       claudeHome = await mkTemp('takeback-opencode-e2e-claude-home-');
       tbHome = await mkTemp('takeback-opencode-e2e-both-journal-');
-      takebackInit(work, tbHome, ['claude-code', 'opencode'], 'takeback for both agents');
+      takebackInit(work, tbHome, ['claude-code'], 'takeback for Claude Code');
+      // opencode's plugin for the user (its private HOME): the folder opencode loads every plugin of, unregistered.
+      const init = spawnSync(process.execPath, [BIN, 'init', 'opencode', '--user'], {
+        cwd: work,
+        env: { ...process.env, HOME: ocHome, XDG_CONFIG_HOME: path.join(ocHome, '.config'), TAKEBACK_HOME: tbHome },
+        encoding: 'utf8',
+      });
+      expect(init.stdout, init.stderr).toContain(`installed takeback's plugin as ${path.join(ocHome, '.config', 'opencode', 'plugins', 'takeback.js')}`);
       T0 = readTree(work);
       const p = (rel: string) => path.join(work, rel);
       claudeStub = await startModelStub([
@@ -265,7 +275,6 @@ describe.skipIf(!oc.bin || !claude.bin)(
         runOpencode({ flavor: OPENCODE, bin: oc.bin!, cwd: work, baseUrl: ocStub.url, home: ocHome, prompt: OC_PROMPT, env }),
         runClaude({ cwd: work, home: claudeHome, baseUrl: claudeStub.url, prompt: CLAUDE_PROMPT, env, outputFormat: 'json', timeoutMs: 180_000 }),
       ]);
-      removeAgentOwnFiles(work, OPENCODE);
       TB = readTree(work);
       await until(() => tb(['list', '--json']).json.turns.length === 2 && tb(['list', '--json']).json.turns.every((t: any) => t.end !== null), 60_000);
       const turns = tb(['list', '--json']).json.turns;

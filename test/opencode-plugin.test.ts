@@ -6,6 +6,7 @@
 // nothing is thrown whatever goes wrong, and where takeback cannot be found it does nothing.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENTS } from '../server/agents/registry.js';
@@ -232,6 +233,21 @@ function walk(dir: string): string[] {
   return fs.existsSync(dir) ? (fs.readdirSync(dir, { recursive: true }) as string[]).sort() : [];
 }
 
+/** {@link drive} without blocking this process (a server of the test's own answers meanwhile). */
+function driveAsync(sb: Sandbox, plugin: string, steps: object[]): Promise<{ hooks: string[]; threw: string[] }> {
+  const driver = path.join(sb.base, 'driver.mjs');
+  const stepsFile = path.join(sb.base, 'steps.json');
+  fs.writeFileSync(driver, DRIVER);
+  fs.writeFileSync(stepsFile, JSON.stringify(steps));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [driver, plugin, sb.ws, stepsFile], { cwd: sb.ws, env: sb.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(stdout)) : reject(new Error(`driver exited ${code}: ${stdout}`))));
+  });
+}
+
 /** Runs the plugin file `plugin` through DRIVER with `steps` in `sb`'s workspace, with `env`. */
 function drive(sb: Sandbox, plugin: string, steps: object[], env: NodeJS.ProcessEnv = sb.env): { hooks: string[]; threw: string[] } {
   const driver = path.join(sb.base, 'driver.mjs');
@@ -281,6 +297,32 @@ describe('the plugin, run as opencode runs it', () => {
       await until('the daemon to leave', () => !alive(daemon.pid!), 30_000).catch(() => daemon.kill('SIGKILL'));
     }
   });
+
+  it('a daemon that claims an event and never answers holds the tool call HOOK_TIMEOUT_MS at most; the event is not recorded twice', async () => {
+    const sb = sandbox({ git: true, env: { TAKEBACK_HOOK_DAEMON: '1' } });
+    const plugin = pluginCopy(sb);
+    const socket = path.join(sb.home, 'run', JSON.parse(/^const SETUP = (\{.*\});$/m.exec(fs.readFileSync(plugin, 'utf8'))![1]!).socket);
+    fs.mkdirSync(path.dirname(socket), { recursive: true });
+    let requests = 0;
+    const server = net.createServer((sock) => {
+      sock.on('data', () => {
+        if (requests++ === 0) sock.write('{"claim":true}\n');
+      });
+      sock.on('error', () => {});
+    });
+    await new Promise<void>((r) => server.listen(socket, r));
+    try {
+      const steps = turnSteps(sb).slice(3, 4); // tool.execute.before of the write
+      expect(steps[0].args[0].tool).toBe('write');
+      const out = await driveAsync(sb, plugin, steps);
+      expect(out).toEqual({ hooks: ['chat.message', 'event', 'tool.execute.after', 'tool.execute.before'], threw: [] });
+      expect(fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8')).toMatch(/plugin opencode: the capture daemon took over 30000 ms; going on without waiting/);
+      // The daemon had it: the command line was not run for it as well.
+      expect(fs.existsSync(path.join(sb.home, 'workspaces'))).toBe(false);
+    } finally {
+      server.close();
+    }
+  }, 120_000);
 
   it('where takeback cannot be found it does nothing: no hooks, no journal, no log', () => {
     const sb = sandbox({ git: true });

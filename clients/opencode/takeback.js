@@ -11,8 +11,9 @@
 // fills in SETUP below; `init --remove` deletes the copy. Plain JavaScript, Node's modules only,
 // no dependencies. It never throws into the agent and never holds it up long: a failure is
 // logged to $TAKEBACK_HOME/logs/hook.log and swallowed, the daemon gets a second to take an
-// event, the command line HOOK_TIMEOUT_MS. Where takeback is not installed (a teammate's clone
-// that has this file) it does nothing at all.
+// event, and an event taken (by the daemon or the command line) is waited for HOOK_TIMEOUT_MS
+// at most. Where takeback is not installed (a teammate's clone that has this file) it does
+// nothing at all.
 import { spawn } from 'node:child_process';
 import { accessSync, appendFileSync, closeSync, constants, mkdirSync, openSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -104,7 +105,7 @@ function forward(socket, req) {
       resolve(taken);
     };
     const sock = connect(socket);
-    const timer = setTimeout(() => finish(false), CLAIM_TIMEOUT_MS);
+    let timer = setTimeout(() => finish(false), CLAIM_TIMEOUT_MS);
     sock.setEncoding('utf8');
     sock.on('connect', () => sock.write(`${JSON.stringify(req)}\n`));
     sock.on('data', (chunk) => {
@@ -120,9 +121,14 @@ function forward(socket, req) {
         buf = buf.slice(nl + 1);
         if (!committed) {
           if (msg.claim !== true) return finish(false);
-          // From here on the event is the daemon's, however long it takes.
+          // From here on the event is the daemon's: it is not run here too. A daemon that does not
+          // answer in HOOK_TIMEOUT_MS (stopped, say) is left to finish it while the agent goes on.
           committed = true;
           clearTimeout(timer);
+          timer = setTimeout(() => {
+            log(`the capture daemon took over ${HOOK_TIMEOUT_MS} ms; going on without waiting`);
+            finish(true);
+          }, HOOK_TIMEOUT_MS);
           sock.write('{"go":true}\n');
         } else if (typeof msg.ok === 'boolean') finish(true);
       }

@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { absolutePath, contextOf, str } from './actions.js';
 import { patchPaths } from './codex-patch.js';
-import { settingsPath } from './hooks-file.js';
-import { installPlugin } from './opencode-plugin.js';
 import type { AgentAction, AgentName, AgentSpec, EventContext, HookEventBase } from './spec.js';
 
 /**
@@ -65,7 +63,7 @@ function opencodeActions(ev: OpencodeEvent, ctx: EventContext): AgentAction[] {
  * The spec of an agent built on opencode (`name`, its folder name `dir`: `.opencode` in a
  * project and `$XDG_CONFIG_HOME/opencode` for the user, or Kilo's `.kilo` and `kilo`). Such an
  * agent runs no hook command: it loads takeback's plugin from its plugins folder, which `init`
- * copies there (see opencode-plugin.ts). A prompt (`chat.message`) begins a turn and the session
+ * copies there (see opencode-install.ts). A prompt (`chat.message`) begins a turn and the session
  * going idle ends it; `write`, `edit` and `multiedit` are file tools of their `filePath`,
  * `apply_patch` of the paths its patch names; `bash` is bracketed by snapshots; begin and end
  * are paired by opencode's `callID`. A tool call that fails has no `tool.execute.after` (opencode
@@ -74,7 +72,7 @@ function opencodeActions(ev: OpencodeEvent, ctx: EventContext): AgentAction[] {
 function opencodeLike(name: AgentName, dir: { project: string; user: string }, product: string): AgentSpec<OpencodeEvent> {
   const plugin = (user: boolean, env: NodeJS.ProcessEnv, home: string) =>
     user ? [env.XDG_CONFIG_HOME || join(home, '.config'), dir.user, 'plugins', 'takeback.js'] : [dir.project, 'plugins', 'takeback.js'];
-  const spec: AgentSpec<OpencodeEvent> = {
+  return {
     name,
     events: [
       { event: 'session.created' },
@@ -83,21 +81,20 @@ function opencodeLike(name: AgentName, dir: { project: string; user: string }, p
       { event: 'tool.execute.after' },
       { event: 'session.idle' },
     ],
-    // No hook entries: the plugin is the hook (see `install`).
+    // No hook entries: the plugin is the hook (see `plugin`).
     hookEntry: (command) => ({ type: 'plugin', command }),
     settingsFile: {
       project: plugin(false, {}, ''),
       user: (env, home) => plugin(true, env, home),
       projectDir: 'workspace',
     },
-    install: (opts) => installPlugin(name, settingsPath(spec as AgentSpec<{ hook_event_name: string }>, opts.workspace, opts.user, opts.env), opts.remove),
+    plugin: true,
     setupNote: () =>
       `${product} loads the plugin when it starts: restart it. It asks for no trust first. At start it installs its own ` +
       `plugin package into the plugins folder's parent (with no network, it retries for about a minute each start, then goes on).`,
     context: (ev, fallbackCwd) => contextOf(name, ev, fallbackCwd),
     actions: (ev, ctx) => opencodeActions(ev, ctx),
   };
-  return spec;
 }
 
 /** opencode (`opencode-ai`): `.opencode/plugins/takeback.js`, or `$XDG_CONFIG_HOME/opencode/plugins/takeback.js` with `--user`. */

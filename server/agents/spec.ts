@@ -133,11 +133,11 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
     jsonc?: boolean;
   };
   /**
-   * For an agent that loads a plugin instead of running hook commands (opencode, Kilo Code): what
-   * `init` does in place of merging hook entries, putting the plugin at `settingsFile` (or taking
-   * it out with `remove`). Returns each file written or removed, as `init` reports it.
+   * The agent loads a plugin instead of running hook commands (opencode, Kilo Code): `settingsFile`
+   * is where takeback's plugin goes, and `init` copies it there (agents/opencode-install.ts)
+   * instead of merging hook entries.
    */
-  install?: (opts: { workspace: string; user: boolean; remove?: boolean; env?: NodeJS.ProcessEnv }) => { file: string; changed: boolean; action: 'added' | 'removed' }[];
+  plugin?: true;
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;
   /**

@@ -37,8 +37,11 @@ export function registerInit(p: Command, ctx: CommandContext): void {
       const root = spec.settingsFile.projectDir === 'cwd' ? realFolder(dir) : findWorkspaceRoot(dir);
       if (o.port !== undefined && !o.http) throw new TakebackError('usage', '--port goes with --http');
       const port = o.port === undefined ? defaultHttpPort() : /^\d+$/.test(o.port) ? Number(o.port) : NaN;
-      if (spec.install && o.http) throw new TakebackError('usage', `--http: only Claude Code takes http hooks (not ${agent})`);
-      const results = spec.install ? spec.install({ workspace: root, user: Boolean(o.user), remove: o.remove }) : initHooks(spec, {
+      if (spec.plugin && o.http) throw new TakebackError('usage', `--http: only Claude Code takes http hooks (not ${agent})`);
+      // An agent that loads a plugin gets takeback's plugin file where it loads plugins from.
+      const plugin = spec.plugin ? await import('../../agents/opencode-install.js') : null;
+      const { settingsPath } = await import('../../agents/hooks-file.js');
+      const results = plugin ? plugin.installPlugin(agent, settingsPath(spec, root, Boolean(o.user)), o.remove) : initHooks(spec, {
         workspace: root,
         user: Boolean(o.user),
         // `--command TEXT` (tests): the text as it is, after the assignments the hook is given.
@@ -52,7 +55,7 @@ export function registerInit(p: Command, ctx: CommandContext): void {
       // The files changed; when none was, the first one looked at (where init writes).
       const changed = results.filter((r) => r.changed);
       for (const r of changed.length > 0 ? changed : results.slice(0, 1)) {
-        const what = spec.install ? (r.action === 'removed' ? "removed takeback's plugin" : "installed takeback's plugin as") : r.action === 'removed' ? 'removed takeback hooks from' : 'added takeback hooks to';
+        const what = spec.plugin ? (r.action === 'removed' ? "removed takeback's plugin" : "installed takeback's plugin as") : r.action === 'removed' ? 'removed takeback hooks from' : 'added takeback hooks to';
         print(`${r.changed ? what : 'nothing to change in'} ${r.file}\n`);
       }
       if (!o.remove && agent === 'claude-code' && !o.user && !o.shared) print("in Claude Code's settings for you alone (kept out of git); `--shared` writes the team's .claude/settings.json instead\n");

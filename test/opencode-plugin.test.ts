@@ -160,6 +160,21 @@ describe('takeback init opencode | kilo', () => {
     expect(http.stderr).toContain('only Claude Code takes http hooks');
   });
 
+  it("doctor checks the plugin here and for the user: installed and current as init writes it, not current when it names another install", () => {
+    const sb = sandbox({ git: true });
+    sb.tb(['init', 'opencode']);
+    const file = sb.abs('.opencode/plugins/takeback.js');
+    const mine = (d: any) => d.agents.filter((c: any) => c.agent === 'opencode');
+    expect(mine(sb.json(['doctor']))).toEqual([
+      { agent: 'opencode', scope: 'workspace', file, installed: 'all', current: true, trusted: null },
+      { agent: 'opencode', scope: 'user', file: path.join(sb.userHome, '.config', 'opencode', 'plugins', 'takeback.js'), installed: 'none', current: null, trusted: null },
+    ]);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^const SETUP = .*$/m, 'const SETUP = {"agent":"opencode","node":"/gone/node","bin":"/gone/takeback.js","socket":null,"made":2};'));
+    const d = sb.json(['doctor']);
+    expect(mine(d)[0]).toMatchObject({ installed: 'all', current: false });
+    expect(d.problems.join('\n')).toContain(`takeback's opencode hooks in ${file}`);
+  });
+
   it('a rewrite from another install points the plugin at this one', () => {
     const sb = sandbox({ git: true });
     sb.tb(['init', 'opencode']);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { packageRoot } from '../core/package-info.js';
+import type { AgentName, HookCheck } from './spec.js';
 import { socketPath } from '../daemon/address.js';
 
 /*
@@ -58,4 +59,27 @@ export function renderPlugin(template: string, setup: PluginSetup): string {
 /** This install's SETUP for agent `agent` (`made` folders made for the file). */
 export function thisInstall(agent: string, made: number): PluginSetup {
   return { agent, node: process.execPath, bin: join(packageRoot(), 'bin', 'takeback.js'), socket: basename(socketPath('/')), made };
+}
+
+/**
+ * `doctor`'s check of takeback's plugin for `agent` at `file` (of `scope`): there (`all`) or not
+ * (`none`), and current when it is exactly what `init` writes now for this install. The agents
+ * ask for no trust in their plugins (`trusted`: null). Never throws.
+ */
+export function checkPlugin(agent: AgentName, scope: HookCheck['scope'], file: string): HookCheck {
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    // no plugin there
+  }
+  if (text === null || !isTakebackPlugin(text)) return { agent, scope, file, installed: 'none', current: null, trusted: null };
+  let current = false;
+  try {
+    const setup = readPluginSetup(text);
+    current = setup !== null && text === renderPlugin(pluginTemplate(), thisInstall(agent, setup.made));
+  } catch {
+    current = false;
+  }
+  return { agent, scope, file, installed: 'all', current, trusted: null };
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { absolutePath, contextOf, str } from './actions.js';
 import { patchPaths } from './codex-patch.js';
+import { checkPlugin } from './opencode-plugin.js';
 import type { AgentAction, AgentName, AgentSpec, EventContext, HookEventBase } from './spec.js';
 
 /**
@@ -89,6 +90,8 @@ function opencodeLike(name: AgentName, dir: { project: string; user: string }, p
       projectDir: 'workspace',
     },
     plugin: true,
+    // doctor: the plugin in the project and for the user, each as init writes it now.
+    checkHooks: (ctx) => [checkPlugin(name, 'workspace', join(ctx.workspace, ...plugin(false, ctx.env, ctx.home))), checkPlugin(name, 'user', join(...plugin(true, ctx.env, ctx.home)))],
     setupNote: () =>
       `${product} loads the plugin when it starts: restart it. It asks for no trust first. At start it installs its own ` +
       `plugin package into the plugins folder's parent (with no network, it retries for about a minute each start, then goes on).`,

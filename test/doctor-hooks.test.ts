@@ -37,6 +37,10 @@ describe('doctor: the agents hooked here', () => {
       ['codex', 'user', 'none'],
       ['gemini', 'workspace', 'none'],
       ['gemini', 'user', 'none'],
+      ['opencode', 'workspace', 'none'],
+      ['opencode', 'user', 'none'],
+      ['kilo', 'workspace', 'none'],
+      ['kilo', 'user', 'none'],
     ]);
   });
 

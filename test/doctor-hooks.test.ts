@@ -43,6 +43,10 @@ describe('doctor: the agents hooked here', () => {
       ['copilot', 'user', 'none'],
       ['cline', 'workspace', 'none'],
       ['cline', 'user', 'none'],
+      ['opencode', 'workspace', 'none'],
+      ['opencode', 'user', 'none'],
+      ['kilo', 'workspace', 'none'],
+      ['kilo', 'user', 'none'],
     ]);
   });
 

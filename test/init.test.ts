@@ -176,6 +176,6 @@ describe('init and its registries', () => {
     const sb = sandbox();
     const r = sb.tb(['init', 'emacs']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('unknown agent or editor emacs (known: claude-code, codex, gemini, qwen-code, copilot, cline, helix, jetbrains, vscode)');
+    expect(r.stderr).toContain('unknown agent or editor emacs (known: claude-code, codex, gemini, qwen-code, copilot, cline, opencode, kilo, helix, jetbrains, vscode)');
   });
 });

@@ -5,6 +5,7 @@ import { codex } from './codex.js';
 import { copilot } from './copilot.js';
 import { gemini } from './gemini.js';
 import { qwenCode } from './qwen-code.js';
+import { kilo, opencode } from './opencode.js';
 import type { AgentSpec } from './spec.js';
 
 /** Every agent takeback has hooks for, by the name `takeback hook NAME` and `init NAME` take. */
@@ -15,6 +16,8 @@ export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
   'qwen-code': qwenCode as AgentSpec<{ hook_event_name: string }>,
   copilot: copilot as AgentSpec<{ hook_event_name: string }>,
   cline: cline as AgentSpec<{ hook_event_name: string }>,
+  opencode: opencode as AgentSpec<{ hook_event_name: string }>,
+  kilo: kilo as AgentSpec<{ hook_event_name: string }>,
 };
 
 /**

@@ -1,5 +1,5 @@
 /** The names agents are recorded under (`list --agent`). `cli` is the command line itself. */
-export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'qwen-code' | 'copilot' | 'cline';
+export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'qwen-code' | 'copilot' | 'cline' | 'opencode' | 'kilo';
 
 /** How a tool call is matched with its end. */
 export type Pairing =
@@ -150,6 +150,12 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
    * its events `hook_event_name` (Cline CLI: `hookName`); null when it is no event.
    */
   parse?: (value: unknown) => E | null;
+  /**
+   * The agent loads a plugin instead of running hook commands (opencode, Kilo Code): `settingsFile`
+   * is where takeback's plugin goes, and `init` copies it there (agents/opencode-install.ts)
+   * instead of merging hook entries.
+   */
+  plugin?: true;
   /** What the user must still do before the agent runs the hooks (said after `init`; `user`: `--user`), if anything. */
   setupNote?: (user: boolean) => string;
   /**

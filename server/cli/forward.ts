@@ -93,7 +93,7 @@ export function forwardEvent(
 }
 
 /** Events at which a hook that found no daemon starts one: a session's start, and each prompt. */
-const STARTERS = new Set(['SessionStart', 'UserPromptSubmit', 'BeforeAgent']);
+const STARTERS = new Set(['SessionStart', 'UserPromptSubmit', 'BeforeAgent', 'session.created', 'chat.message']);
 
 function startsDaemon(text: string): boolean {
   try {

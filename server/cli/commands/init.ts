@@ -9,8 +9,8 @@ import { BIN, hookCommandOf, PACKAGE_ROOT, selfCommand } from '../self.js';
 export function registerInit(p: Command, ctx: CommandContext): void {
   p.command('init')
     .description("add takeback's hooks to an agent's settings, or its sidecar to an editor's config")
-    .argument('<agent>', 'claude-code | codex | gemini | qwen-code | copilot | cline | helix | jetbrains | vscode')
-    .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json, ~/.qwen/settings.json, ~/.copilot/hooks, ~/.cline/hooks) instead of the project's")
+    .argument('<agent>', 'claude-code | codex | gemini | qwen-code | copilot | cline | opencode | kilo | helix | jetbrains | vscode')
+    .option('--user', "the user's settings (~/.claude/settings.json, $CODEX_HOME/hooks.json, ~/.gemini/settings.json, ~/.qwen/settings.json, ~/.copilot/hooks, ~/.cline/hooks, ~/.config/opencode/plugins/) instead of the project's")
     .option('--shared', "claude-code: the project's shared .claude/settings.json (committed: hooks the whole team) instead of the personal .claude/settings.local.json")
     .option('--remove', 'take out exactly what init added (vscode: uninstall the extension)')
     .option('--http', 'claude-code: http hooks to a capture daemon (a few ms a hook), each with a command hook that takes over when none runs; in .claude/settings.local.json')
@@ -37,7 +37,11 @@ export function registerInit(p: Command, ctx: CommandContext): void {
       const root = spec.settingsFile.projectDir === 'cwd' ? realFolder(dir) : findWorkspaceRoot(dir);
       if (o.port !== undefined && !o.http) throw new TakebackError('usage', '--port goes with --http');
       const port = o.port === undefined ? defaultHttpPort() : /^\d+$/.test(o.port) ? Number(o.port) : NaN;
-      const results = initHooks(spec, {
+      if (spec.plugin && o.http) throw new TakebackError('usage', `--http: only Claude Code takes http hooks (not ${agent})`);
+      // An agent that loads a plugin gets takeback's plugin file where it loads plugins from.
+      const plugin = spec.plugin ? await import('../../agents/opencode-install.js') : null;
+      const { settingsPath } = await import('../../agents/hooks-file.js');
+      const results = plugin ? plugin.installPlugin(agent, settingsPath(spec, root, Boolean(o.user)), o.remove) : initHooks(spec, {
         workspace: root,
         user: Boolean(o.user),
         // `--command TEXT` (tests): the text as it is, after the assignments the hook is given.
@@ -51,7 +55,8 @@ export function registerInit(p: Command, ctx: CommandContext): void {
       // The files changed; when none was, the first one looked at (where init writes).
       const changed = results.filter((r) => r.changed);
       for (const r of changed.length > 0 ? changed : results.slice(0, 1)) {
-        print(`${r.changed ? (r.action === 'removed' ? 'removed takeback hooks from' : 'added takeback hooks to') : 'nothing to change in'} ${r.file}\n`);
+        const what = spec.plugin ? (r.action === 'removed' ? "removed takeback's plugin" : "installed takeback's plugin as") : r.action === 'removed' ? 'removed takeback hooks from' : 'added takeback hooks to';
+        print(`${r.changed ? what : 'nothing to change in'} ${r.file}\n`);
       }
       if (!o.remove && agent === 'claude-code' && !o.user && !o.shared) print("in Claude Code's settings for you alone (kept out of git); `--shared` writes the team's .claude/settings.json instead\n");
       if (!o.remove && o.http) print(`http hooks to 127.0.0.1:${port}: the first hook starts the capture daemon; until it runs, and whenever it does not, the hooks run in-process\n`);

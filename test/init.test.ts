@@ -72,7 +72,11 @@ describe('init claude-code', () => {
 
     const rm = sb.tb(['init', 'claude-code', '--remove']);
     expect(rm.stdout).toBe(`removed takeback hooks from ${settingsOf(sb)}\n`);
-    expect(JSON.parse(fs.readFileSync(settingsOf(sb), 'utf8'))).toEqual({});
+    // What init made and nothing else: the file it made goes, with the folder, and its line in
+    // the repository's exclude list.
+    expect(fs.existsSync(settingsOf(sb))).toBe(false);
+    expect(fs.existsSync(path.dirname(settingsOf(sb)))).toBe(false);
+    expect(fs.readFileSync(sb.abs('.git/info/exclude'), 'utf8')).not.toContain('takeback');
     expect(sb.tb(['init', 'claude-code', '--remove']).stdout).toMatch(/^nothing to change/);
   });
 
@@ -118,7 +122,7 @@ describe('init claude-code', () => {
     sb.tb(['init', 'claude-code', '--user']);
     expect(fs.readFileSync(file, 'utf8')).toBe(text);
     sb.tb(['init', 'claude-code', '--user', '--remove']);
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({});
+    expect(fs.existsSync(file)).toBe(false); // init made it: it goes when it is left empty
   });
 
   it('--user honours $CLAUDE_CONFIG_DIR, where Claude Code keeps the user settings then', () => {
@@ -149,14 +153,14 @@ describe('init claude-code', () => {
 });
 
 describe('init claude-code --shared', () => {
-  it("writes the team's settings.json and takes takeback's hooks out of the personal file; plain init moves them back; --remove empties both", () => {
+  it("writes the team's settings.json and takes takeback's hooks out of the personal file; plain init moves them back; --remove takes out both files init made", () => {
     const sb = sandbox({ git: true });
     expect(sb.tb(['init', 'claude-code']).code).toBe(0);
     const personal = fs.readFileSync(settingsOf(sb), 'utf8');
     const r = sb.tb(['init', 'claude-code', '--shared']);
     expect(r.stdout).toBe(`added takeback hooks to ${sharedOf(sb)}\nremoved takeback hooks from ${settingsOf(sb)}\n`);
     expect(Object.keys(ours(JSON.parse(fs.readFileSync(sharedOf(sb), 'utf8')))).sort()).toEqual([...EVENTS].sort());
-    expect(JSON.parse(fs.readFileSync(settingsOf(sb), 'utf8'))).toEqual({});
+    expect(fs.existsSync(settingsOf(sb))).toBe(false); // init made it, and it is left empty: it goes
     // The shared file is the team's: git sees it.
     expect(sb.sh('git status --porcelain --untracked-files=all')).toContain('.claude/settings.json');
     expect(sb.tb(['init', 'claude-code', '--shared']).stdout).toBe(`nothing to change in ${sharedOf(sb)}\n`);
@@ -165,7 +169,7 @@ describe('init claude-code --shared', () => {
     expect(fs.readFileSync(settingsOf(sb), 'utf8')).toBe(personal);
     sb.tb(['init', 'claude-code', '--shared']);
     expect(sb.tb(['init', 'claude-code', '--remove']).code).toBe(0);
-    expect([JSON.parse(fs.readFileSync(settingsOf(sb), 'utf8')), JSON.parse(fs.readFileSync(sharedOf(sb), 'utf8'))]).toEqual([{}, {}]);
+    expect([fs.existsSync(settingsOf(sb)), fs.existsSync(sharedOf(sb)), fs.existsSync(sb.abs('.claude'))]).toEqual([false, false, false]);
     // Only Claude Code has a file for one person; http hooks hold a token and never go to the shared file.
     for (const args of [['init', 'codex', '--shared'], ['init', 'claude-code', '--shared', '--http']]) expect(sb.tb(args).code, args.join(' ')).toBe(2);
   });

@@ -43,6 +43,7 @@ export const claudeCode: AgentSpec<ClaudeHookEvent> = {
     // Claude Code keeps the user's settings in `$CLAUDE_CONFIG_DIR` when that is set.
     user: (env, home) => (env.CLAUDE_CONFIG_DIR ? [env.CLAUDE_CONFIG_DIR, 'settings.json'] : [home, '.claude', 'settings.json']),
     projectDir: 'workspace',
+    dropEmpty: true,
   },
   // The files Claude Code reads hooks from: its settings for one person and the team's in the
   // project, and the user's. It asks for no trust of its own in them.

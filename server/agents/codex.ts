@@ -53,6 +53,7 @@ export const codex: AgentSpec<CodexHookEvent> = {
     user: (env, home) => [env.CODEX_HOME || join(home, '.codex'), 'hooks.json'],
     // Codex reads `.codex/` folders from the project root (git's top) down to where it runs.
     projectDir: 'workspace',
+    dropEmpty: true,
   },
   checkHooks: (ctx) => codexHookChecks(ctx),
   context: (ev, fallbackCwd) => contextOf('codex', ev, fallbackCwd),

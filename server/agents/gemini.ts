@@ -44,6 +44,7 @@ export const gemini: AgentSpec<GeminiHookEvent> = {
     project: ['.gemini', 'settings.json'],
     user: (env, home) => [env.GEMINI_CLI_HOME || home, '.gemini', 'settings.json'],
     projectDir: 'cwd',
+    dropEmpty: true,
     jsonc: true,
   },
   checkHooks: (ctx) => geminiHookChecks(ctx),

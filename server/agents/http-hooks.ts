@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { TakebackError } from '../core/errors.js';
 import { HTTP_FP_VAR, HTTP_PORT_VAR, hookUrl } from '../daemon/http-address.js';
@@ -67,6 +67,9 @@ export function httpHookEntries(spec: AnySpec, event: string, opts: { port: numb
   ];
 }
 
+/** The line {@link keepOutOfGit} writes above the path it keeps out of git. */
+const EXCLUDE_NOTE = "# takeback: Claude Code's settings for one person (takeback's hooks, the http hooks' token)";
+
 /**
  * Makes git ignore `rel` (a path under `workspace`) when `workspace` is a git repository that does
  * not ignore it yet, by a line in the repository's own `info/exclude` (never committed, unlike a
@@ -95,9 +98,26 @@ export function keepOutOfGit(workspace: string, rel: string): void {
     } catch {
       // none yet
     }
-    appendFileSync(exclude, `${text === '' || text.endsWith('\n') ? '' : '\n'}# takeback: Claude Code's settings for one person (takeback's hooks, the http hooks' token)\n/${rel}\n`);
+    appendFileSync(exclude, `${text === '' || text.endsWith('\n') ? '' : '\n'}${EXCLUDE_NOTE}\n/${rel}\n`);
   } catch {
     // git could not tell: the file stays as it is (0600)
+  }
+}
+
+/**
+ * Takes out of the repository's `info/exclude` the two lines {@link keepOutOfGit} wrote for
+ * `rel` (its note and the path), once the file they keep out of git is gone; anything else in
+ * the file stays as it is. Outside git, or when git cannot be run, does nothing.
+ */
+export function forgetOutOfGit(workspace: string, rel: string): void {
+  try {
+    let exclude = execFileSync('git', ['-C', workspace, 'rev-parse', '--git-path', 'info/exclude'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (!isAbsolute(exclude)) exclude = join(workspace, exclude);
+    const text = readFileSync(exclude, 'utf8');
+    const ours = `${EXCLUDE_NOTE}\n/${rel}\n`;
+    if (text.includes(ours)) writeFileSync(exclude, text.replace(ours, ''));
+  } catch {
+    // not a repository, or no exclude file: nothing of ours to take out
   }
 }
 
@@ -146,6 +166,7 @@ export function initHooks(
   if (opts.remove) {
     if (local) run(local, true);
     run(shared, true);
+    if (local && !existsSync(local)) forgetOutOfGit(opts.workspace, LOCAL_SETTINGS.join('/'));
     return results;
   }
   const target = local && !opts.shared ? local : shared;

@@ -107,9 +107,11 @@ const GAP_TEXT: Record<GapReason, string> = {
   excluded: 'an excluded path: not captured',
   'outside-workspace': 'outside the workspace: takeback never writes there',
   'workspace-too-large': 'the workspace is over the scan limits',
-  unreadable: 'could not be read when it changed',
+  unreadable: 'could not be read when it changed (a folder: what it held is not known)',
   'not-kept': 'could not be kept when it changed: the journal could not be written then',
 };
+
+const isDir = (s: FileState) => s.exists && s.type === 'dir';
 
 /** A capture gap for `path` with a sentence for people. */
 export function gapFor(path: string, reason: GapReason): CaptureGap {
@@ -423,6 +425,9 @@ export function makePlan(
     } else if (acc.gap === 'not-kept') {
       // What the change found or left was seen late (it may hold later changes): never written back.
       gapReason = 'not-kept';
+    } else if (acc.gap === 'unreadable' && (isDir(acc.expected) || isDir(acc.target))) {
+      // A folder that could not be listed: what it held is not known, so it is left as it is.
+      gapReason = 'unreadable';
     }
     let action: Action = gapReason ? 'none' : actionFor(current, acc.target);
     let conflict: Conflict | null = null;

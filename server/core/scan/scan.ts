@@ -15,6 +15,8 @@ import {
   rowStamp,
   toIndexEntry,
   UNKNOWN_STAMP,
+  UNLISTED_STAMP,
+  isUnlisted,
   type DirStamp,
   type PackedEntry,
 } from './packed.js';
@@ -247,6 +249,13 @@ class ScanWalk {
   private readonly dropped = new Set<PackedEntry>();
   /** Folders to list (new ones, and every one in a full walk). */
   private readonly queue: string[] = [];
+  /**
+   * Folders listed now whose contents before are not known (one that could not be listed last
+   * time, and the folders found under it): nothing in them is reported created.
+   */
+  private readonly unknownBefore = new Set<string>();
+  /** Folders named as a capture gap by this scan (`unreadable`: what was in them is not known). */
+  private readonly folderGaps = new Map<string, PackedEntry>();
   private listedFiles = 0;
   private copied = 0;
   private keptBytes = 0;
@@ -388,14 +397,25 @@ class ScanWalk {
     // The folder's stat is taken before its listing: a child added after it moves the stat again.
     const stamp: DirStamp = { mtimeMs: dst.mtimeMs, ctimeMs: dst.ctimeMs, ino: dst.ino };
     const prev = this.prevOf(dir);
+    const prevRow = rows.get(dir);
+    const wasUnlisted = prevRow !== undefined && isUnlisted(rowStamp(prevRow));
     let dirents: Dirent[];
     try {
       dirents = readdirSync(abs, { withFileTypes: true });
     } catch {
-      // Unreadable: keep what was known, and list it again next time.
-      this.next.set(dir, { stamp: UNKNOWN_STAMP, entries: prev ?? [] });
+      // Unreadable: keep what was known, and list it again next time. A folder never listed is
+      // a capture gap when it is first seen (changes in it cannot be seen) — at the baseline,
+      // doctor names it.
+      const known = prev !== null && !wasUnlisted;
+      this.next.set(dir, { stamp: known ? UNKNOWN_STAMP : UNLISTED_STAMP, entries: prev ?? [] });
+      if (!known && !wasUnlisted && !this.unknownBefore.has(dir)) this.folderGap(dir, dst);
       if (full) for (const e of prev ?? []) this.count(e);
       return;
+    }
+    // Listed at last after it could not be: what it holds was there or not before, nobody knows.
+    if (wasUnlisted) {
+      this.unknownBefore.add(dir);
+      this.folderGap(dir, dst);
     }
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
@@ -418,6 +438,7 @@ class ScanWalk {
       seen.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
       if (e.type === 'dir' && (full || !rows.has(rel) || gone.has(rel))) queue.push(rel);
+      if (e.type === 'dir' && this.unknownBefore.has(dir)) this.unknownBefore.add(rel);
       if (full) this.count(e);
       out.push(e);
       if (opts.onProgress && full && e.type !== 'dir' && this.listedFiles % 1000 === 0) opts.onProgress(this.listedFiles);
@@ -429,6 +450,13 @@ class ScanWalk {
       if (p.type === 'dir') this.dropTree(rel);
     }
     this.next.set(dir, { stamp, entries: out });
+  }
+
+  /** Names folder `dir` (its stat `st`) as a capture gap of this scan: what is in it is not known. */
+  private folderGap(dir: string, st: Stat): void {
+    if (this.baseline || dir === '') return;
+    const mode = st.mode & 0o7777;
+    this.folderGaps.set(dir, { name: dir, type: 'dir', mode, size: 0, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: 'unreadable' });
   }
 
   /** Lists every folder from the root down, stopping at the limits; forgets the rows of folders gone. */
@@ -550,7 +578,13 @@ class ScanWalk {
   private outcome(): RowScanOutcome {
     const { root, rows, next, gone, dropped, changes, config, baseline } = this;
     if (!baseline) {
-      for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs)) changes.push(c);
+      for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs, this.unknownBefore)) changes.push(c);
+      // A folder named as a gap carries it on its own change (a mode change, say), or on one of its own.
+      for (const [dir, e] of this.folderGaps) {
+        const c = changes.find((x) => x.path === dir);
+        if (c?.after) c.after.gap = 'unreadable';
+        else if (!c) changes.push({ path: dir, before: toIndexEntry(e), after: toIndexEntry(e) });
+      }
       materializeGit(root, this.opts.blobs, changes);
       changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     }
@@ -616,18 +650,22 @@ function rowsToWrite(
  * there all along, left out by a rule (a `.gitignore` line a command just removed): when its inode
  * has not changed since well before that scan began (`racyMs`), it was not created since — unless
  * it lies in a folder reported created (a folder moved in brings its children with their inodes).
+ * Nothing is reported in the folders of `unknownBefore` (their contents before are not known).
  */
 function movedIn(
   next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
   prevOf: (dir: string) => PackedEntry[] | null,
   dropped: Set<PackedEntry>,
   racyMs: number,
+  unknownBefore: Set<string>,
 ): ScanChange[] {
   const out: ScanChange[] = [];
   /** Folders reported created: what is in them is new too, whatever its inode's age. */
   const created = new Set<string>();
   // A folder is in `next` before the folders listed under it.
   for (const [dir, row] of next) {
+    // Contents whose state before is unknown are neither created nor changed (the folder is a gap).
+    if (unknownBefore.has(dir)) continue;
     const prev = prevOf(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
     // A folder moved in keeps its children's inodes as they were: they came with it.

@@ -1,0 +1,71 @@
+// Capture that cannot see a change names it: a folder that could not be listed is a capture gap
+// (at the baseline, in doctor; on the change where it opens up, since what it held before is not
+// known), and nothing found in it is taken for created, so that an undo never deletes it.
+// Run as a user without the superuser's override (as root, takeback runs as nobody).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BIN, sandbox, type Run, type Sandbox } from './support/takeback.js';
+
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0;
+
+/** `takeback ...args` in the workspace as this user, or as nobody when this is root. */
+function tbAs(sb: Sandbox, args: string[]): Run {
+  const cmd = asRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, BIN, ...args] : [process.execPath, BIN, ...args];
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd: sb.ws, env: sb.env, encoding: 'utf8' });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr } as Run;
+}
+
+describe.skipIf(process.platform === 'win32' || (asRoot && !fs.existsSync('/usr/bin/setpriv')))('a folder unreadable at the baseline', () => {
+  it('is a named gap where it opens up; what is found in it is not taken for created, and the undo leaves it as it is', () => {
+    const sb = sandbox();
+    sb.write('locked/a.txt', 'a before\n');
+    sb.write('locked/b.txt', 'b before\n');
+    sb.write('plain.txt', 'plain\n');
+    fs.chmodSync(sb.abs('locked'), 0o000);
+    if (asRoot) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, sb.base]);
+    const base = tbAs(sb, ['run', '--', 'true']);
+    expect(base.code, base.stderr).toBe(0);
+    const r = tbAs(sb, ['run', '--', 'sh', '-c', 'chmod 755 locked && rm locked/a.txt && printf "b after\\n" > locked/b.txt && printf "p2\\n" > plain.txt']);
+    expect(r.code, r.stderr).toBe(0);
+    const list = JSON.parse(tbAs(sb, ['list', '--json']).stdout);
+    const set = list.sets[0];
+    const byPath = Object.fromEntries(set.files.map((f: any) => [f.path, f]));
+    expect(Object.keys(byPath).sort()).toEqual(['locked', 'plain.txt']);
+    expect(byPath.locked).toMatchObject({ gap: 'unreadable' });
+    expect(byPath['plain.txt']).toMatchObject({ status: 'modified', gap: null });
+    const u = tbAs(sb, ['undo', set.id]);
+    expect(u.stdout + u.stderr).toMatch(/locked: not restored \(could not be read when it changed/);
+    // What the agent left in the folder stays: nothing was known to put back or remove.
+    expect(fs.readFileSync(sb.abs('locked/b.txt'), 'utf8')).toBe('b after\n');
+    expect(fs.readFileSync(sb.abs('plain.txt'), 'utf8')).toBe('plain\n');
+  });
+
+  it('made by a command and closed by it: a named gap, and the undo does not take the folder away', () => {
+    const sb = sandbox();
+    sb.write('plain.txt', 'plain\n');
+    if (asRoot) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, sb.base]);
+    expect(tbAs(sb, ['run', '--', 'true']).code).toBe(0);
+    const r = tbAs(sb, ['run', '--', 'sh', '-c', 'mkdir shut && printf "x\\n" > shut/x.txt && chmod 000 shut']);
+    expect(r.code, r.stderr).toBe(0);
+    const set = JSON.parse(tbAs(sb, ['list', '--json']).stdout).sets[0];
+    expect(set.files).toEqual([expect.objectContaining({ path: 'shut', status: 'created', gap: 'unreadable' })]);
+    const p = tbAs(sb, ['preview', set.id]);
+    expect(p.stdout).toMatch(/shut: cannot be restored/);
+    tbAs(sb, ['undo', set.id]);
+    fs.chmodSync(sb.abs('shut'), 0o755);
+    expect(fs.readFileSync(sb.abs('shut/x.txt'), 'utf8')).toBe('x\n');
+  });
+
+  it('is named by doctor while it stays unreadable', () => {
+    const sb = sandbox();
+    sb.write('locked/a.txt', 'a\n');
+    fs.chmodSync(sb.abs('locked'), 0o000);
+    if (asRoot) spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, sb.base]);
+    expect(tbAs(sb, ['run', '--', 'true']).code).toBe(0);
+    const d = tbAs(sb, ['doctor']);
+    expect(d.stdout).toMatch(/locked/);
+    expect(d.stdout).not.toMatch(/no problems found/);
+  });
+});

@@ -69,3 +69,51 @@ describe.skipIf(process.platform === 'win32' || (asRoot && !fs.existsSync('/usr/
     expect(d.stdout).not.toMatch(/no problems found/);
   });
 });
+
+describe('names that are not valid UTF-8', () => {
+  // A name of bytes that are not UTF-8 (Latin-1 "é"): Node's string paths cannot spell it.
+  const RAW = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x74, 0x78, 0x74]); // caf\xe9.txt
+  const SHOWN = 'caf\uFFFD.txt';
+
+  it('made, changed and removed by commands: each change named as a gap, never invisible, and the undo writes nothing there', () => {
+    const sb = sandbox();
+    sb.write('plain.txt', 'plain\n');
+    sb.tb(['run', '--', 'true']);
+    const made = sb.tb(['run', '--', 'sh', '-c', "printf 'one\\n' > \"$(printf 'caf\\351.txt')\" && mkdir \"$(printf 'dir\\377')\""]);
+    expect(made.code, made.stderr).toBe(0);
+    const onDisk = () => fs.readdirSync(sb.ws, { encoding: 'buffer' }).filter((b) => b.equals(RAW));
+    expect(onDisk()).toHaveLength(1);
+    const first = sb.json(['list']).sets[0];
+    expect(first.files.map((f: any) => [f.path, f.status, f.gap]).sort()).toEqual([
+      [SHOWN, 'created', 'name-not-utf8'],
+      ['dir\uFFFD', 'created', 'name-not-utf8'],
+    ]);
+    const rm = sb.tb(['run', '--', 'sh', '-c', "rm \"$(printf 'caf\\351.txt')\""]);
+    expect(rm.code, rm.stderr).toBe(0);
+    const second = sb.json(['list']).sets[0];
+    expect(second.id).not.toBe(first.id);
+    expect(second.files.map((f: any) => [f.path, f.status, f.gap])).toEqual([[SHOWN, 'deleted', 'name-not-utf8']]);
+    const preview = sb.tb(['preview', first.id]);
+    expect(preview.stdout).toMatch(/dir\uFFFD: cannot be restored.*not valid UTF-8/);
+    sb.tb(['undo', first.id]);
+    expect(fs.readdirSync(sb.ws, { encoding: 'buffer' }).some((b) => b.equals(Buffer.from([0x64, 0x69, 0x72, 0xff])))).toBe(true);
+    // A warm scan with nothing moved records nothing more.
+    const count = sb.json(['list']).sets.length;
+    sb.tb(['run', '--', 'true']);
+    expect(sb.json(['list']).sets).toHaveLength(count);
+  });
+});
+
+describe('a file tool whose path is not valid UTF-8', () => {
+  it('names it as a gap rather than recording nothing', () => {
+    const sb = sandbox();
+    sb.write('plain.txt', 'plain\n');
+    // The agent's event spells the name lossily (JSON holds text): U+FFFD for the byte \xe9.
+    const shown = sb.abs('caf\uFFFD.txt');
+    sb.tb(['capture', 'begin', '--id', 'w1', '--tool', 'Write', shown]);
+    sb.sh("printf 'one\\n' > \"$(printf 'caf\\351.txt')\"");
+    sb.tb(['capture', 'end', '--id', 'w1']);
+    const set = sb.json(['list']).sets[0];
+    expect(set.files).toEqual([expect.objectContaining({ path: 'caf\uFFFD.txt', gap: 'name-not-utf8' })]);
+  });
+});

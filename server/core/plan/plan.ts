@@ -109,6 +109,7 @@ const GAP_TEXT: Record<GapReason, string> = {
   'workspace-too-large': 'the workspace is over the scan limits',
   unreadable: 'could not be read when it changed (a folder: what it held is not known)',
   'not-kept': 'could not be kept when it changed: the journal could not be written then',
+  'name-not-utf8': 'its name is not valid UTF-8: never captured',
 };
 
 const isDir = (s: FileState) => s.exists && s.type === 'dir';
@@ -425,6 +426,9 @@ export function makePlan(
     } else if (acc.gap === 'not-kept') {
       // What the change found or left was seen late (it may hold later changes): never written back.
       gapReason = 'not-kept';
+    } else if (acc.gap === 'name-not-utf8') {
+      // Its path cannot be spelled as the journal's paths are: nothing is written there.
+      gapReason = 'name-not-utf8';
     } else if (acc.gap === 'unreadable' && (isDir(acc.expected) || isDir(acc.target))) {
       // A folder that could not be listed: what it held is not known, so it is left as it is.
       gapReason = 'unreadable';

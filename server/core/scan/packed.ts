@@ -86,7 +86,7 @@ export function isUnlisted(stamp: DirStamp): boolean {
 
 const TYPES: FileType[] = ['file', 'symlink', 'dir'];
 const TYPE_CODE: Record<FileType, number> = { file: 0, symlink: 1, dir: 2 };
-const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept'];
+const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept', 'name-not-utf8'];
 const GAP_CODE = new Map(GAPS.map((g, i) => [g, i]));
 
 const F_SHA = 1;

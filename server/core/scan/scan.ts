@@ -107,6 +107,45 @@ function typeOf(st: Stat): FileType {
 
 const isRegular = (st: Stat) => (st.mode & S_IFMT) === S_IFREG;
 
+/**
+ * The names in folder `abs` that are not valid UTF-8, by the name Node gives them (U+FFFD for
+ * each byte it cannot decode) → their absolute paths as bytes (the first, when two decode alike).
+ * Empty when the folder cannot be listed again.
+ */
+export function notUtf8Names(abs: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  let raw: Buffer[];
+  try {
+    raw = readdirSync(abs, { encoding: 'buffer' });
+  } catch {
+    return out;
+  }
+  for (const b of raw) {
+    const name = b.toString('utf8');
+    if (!Buffer.from(name, 'utf8').equals(b) && !out.has(name)) out.set(name, Buffer.concat([Buffer.from(`${abs}/`), b]));
+  }
+  return out;
+}
+
+/**
+ * The entry of a path whose name is not valid UTF-8 (`absBytes`: its absolute path as bytes;
+ * `name`: as Node decodes it): its type, mode and stat, never its bytes (gap `name-not-utf8`);
+ * the last one (`p`) when its stat did not move; null when it is gone.
+ */
+function notUtf8Entry(name: string, absBytes: Buffer, p: PackedEntry | undefined): PackedEntry | null {
+  let st;
+  try {
+    st = lstatSync(absBytes);
+  } catch {
+    return null;
+  }
+  const type: FileType = st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'file';
+  const mode = st.mode & 0o7777;
+  const size = type === 'dir' ? 0 : st.size;
+  if (p && p.gap === 'name-not-utf8' && p.type === type && p.mode === mode && p.size === size && near(p.mtimeMs, st.mtimeMs) && p.ino === st.ino) return p;
+  return { name, type, mode, size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: 'name-not-utf8' };
+}
+
 /** The folders from the root down to `dir` ('' first), for the rules that apply under `dir`. */
 function ancestors(dir: string): string[] {
   if (dir === '') return [''];
@@ -418,6 +457,7 @@ class ScanWalk {
       this.folderGap(dir, dst);
     }
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
+    const badNames = dirents.some((d) => d.name.includes('\uFFFD')) ? notUtf8Names(abs) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
     if (dir !== '' && !dirents.some((d) => d.name === '.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
@@ -430,9 +470,20 @@ class ScanWalk {
       if (filter.isExcluded(name, rel)) continue;
       if (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory())) continue;
       const cabs = `${abs}/${name}`;
+      const p = byName?.get(name);
+      const raw = badNames?.get(name);
+      if (raw) {
+        // Not valid UTF-8: its path cannot be spelled (Node decoded it lossily), so its entry is a gap.
+        if (seen.has(name)) continue;
+        const e = notUtf8Entry(name, raw, p);
+        if (!e) continue;
+        seen.add(name);
+        if (full) this.count(e);
+        out.push(e);
+        continue;
+      }
       const st = lstatOrNull(cabs);
       if (!st) continue;
-      const p = byName?.get(name);
       const e = this.look(name, rel, cabs, st, p);
       if (!e) continue;
       seen.add(name);
@@ -517,6 +568,8 @@ class ScanWalk {
     const abs = dir === '' ? root : `${root}/${dir}`;
     for (const j of idx) {
       const p = entries[j]!;
+      // A name that is not UTF-8 cannot be looked up by its entry's name; its folder's stat says when it goes.
+      if (p.gap === 'name-not-utf8') continue;
       const rel = dir === '' ? p.name : `${dir}/${p.name}`;
       const st = lstatOrNull(`${abs}/${p.name}`);
       const e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;

@@ -566,13 +566,20 @@ class ScanWalk {
     const buf = rows.get(dir)!;
     const entries = [...this.prevOf(dir)!];
     const abs = dir === '' ? root : `${root}/${dir}`;
+    let badNames: Map<string, Buffer> | null = null;
     for (const j of idx) {
       const p = entries[j]!;
-      // A name that is not UTF-8 cannot be looked up by its entry's name; its folder's stat says when it goes.
-      if (p.gap === 'name-not-utf8') continue;
       const rel = dir === '' ? p.name : `${dir}/${p.name}`;
-      const st = lstatOrNull(`${abs}/${p.name}`);
-      const e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+      let e: PackedEntry | null;
+      if (p.gap === 'name-not-utf8') {
+        // Its entry's name does not spell it: looked up by its bytes.
+        badNames ??= notUtf8Names(abs);
+        const raw = badNames.get(p.name);
+        e = raw ? notUtf8Entry(p.name, raw, p) : null;
+      } else {
+        const st = lstatOrNull(`${abs}/${p.name}`);
+        e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+      }
       if (!e) {
         this.removed(rel, p);
         if (p.type === 'dir') this.dropTree(rel);

@@ -124,3 +124,33 @@ describe('a file tool whose path is not valid UTF-8', () => {
     expect(set.files).toEqual([expect.objectContaining({ path: 'caf\uFFFD.txt', gap: 'name-not-utf8' })]);
   });
 });
+
+describe('a skipped folder whose contents change during a command', () => {
+  it('is named as a capture gap on that change (made, changed, removed), in the preview before anything is written; .git is not', () => {
+    const sb = sandbox({ git: true });
+    sb.write('.gitignore', 'out/\nnode_modules/\n');
+    sb.write('src/a.txt', 'a\n');
+    sb.write('node_modules/left-pad/index.js', 'module.exports = 1;\n');
+    sb.write('out/old.bin', 'old\n');
+    sb.sh('git add -A && git commit -qm base');
+    sb.tb(['run', '--', 'true']);
+    const r = sb.tb(['run', '--', 'sh', '-c', 'rm -r node_modules/left-pad && mv out/old.bin out/new.bin && mkdir .venv && printf "x\\n" > src/a.txt && git add -A && git commit -qm two']);
+    expect(r.code, r.stderr).toBe(0);
+    const set = sb.json(['list']).sets[0];
+    expect(set.files.map((f: any) => [f.path, f.status, f.gap]).sort()).toEqual([
+      ['.venv', 'created', 'excluded'],
+      ['node_modules', 'modified', 'excluded'],
+      ['out', 'modified', 'excluded'],
+      ['src/a.txt', 'modified', null],
+    ]);
+    const preview = sb.tb(['preview', set.id]);
+    expect(preview.stdout).toMatch(/node_modules: cannot be restored.*a file rewritten in place inside it is not/);
+    expect(sb.tb(['undo', set.id]).code).toBe(0);
+    expect(sb.read('src/a.txt').toString()).toBe('a\n');
+    expect(sb.exists('.venv')).toBe(true);
+    // Nothing moved in them since: a command records nothing more.
+    const n = sb.json(['list']).sets.length;
+    sb.tb(['run', '--', 'true']);
+    expect(sb.json(['list']).sets).toHaveLength(n);
+  });
+});

@@ -146,6 +146,12 @@ function notUtf8Entry(name: string, absBytes: Buffer, p: PackedEntry | undefined
   return { name, type, mode, size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: 'name-not-utf8' };
 }
 
+/** The index entry of a folder with stat `st`. */
+function dirIndexEntry(st: Stat): IndexEntry {
+  const ns = (ms: number) => String(BigInt(Math.round(ms * 1e6)));
+  return { type: 'dir', size: 0, mtime: ns(st.mtimeMs), ctime: ns(st.ctimeMs), ino: String(st.ino), mode: st.mode & 0o7777, sha256: null, target: null, gap: null };
+}
+
 /** The folders from the root down to `dir` ('' first), for the rules that apply under `dir`. */
 function ancestors(dir: string): string[] {
   if (dir === '') return [''];
@@ -295,6 +301,13 @@ class ScanWalk {
   private readonly unknownBefore = new Set<string>();
   /** Folders named as a capture gap by this scan (`unreadable`: what was in them is not known). */
   private readonly folderGaps = new Map<string, PackedEntry>();
+  /** The skipped folders the last scan met (path → stamp), and those of this one (see ScanMeta.skipped). */
+  private readonly prevSkipped: Map<string, string>;
+  private readonly skipped = new Map<string, string>();
+  /** Folders listed by this scan (their skipped children were met again, or are gone). */
+  private readonly listed = new Set<string>();
+  /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
+  private readonly skipGaps = new Map<string, { before: Stat | null; after: Stat | null }>();
   private listedFiles = 0;
   private copied = 0;
   private keptBytes = 0;
@@ -325,6 +338,24 @@ class ScanWalk {
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
     this.full = forceFull || !prevMeta || this.baseline || rows.size === 0 || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
     this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
+    this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
+  }
+
+  /**
+   * A skipped folder `rel` met by a listing, or looked at again (`st`: its stat, null when gone):
+   * kept with its stamp, and a gap when that moved since the last scan. git's own data (`.git`)
+   * is git's: the agent's git commands change it all the time, and it is not the workspace's
+   * contents, so it is neither kept nor named.
+   */
+  private metSkipped(rel: string, st: Stat | null): void {
+    const stamp = st ? `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.mode & 0o7777}` : null;
+    if (stamp) this.skipped.set(rel, stamp);
+    if (this.baseline) return;
+    const was = this.prevSkipped.get(rel) ?? null;
+    if (was === stamp) return;
+    // Before, only its mode is known (from its stamp): the folder as a state, named as a gap.
+    const mode = was === null ? 0 : Number(was.split(':')[3] ?? 0o755);
+    this.skipGaps.set(rel, { before: was === null ? null : { mode: S_IFDIR | mode, size: 0, ino: 0, mtimeMs: 0, ctimeMs: 0 }, after: st });
   }
 
   /** The scan, start to end. */
@@ -456,6 +487,7 @@ class ScanWalk {
       this.unknownBefore.add(dir);
       this.folderGap(dir, dst);
     }
+    this.listed.add(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
     const badNames = dirents.some((d) => d.name.includes('\uFFFD')) ? notUtf8Names(abs) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
@@ -467,8 +499,10 @@ class ScanWalk {
       const name = d.name;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
       const rel = dir === '' ? name : `${dir}/${name}`;
-      if (filter.isExcluded(name, rel)) continue;
-      if (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory())) continue;
+      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory()))) {
+        if (d.isDirectory() && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, lstatOrNull(`${abs}/${name}`));
+        continue;
+      }
       const cabs = `${abs}/${name}`;
       const p = byName?.get(name);
       const raw = badNames?.get(name);
@@ -634,9 +668,30 @@ class ScanWalk {
     }
   }
 
+  /**
+   * The skipped folders of the last scan not met by this one's listings: looked at again by their
+   * stat when their folder was not listed, gone when it was. Cheap (one stat a skipped folder):
+   * an entry made, removed or renamed in one moves its stat; a file rewritten in place deep inside
+   * does not, and is not seen.
+   */
+  private checkSkipped(): void {
+    for (const rel of this.prevSkipped.keys()) {
+      if (this.skipped.has(rel)) continue;
+      const slash = rel.lastIndexOf('/');
+      const parent = slash < 0 ? '' : rel.slice(0, slash);
+      const st = this.listed.has(parent) || this.gone.has(parent) ? null : lstatOrNull(`${this.root}/${rel}`);
+      this.metSkipped(rel, st && typeOf(st) === 'dir' ? st : null);
+    }
+    for (const [rel, g] of this.skipGaps) {
+      const entry = (st: Stat): IndexEntry => ({ ...dirIndexEntry(st), gap: 'excluded' });
+      this.changes.push({ path: rel, before: g.before ? entry(g.before) : undefined, after: g.after ? entry(g.after) : undefined });
+    }
+  }
+
   /** What moved (new, changed and gone paths, in path order), the rows to write, and the new meta. */
   private outcome(): RowScanOutcome {
     const { root, rows, next, gone, dropped, changes, config, baseline } = this;
+    this.checkSkipped();
     if (!baseline) {
       for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs, this.unknownBefore)) changes.push(c);
       // A folder named as a gap carries it on its own change (a mode change, say), or on one of its own.
@@ -664,6 +719,7 @@ class ScanWalk {
         rules,
         ...(this.gitIndex !== '' ? { gitIndex: this.gitIndex } : {}),
         ...(this.trackedExcluded.length > 0 ? { trackedExcluded: this.trackedExcluded } : {}),
+        ...(this.skipped.size > 0 ? { skipped: Object.fromEntries(this.skipped) } : {}),
       },
       read: this.read,
       put,

@@ -154,3 +154,16 @@ describe('a skipped folder whose contents change during a command', () => {
     expect(sb.json(['list']).sets).toHaveLength(n);
   });
 });
+
+describe('a folder skipped, or no longer, because the rules changed', () => {
+  it('is not named as a gap: nothing was made or removed in it', () => {
+    const sb = sandbox({ git: true });
+    sb.write('.gitignore', 'gen/\n');
+    sb.write('gen/a.txt', 'a\n');
+    sb.write('out/b.txt', 'b\n');
+    sb.tb(['run', '--', 'true']);
+    expect(sb.tb(['run', '--', 'sh', '-c', 'printf "out/\\n" > .gitignore']).code).toBe(0);
+    const set = sb.json(['list']).sets[0];
+    expect(set.files.filter((f: { gap: string | null }) => f.gap)).toEqual([]);
+  });
+});

@@ -202,9 +202,9 @@ class RulesMoved extends Error {}
  */
 export function scanRows(opts: ScanRowsOptions): RowScanOutcome {
   try {
-    return scanOnce(opts, Boolean(opts.full));
+    return scanOnce(opts, Boolean(opts.full), false);
   } catch (e) {
-    if (e instanceof RulesMoved) return scanOnce(opts, true);
+    if (e instanceof RulesMoved) return scanOnce(opts, true, true);
     throw e;
   }
 }
@@ -233,8 +233,8 @@ export interface ScanRowsOptions {
   hints?: ChangeHints;
 }
 
-function scanOnce(opts: ScanRowsOptions, forceFull: boolean): RowScanOutcome {
-  return new ScanWalk(opts, forceFull).run();
+function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean): RowScanOutcome {
+  return new ScanWalk(opts, forceFull, rulesFound).run();
 }
 
 /** Where a file to be read is, its stat, and what it was (see {@link ScanWalk.look}). */
@@ -279,6 +279,8 @@ class ScanWalk {
   private readonly knownRules: Map<string, string> | null;
   /** Every folder is listed. */
   private readonly full: boolean;
+  /** The ignore rules or the excluded names moved since the last scan (what is skipped may differ). */
+  private readonly rulesChanged: boolean;
   /** git's index: read up front by a full scan; by a warm one only when it can save reads. */
   private git: GitIndex | null;
 
@@ -316,6 +318,7 @@ class ScanWalk {
   constructor(
     private readonly opts: ScanRowsOptions,
     forceFull: boolean,
+    rulesFound = false,
   ) {
     const { root, rows, prevMeta, config } = opts;
     this.root = root;
@@ -336,7 +339,8 @@ class ScanWalk {
       (this.trackedExcluded.length > 0 ? JSON.stringify(this.trackedExcluded) : '') +
       (this.filter.excludedPaths.length > 0 ? JSON.stringify(this.filter.excludedPaths) : '');
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
-    this.full = forceFull || !prevMeta || this.baseline || rows.size === 0 || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
+    this.rulesChanged = rulesFound || !prevMeta || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
+    this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;
     this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
     this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
   }
@@ -353,6 +357,8 @@ class ScanWalk {
     if (this.baseline) return;
     const was = this.prevSkipped.get(rel) ?? null;
     if (was === stamp) return;
+    // With new rules a folder may be skipped now, or no longer, without anything made or removed in it.
+    if ((was === null || stamp === null) && this.rulesChanged) return;
     // Before, only its mode is known (from its stamp): the folder as a state, named as a gap.
     const mode = was === null ? 0 : Number(was.split(':')[3] ?? 0o755);
     this.skipGaps.set(rel, { before: was === null ? null : { mode: S_IFDIR | mode, size: 0, ino: 0, mtimeMs: 0, ctimeMs: 0 }, after: st });

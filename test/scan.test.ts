@@ -47,7 +47,14 @@ describe('what the scan covers', () => {
       'build/x.o': 'created',
       out: 'created',
       'out/o.txt': 'created',
+      // Skipped folders the command made are named as gaps (their contents are not captured).
+      'ignored-dir': 'created',
+      'sub/node_modules': 'created',
     });
+    expect(set.files.filter((f: { gap: string | null }) => f.gap).map((f: { path: string; gap: string }) => [f.path, f.gap])).toEqual([
+      ['ignored-dir', 'excluded'],
+      ['sub/node_modules', 'excluded'],
+    ]);
     // Undo touches only what was recorded; ignored and skipped paths stay as the command left them.
     sb.json(['undo', set.id]);
     const undone = sb.tree();

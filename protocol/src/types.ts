@@ -33,10 +33,12 @@ export interface FileState {
  * `too-large` (over the size limit, 5 MB by default), `secret` (keys, `.ssh`, `.gnupg`,
  * credential stores), `symlink-target` (content behind a link), `excluded` (not scanned),
  * `outside-workspace` (never written), `workspace-too-large` (commands not captured),
- * `unreadable`, `not-kept` (the journal could not take it when it changed: a full disk, a lock
- * held too long).
+ * `unreadable` (a file that could not be read, a folder that could not be listed), `not-kept` (the
+ * journal could not take it when it changed: a full disk, a lock held too long), `name-not-utf8`
+ * (a name that is not valid UTF-8: never captured; its path shows U+FFFD for the bytes it cannot
+ * spell).
  */
-export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept' | 'name-not-utf8';
 
 /** A capture gap: a path, the reason, and a sentence for people. */
 export interface CaptureGap {

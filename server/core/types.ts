@@ -15,14 +15,16 @@ export type FileType = 'file' | 'symlink' | 'dir';
  * - `too-large`: over the size limit (`maxFileBytes`, 5 MB by default);
  * - `secret`: a secret place or a file that holds a secret (keys, `.ssh`, credential stores);
  * - `symlink-target`: the content behind a link (links are kept as links, never followed);
- * - `excluded`: not scanned (ignored);
+ * - `excluded`: not scanned (ignored; a skipped folder whose entries were made, removed or renamed);
  * - `outside-workspace`: recorded, never written;
  * - `workspace-too-large`: over the scan limits, so commands are not captured;
- * - `unreadable`: the file could not be read;
+ * - `unreadable`: the file could not be read, or the folder listed (what it held is not known);
  * - `not-kept`: the journal could not take it when it changed (its disk was full, its lock held
- *   too long): the change is named, its bytes were not kept.
+ *   too long): the change is named, its bytes were not kept;
+ * - `name-not-utf8`: its name is not valid UTF-8 (its path shows U+FFFD for the bytes it cannot
+ *   spell): the change is named, nothing is kept nor written there.
  */
-export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept' | 'name-not-utf8';
 
 /** A capture gap: the path, why, and a sentence for people. */
 export interface CaptureGap {

@@ -9,6 +9,7 @@ import { lockState, type LockState } from '../core/journal/holder.js';
 import { queued } from '../core/journal/spill.js';
 import { unkeptText, type UnkeptSummary } from '../core/journal/unkept.js';
 import { haveNativeCheck } from '../core/scan/native.js';
+import { isUnlisted, rowStamp } from '../core/scan/packed.js';
 import { captureStatus } from './history.js';
 
 /**
@@ -90,6 +91,11 @@ export function journalHealth(engine: Engine, version: string, outside: string[]
   if (waiting > 0) problems.push(`${waiting} hook event(s) queued while the journal could not take them, not folded in yet`);
   const integrity = quickCheck(journal.db);
   if (integrity !== 'ok') problems.push(`journal database check: ${integrity}`);
+  const unlisted = [...journal.snapshot.rows()].filter(([, buf]) => isUnlisted(rowStamp(buf))).map(([dir]) => dir || '.');
+  if (unlisted.length > 0) {
+    const shown = unlisted.sort().slice(0, 5).join(', ') + (unlisted.length > 5 ? ', …' : '');
+    problems.push(`${unlisted.length} folder(s) could not be listed at the last scan (no permission): what changes in them is not captured (${shown})`);
+  }
   problems.push(...outside);
   if (excludedIn(engine.root, config.excludePaths).length > 0) problems.push(`TAKEBACK_HOME (${engine.home}) is inside this workspace: every scan and capture leaves it out, but a command here can still delete the history (move it outside)`);
   const dbFile = join(journal.dir, 'journal.db');

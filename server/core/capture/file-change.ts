@@ -26,7 +26,8 @@ export function makeChange(
   afterBytes?: Buffer,
 ): FileChange | null {
   const same = sameState(before, after);
-  if (same && gap !== 'symlink-target') return null;
+  // A link written through, or a folder whose contents are unknown or skipped, is named even when its own state is the same.
+  if (same && gap !== 'symlink-target' && gap !== 'unreadable' && !(gap === 'excluded' && before.exists && before.type === 'dir')) return null;
   if (!same && !before.exists && !after.exists) return null;
   const status = same ? 'modified' : statusOf(before, after);
   const unkept = (s: FileState) => s.exists && s.type === 'file' && s.sha256 === null;

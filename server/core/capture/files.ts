@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs';
-import { dirname, isAbsolute, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
 import type { Engine } from '../engine.js';
 import { checkId } from '../errors.js';
 import { readState, readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
@@ -7,6 +7,7 @@ import type { PendingCapture } from '../journal/captures.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { ChangeSet, FileChange, GapReason } from '../types.js';
 import { toWorkspacePath } from '../workspace.js';
+import { notUtf8Names } from '../scan/scan.js';
 import { makeChange } from './file-change.js';
 import { syncIndex } from './index-sync.js';
 
@@ -57,6 +58,16 @@ export function keepFiles(
     files.push({ path: abs, state, missingDirs: state.exists ? [] : missingDirs(abs), ...(gap ? { gap } : {}) });
   }
   return files;
+}
+
+/**
+ * True when `abs` names a file whose name is not valid UTF-8: its name as given holds U+FFFD (or a
+ * lone surrogate, which becomes U+FFFD on the way to the disk) and its folder holds a name of
+ * bytes that are not UTF-8 and decode to it. Such a path cannot be looked at through a string.
+ */
+function notUtf8Path(abs: string): boolean {
+  if (!/[\uFFFD\uD800-\uDFFF]/.test(abs)) return false;
+  return notUtf8Names(dirname(abs)).has(Buffer.from(basename(abs), 'utf8').toString('utf8'));
 }
 
 /**
@@ -134,6 +145,11 @@ export function endFiles(engine: Engine, pending: PendingCapture, opts: { found?
         changes.push(c);
         if (drel) indexed.push({ path: drel, state: dr.state });
       }
+    }
+    // A name that is not UTF-8 was looked at as another name (absent both times): named, never invisible.
+    if (!f.state.exists && !r.state.exists && notUtf8Path(f.path)) {
+      changes.push({ path: shown, before: f.state, after: r.state, status: 'modified', added: 0, removed: 0, gap: 'name-not-utf8' });
+      continue;
     }
     const c = makeChange(journal.blobs, shown, f.state, r.state, gap, r.bytes);
     if (c) changes.push(c);

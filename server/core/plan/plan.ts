@@ -104,12 +104,15 @@ const GAP_TEXT: Record<GapReason, string> = {
   'too-large': 'over the size limit: its bytes were not kept',
   secret: 'a secret place: its bytes are never kept',
   'symlink-target': 'written through a symbolic link: the content behind the link was not kept',
-  excluded: 'an excluded path: not captured',
+  excluded: 'an excluded path: not captured (a skipped folder: entries made, removed or renamed in it are seen, a file rewritten in place inside it is not)',
   'outside-workspace': 'outside the workspace: takeback never writes there',
   'workspace-too-large': 'the workspace is over the scan limits',
-  unreadable: 'could not be read when it changed',
+  unreadable: 'could not be read when it changed (a folder: what it held is not known)',
   'not-kept': 'could not be kept when it changed: the journal could not be written then',
+  'name-not-utf8': 'its name is not valid UTF-8: never captured',
 };
+
+const isDir = (s: FileState) => s.exists && s.type === 'dir';
 
 /** A capture gap for `path` with a sentence for people. */
 export function gapFor(path: string, reason: GapReason): CaptureGap {
@@ -423,6 +426,12 @@ export function makePlan(
     } else if (acc.gap === 'not-kept') {
       // What the change found or left was seen late (it may hold later changes): never written back.
       gapReason = 'not-kept';
+    } else if (acc.gap === 'name-not-utf8') {
+      // Its path cannot be spelled as the journal's paths are: nothing is written there.
+      gapReason = 'name-not-utf8';
+    } else if ((acc.gap === 'unreadable' || acc.gap === 'excluded') && (isDir(acc.expected) || isDir(acc.target))) {
+      // A folder that could not be listed, or that is skipped: what it held is not known, so it is left as it is.
+      gapReason = acc.gap;
     }
     let action: Action = gapReason ? 'none' : actionFor(current, acc.target);
     let conflict: Conflict | null = null;

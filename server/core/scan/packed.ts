@@ -72,9 +72,21 @@ export interface RowCounts {
 
 export const UNKNOWN_STAMP: DirStamp = Object.freeze({ mtimeMs: NaN, ctimeMs: NaN, ino: NaN });
 
+/**
+ * The stamp of a folder that could never be listed (no permission): its row holds no children,
+ * and what was in it is not known. Listed again at every scan, like {@link UNKNOWN_STAMP}; when a
+ * listing succeeds, what it finds is not taken for created (its state before is unknown).
+ */
+export const UNLISTED_STAMP: DirStamp = Object.freeze({ mtimeMs: NaN, ctimeMs: NaN, ino: -1 });
+
+/** True when `stamp` is {@link UNLISTED_STAMP}: the folder's contents are not known. */
+export function isUnlisted(stamp: DirStamp): boolean {
+  return stamp.ino === -1 && Number.isNaN(stamp.mtimeMs);
+}
+
 const TYPES: FileType[] = ['file', 'symlink', 'dir'];
 const TYPE_CODE: Record<FileType, number> = { file: 0, symlink: 1, dir: 2 };
-const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept'];
+const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept', 'name-not-utf8'];
 const GAP_CODE = new Map(GAPS.map((g, i) => [g, i]));
 
 const F_SHA = 1;

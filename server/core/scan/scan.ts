@@ -15,6 +15,8 @@ import {
   rowStamp,
   toIndexEntry,
   UNKNOWN_STAMP,
+  UNLISTED_STAMP,
+  isUnlisted,
   type DirStamp,
   type PackedEntry,
 } from './packed.js';
@@ -105,6 +107,51 @@ function typeOf(st: Stat): FileType {
 
 const isRegular = (st: Stat) => (st.mode & S_IFMT) === S_IFREG;
 
+/**
+ * The names in folder `abs` that are not valid UTF-8, by the name Node gives them (U+FFFD for
+ * each byte it cannot decode) → their absolute paths as bytes (the first, when two decode alike).
+ * Empty when the folder cannot be listed again.
+ */
+export function notUtf8Names(abs: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  let raw: Buffer[];
+  try {
+    raw = readdirSync(abs, { encoding: 'buffer' });
+  } catch {
+    return out;
+  }
+  for (const b of raw) {
+    const name = b.toString('utf8');
+    if (!Buffer.from(name, 'utf8').equals(b) && !out.has(name)) out.set(name, Buffer.concat([Buffer.from(`${abs}/`), b]));
+  }
+  return out;
+}
+
+/**
+ * The entry of a path whose name is not valid UTF-8 (`absBytes`: its absolute path as bytes;
+ * `name`: as Node decodes it): its type, mode and stat, never its bytes (gap `name-not-utf8`);
+ * the last one (`p`) when its stat did not move; null when it is gone.
+ */
+function notUtf8Entry(name: string, absBytes: Buffer, p: PackedEntry | undefined): PackedEntry | null {
+  let st;
+  try {
+    st = lstatSync(absBytes);
+  } catch {
+    return null;
+  }
+  const type: FileType = st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'file';
+  const mode = st.mode & 0o7777;
+  const size = type === 'dir' ? 0 : st.size;
+  if (p && p.gap === 'name-not-utf8' && p.type === type && p.mode === mode && p.size === size && near(p.mtimeMs, st.mtimeMs) && p.ino === st.ino) return p;
+  return { name, type, mode, size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: 'name-not-utf8' };
+}
+
+/** The index entry of a folder with stat `st`. */
+function dirIndexEntry(st: Stat): IndexEntry {
+  const ns = (ms: number) => String(BigInt(Math.round(ms * 1e6)));
+  return { type: 'dir', size: 0, mtime: ns(st.mtimeMs), ctime: ns(st.ctimeMs), ino: String(st.ino), mode: st.mode & 0o7777, sha256: null, target: null, gap: null };
+}
+
 /** The folders from the root down to `dir` ('' first), for the rules that apply under `dir`. */
 function ancestors(dir: string): string[] {
   if (dir === '') return [''];
@@ -155,9 +202,9 @@ class RulesMoved extends Error {}
  */
 export function scanRows(opts: ScanRowsOptions): RowScanOutcome {
   try {
-    return scanOnce(opts, Boolean(opts.full));
+    return scanOnce(opts, Boolean(opts.full), false);
   } catch (e) {
-    if (e instanceof RulesMoved) return scanOnce(opts, true);
+    if (e instanceof RulesMoved) return scanOnce(opts, true, true);
     throw e;
   }
 }
@@ -186,8 +233,8 @@ export interface ScanRowsOptions {
   hints?: ChangeHints;
 }
 
-function scanOnce(opts: ScanRowsOptions, forceFull: boolean): RowScanOutcome {
-  return new ScanWalk(opts, forceFull).run();
+function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean): RowScanOutcome {
+  return new ScanWalk(opts, forceFull, rulesFound).run();
 }
 
 /** Where a file to be read is, its stat, and what it was (see {@link ScanWalk.look}). */
@@ -232,6 +279,8 @@ class ScanWalk {
   private readonly knownRules: Map<string, string> | null;
   /** Every folder is listed. */
   private readonly full: boolean;
+  /** The ignore rules or the excluded names moved since the last scan (what is skipped may differ). */
+  private readonly rulesChanged: boolean;
   /** git's index: read up front by a full scan; by a warm one only when it can save reads. */
   private git: GitIndex | null;
 
@@ -247,6 +296,20 @@ class ScanWalk {
   private readonly dropped = new Set<PackedEntry>();
   /** Folders to list (new ones, and every one in a full walk). */
   private readonly queue: string[] = [];
+  /**
+   * Folders listed now whose contents before are not known (one that could not be listed last
+   * time, and the folders found under it): nothing in them is reported created.
+   */
+  private readonly unknownBefore = new Set<string>();
+  /** Folders named as a capture gap by this scan (`unreadable`: what was in them is not known). */
+  private readonly folderGaps = new Map<string, PackedEntry>();
+  /** The skipped folders the last scan met (path → stamp), and those of this one (see ScanMeta.skipped). */
+  private readonly prevSkipped: Map<string, string>;
+  private readonly skipped = new Map<string, string>();
+  /** Folders listed by this scan (their skipped children were met again, or are gone). */
+  private readonly listed = new Set<string>();
+  /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
+  private readonly skipGaps = new Map<string, { before: Stat | null; after: Stat | null }>();
   private listedFiles = 0;
   private copied = 0;
   private keptBytes = 0;
@@ -255,6 +318,7 @@ class ScanWalk {
   constructor(
     private readonly opts: ScanRowsOptions,
     forceFull: boolean,
+    rulesFound = false,
   ) {
     const { root, rows, prevMeta, config } = opts;
     this.root = root;
@@ -275,8 +339,29 @@ class ScanWalk {
       (this.trackedExcluded.length > 0 ? JSON.stringify(this.trackedExcluded) : '') +
       (this.filter.excludedPaths.length > 0 ? JSON.stringify(this.filter.excludedPaths) : '');
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
-    this.full = forceFull || !prevMeta || this.baseline || rows.size === 0 || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
+    this.rulesChanged = rulesFound || !prevMeta || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
+    this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;
     this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
+    this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
+  }
+
+  /**
+   * A skipped folder `rel` met by a listing, or looked at again (`st`: its stat, null when gone):
+   * kept with its stamp, and a gap when that moved since the last scan. git's own data (`.git`)
+   * is git's: the agent's git commands change it all the time, and it is not the workspace's
+   * contents, so it is neither kept nor named.
+   */
+  private metSkipped(rel: string, st: Stat | null): void {
+    const stamp = st ? `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.mode & 0o7777}` : null;
+    if (stamp) this.skipped.set(rel, stamp);
+    if (this.baseline) return;
+    const was = this.prevSkipped.get(rel) ?? null;
+    if (was === stamp) return;
+    // With new rules a folder may be skipped now, or no longer, without anything made or removed in it.
+    if ((was === null || stamp === null) && this.rulesChanged) return;
+    // Before, only its mode is known (from its stamp): the folder as a state, named as a gap.
+    const mode = was === null ? 0 : Number(was.split(':')[3] ?? 0o755);
+    this.skipGaps.set(rel, { before: was === null ? null : { mode: S_IFDIR | mode, size: 0, ino: 0, mtimeMs: 0, ctimeMs: 0 }, after: st });
   }
 
   /** The scan, start to end. */
@@ -388,16 +473,29 @@ class ScanWalk {
     // The folder's stat is taken before its listing: a child added after it moves the stat again.
     const stamp: DirStamp = { mtimeMs: dst.mtimeMs, ctimeMs: dst.ctimeMs, ino: dst.ino };
     const prev = this.prevOf(dir);
+    const prevRow = rows.get(dir);
+    const wasUnlisted = prevRow !== undefined && isUnlisted(rowStamp(prevRow));
     let dirents: Dirent[];
     try {
       dirents = readdirSync(abs, { withFileTypes: true });
     } catch {
-      // Unreadable: keep what was known, and list it again next time.
-      this.next.set(dir, { stamp: UNKNOWN_STAMP, entries: prev ?? [] });
+      // Unreadable: keep what was known, and list it again next time. A folder never listed is
+      // a capture gap when it is first seen (changes in it cannot be seen) — at the baseline,
+      // doctor names it.
+      const known = prev !== null && !wasUnlisted;
+      this.next.set(dir, { stamp: known ? UNKNOWN_STAMP : UNLISTED_STAMP, entries: prev ?? [] });
+      if (!known && !wasUnlisted && !this.unknownBefore.has(dir)) this.folderGap(dir, dst);
       if (full) for (const e of prev ?? []) this.count(e);
       return;
     }
+    // Listed at last after it could not be: what it holds was there or not before, nobody knows.
+    if (wasUnlisted) {
+      this.unknownBefore.add(dir);
+      this.folderGap(dir, dst);
+    }
+    this.listed.add(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
+    const badNames = dirents.some((d) => d.name.includes('\uFFFD')) ? notUtf8Names(abs) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
     if (dir !== '' && !dirents.some((d) => d.name === '.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
@@ -407,17 +505,31 @@ class ScanWalk {
       const name = d.name;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
       const rel = dir === '' ? name : `${dir}/${name}`;
-      if (filter.isExcluded(name, rel)) continue;
-      if (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory())) continue;
+      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory()))) {
+        if (d.isDirectory() && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, lstatOrNull(`${abs}/${name}`));
+        continue;
+      }
       const cabs = `${abs}/${name}`;
+      const p = byName?.get(name);
+      const raw = badNames?.get(name);
+      if (raw) {
+        // Not valid UTF-8: its path cannot be spelled (Node decoded it lossily), so its entry is a gap.
+        if (seen.has(name)) continue;
+        const e = notUtf8Entry(name, raw, p);
+        if (!e) continue;
+        seen.add(name);
+        if (full) this.count(e);
+        out.push(e);
+        continue;
+      }
       const st = lstatOrNull(cabs);
       if (!st) continue;
-      const p = byName?.get(name);
       const e = this.look(name, rel, cabs, st, p);
       if (!e) continue;
       seen.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
       if (e.type === 'dir' && (full || !rows.has(rel) || gone.has(rel))) queue.push(rel);
+      if (e.type === 'dir' && this.unknownBefore.has(dir)) this.unknownBefore.add(rel);
       if (full) this.count(e);
       out.push(e);
       if (opts.onProgress && full && e.type !== 'dir' && this.listedFiles % 1000 === 0) opts.onProgress(this.listedFiles);
@@ -429,6 +541,13 @@ class ScanWalk {
       if (p.type === 'dir') this.dropTree(rel);
     }
     this.next.set(dir, { stamp, entries: out });
+  }
+
+  /** Names folder `dir` (its stat `st`) as a capture gap of this scan: what is in it is not known. */
+  private folderGap(dir: string, st: Stat): void {
+    if (this.baseline || dir === '') return;
+    const mode = st.mode & 0o7777;
+    this.folderGaps.set(dir, { name: dir, type: 'dir', mode, size: 0, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: 'unreadable' });
   }
 
   /** Lists every folder from the root down, stopping at the limits; forgets the rows of folders gone. */
@@ -487,11 +606,20 @@ class ScanWalk {
     const buf = rows.get(dir)!;
     const entries = [...this.prevOf(dir)!];
     const abs = dir === '' ? root : `${root}/${dir}`;
+    let badNames: Map<string, Buffer> | null = null;
     for (const j of idx) {
       const p = entries[j]!;
       const rel = dir === '' ? p.name : `${dir}/${p.name}`;
-      const st = lstatOrNull(`${abs}/${p.name}`);
-      const e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+      let e: PackedEntry | null;
+      if (p.gap === 'name-not-utf8') {
+        // Its entry's name does not spell it: looked up by its bytes.
+        badNames ??= notUtf8Names(abs);
+        const raw = badNames.get(p.name);
+        e = raw ? notUtf8Entry(p.name, raw, p) : null;
+      } else {
+        const st = lstatOrNull(`${abs}/${p.name}`);
+        e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+      }
       if (!e) {
         this.removed(rel, p);
         if (p.type === 'dir') this.dropTree(rel);
@@ -546,11 +674,38 @@ class ScanWalk {
     }
   }
 
+  /**
+   * The skipped folders of the last scan not met by this one's listings: looked at again by their
+   * stat when their folder was not listed, gone when it was. Cheap (one stat a skipped folder):
+   * an entry made, removed or renamed in one moves its stat; a file rewritten in place deep inside
+   * does not, and is not seen.
+   */
+  private checkSkipped(): void {
+    for (const rel of this.prevSkipped.keys()) {
+      if (this.skipped.has(rel)) continue;
+      const slash = rel.lastIndexOf('/');
+      const parent = slash < 0 ? '' : rel.slice(0, slash);
+      const st = this.listed.has(parent) || this.gone.has(parent) ? null : lstatOrNull(`${this.root}/${rel}`);
+      this.metSkipped(rel, st && typeOf(st) === 'dir' ? st : null);
+    }
+    for (const [rel, g] of this.skipGaps) {
+      const entry = (st: Stat): IndexEntry => ({ ...dirIndexEntry(st), gap: 'excluded' });
+      this.changes.push({ path: rel, before: g.before ? entry(g.before) : undefined, after: g.after ? entry(g.after) : undefined });
+    }
+  }
+
   /** What moved (new, changed and gone paths, in path order), the rows to write, and the new meta. */
   private outcome(): RowScanOutcome {
     const { root, rows, next, gone, dropped, changes, config, baseline } = this;
+    this.checkSkipped();
     if (!baseline) {
-      for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs)) changes.push(c);
+      for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs, this.unknownBefore)) changes.push(c);
+      // A folder named as a gap carries it on its own change (a mode change, say), or on one of its own.
+      for (const [dir, e] of this.folderGaps) {
+        const c = changes.find((x) => x.path === dir);
+        if (c?.after) c.after.gap = 'unreadable';
+        else if (!c) changes.push({ path: dir, before: toIndexEntry(e), after: toIndexEntry(e) });
+      }
       materializeGit(root, this.opts.blobs, changes);
       changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     }
@@ -570,6 +725,7 @@ class ScanWalk {
         rules,
         ...(this.gitIndex !== '' ? { gitIndex: this.gitIndex } : {}),
         ...(this.trackedExcluded.length > 0 ? { trackedExcluded: this.trackedExcluded } : {}),
+        ...(this.skipped.size > 0 ? { skipped: Object.fromEntries(this.skipped) } : {}),
       },
       read: this.read,
       put,
@@ -616,18 +772,22 @@ function rowsToWrite(
  * there all along, left out by a rule (a `.gitignore` line a command just removed): when its inode
  * has not changed since well before that scan began (`racyMs`), it was not created since — unless
  * it lies in a folder reported created (a folder moved in brings its children with their inodes).
+ * Nothing is reported in the folders of `unknownBefore` (their contents before are not known).
  */
 function movedIn(
   next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
   prevOf: (dir: string) => PackedEntry[] | null,
   dropped: Set<PackedEntry>,
   racyMs: number,
+  unknownBefore: Set<string>,
 ): ScanChange[] {
   const out: ScanChange[] = [];
   /** Folders reported created: what is in them is new too, whatever its inode's age. */
   const created = new Set<string>();
   // A folder is in `next` before the folders listed under it.
   for (const [dir, row] of next) {
+    // Contents whose state before is unknown are neither created nor changed (the folder is a gap).
+    if (unknownBefore.has(dir)) continue;
     const prev = prevOf(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
     // A folder moved in keeps its children's inodes as they were: they came with it.

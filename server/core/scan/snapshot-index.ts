@@ -25,6 +25,12 @@ export interface ScanMeta {
   gitIndex?: string;
   /** Folders of excluded names that hold tracked files, scanned after all (`trackedExcludedDirs` in scan/git-index.ts). */
   trackedExcluded?: string[];
+  /**
+   * The folders the scan skipped (excluded names, ignored paths; never `.git` nor takeback's own
+   * store) as the walk met them, with their own stat (`mtimeMs:ctimeMs:ino`): a folder whose stat
+   * moves had an entry made, removed or renamed in it, a capture gap on that change.
+   */
+  skipped?: Record<string, string>;
 }
 
 /**

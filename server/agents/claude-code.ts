@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { contextOf, str, toolBegin } from './actions.js';
-import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
+import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookEventBase } from './spec.js';
 
 /**
  * One Claude Code hook event, as it arrives on the hook's stdin (see `shared/notes/agents.md`
@@ -29,14 +29,7 @@ const TOOLS = 'Write|Edit|MultiEdit|NotebookEdit|Bash';
  */
 export const claudeCode: AgentSpec<ClaudeHookEvent> = {
   name: 'claude-code',
-  events: [
-    { event: 'SessionStart' },
-    { event: 'UserPromptSubmit' },
-    { event: 'PreToolUse', matcher: TOOLS },
-    { event: 'PostToolUse', matcher: TOOLS },
-    { event: 'PostToolUseFailure', matcher: TOOLS },
-    { event: 'Stop' },
-  ],
+  events: claudeShapedEvents(TOOLS),
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
   settingsFile: {
     project: ['.claude', 'settings.json'],

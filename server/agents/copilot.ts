@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { contextOf, orderKey, str, toolBegin } from './actions.js';
-import type { AgentAction, AgentSpec, EventContext, HookEventBase } from './spec.js';
+import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookEventBase } from './spec.js';
 
 /**
  * One GitHub Copilot CLI hook event of a hook file with Claude Code's event names (PascalCase),
@@ -26,14 +26,7 @@ const TOOLS = 'Write|Edit|Bash';
  */
 export const copilot: AgentSpec<CopilotHookEvent> = {
   name: 'copilot',
-  events: [
-    { event: 'SessionStart' },
-    { event: 'UserPromptSubmit' },
-    { event: 'PreToolUse', matcher: TOOLS },
-    { event: 'PostToolUse', matcher: TOOLS },
-    { event: 'PostToolUseFailure', matcher: TOOLS },
-    { event: 'Stop' },
-  ],
+  events: claudeShapedEvents(TOOLS),
   // Copilot CLI denies the tool call when a PreToolUse hook fails (exits with 2, or errs), and a
   // shell that cannot find takeback (uninstalled since) exits 127: the command is kept quiet and
   // successful whatever happens. Timeouts are in seconds.

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { contextOf, str, toolBegin } from './actions.js';
-import type { AgentAction, AgentSpec, EventContext, HookCheck, HookCheckContext, HookEventBase } from './spec.js';
+import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookCheck, type HookCheckContext, type HookEventBase } from './spec.js';
 
 /**
  * One Qwen Code hook event, as it arrives on the hook's stdin (Claude Code's shape; see
@@ -33,14 +33,7 @@ const TOOLS = 'write_file|edit|notebook_edit|run_shell_command';
  */
 export const qwenCode: AgentSpec<QwenHookEvent> = {
   name: 'qwen-code',
-  events: [
-    { event: 'SessionStart' },
-    { event: 'UserPromptSubmit' },
-    { event: 'PreToolUse', matcher: TOOLS },
-    { event: 'PostToolUse', matcher: TOOLS },
-    { event: 'PostToolUseFailure', matcher: TOOLS },
-    { event: 'Stop' },
-  ],
+  events: claudeShapedEvents(TOOLS),
   // Qwen Code denies the tool call when a hook exits with 2 or more and prints something, and a
   // shell that cannot find takeback (uninstalled since) exits 127 saying so: the command is kept
   // quiet and successful whatever happens.

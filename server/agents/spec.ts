@@ -168,3 +168,19 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
   /** What the event means. Pure: reads the event only (a patch's paths come from its text). */
   actions(ev: E, ctx: EventContext): AgentAction[];
 }
+
+/**
+ * The hook events of an agent that takes Claude Code's (Claude Code, Qwen Code, Copilot CLI):
+ * SessionStart, UserPromptSubmit and Stop, and PreToolUse, PostToolUse and PostToolUseFailure
+ * for the tools `matcher` names (a `|`-separated list of tool names).
+ */
+export function claudeShapedEvents(matcher: string): { event: string; matcher?: string }[] {
+  return [
+    { event: 'SessionStart' },
+    { event: 'UserPromptSubmit' },
+    { event: 'PreToolUse', matcher },
+    { event: 'PostToolUse', matcher },
+    { event: 'PostToolUseFailure', matcher },
+    { event: 'Stop' },
+  ];
+}

@@ -1,5 +1,5 @@
-import { diffArrays, structuredPatch } from 'diff';
-import { splitLines, type LineRange } from './merge.js';
+import { structuredPatch } from 'diff';
+import { keptLines, splitLines, type LineRange } from './merge.js';
 
 /*
  * The hunks of a change, for an undo or redo of only some of them (`--lines`).
@@ -82,26 +82,6 @@ export function diffHunks(from: Buffer, to: Buffer): Hunk[] {
     const changed = removed ? { start, end: Math.max(end, start) } : { start: insertAt, end: insertAt - 1 };
     return { fromStart: h.oldStart, fromLines: h.oldLines, toStart: h.newStart, toLines: h.newLines, changed };
   });
-}
-
-/** For each line of `base` (0-based), its index in `other` when the diff keeps it, else -1 (null: past what the diff follows). */
-function keptLines(base: string[], other: string[]): Int32Array | null {
-  const map = new Int32Array(base.length).fill(-1);
-  const parts = diffArrays(base, other, { maxEditLength: MAX_EDIT_LENGTH });
-  if (!parts) return null;
-  let i = 0;
-  let j = 0;
-  for (const p of parts) {
-    const n = p.count ?? p.value.length;
-    if (p.added) j += n;
-    else if (p.removed) i += n;
-    else {
-      for (let k = 0; k < n; k++) map[i + k] = j + k;
-      i += n;
-      j += n;
-    }
-  }
-  return map;
 }
 
 /**

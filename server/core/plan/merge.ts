@@ -54,8 +54,11 @@ export function splitLines(bytes: Buffer): string[] {
   return out;
 }
 
-/** For each line of `base`, the index of the same line in `other` when the diff keeps it, else -1. */
-function kept(base: string[], other: string[]): Int32Array | null {
+/**
+ * For each line of `base` (0-based), the index of the same line in `other` when the diff keeps
+ * it, else -1; null when the two differ past what the diff follows (MAX_EDIT_LENGTH).
+ */
+export function keptLines(base: string[], other: string[]): Int32Array | null {
   const map = new Int32Array(base.length).fill(-1);
   const parts = diffArrays(base, other, { maxEditLength: MAX_EDIT_LENGTH });
   if (!parts) return null;
@@ -93,8 +96,8 @@ export function mergeBytes(base: Buffer, ours: Buffer, theirs: Buffer): MergeOut
   while (head < short && o[head] === a[head] && o[head] === b[head]) head++;
   let tail = 0;
   while (tail < short - head && o[o.length - 1 - tail] === a[a.length - 1 - tail] && o[o.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
-  const ma = kept(o.slice(head, o.length - tail), a.slice(head, a.length - tail));
-  const mb = kept(o.slice(head, o.length - tail), b.slice(head, b.length - tail));
+  const ma = keptLines(o.slice(head, o.length - tail), a.slice(head, a.length - tail));
+  const mb = keptLines(o.slice(head, o.length - tail), b.slice(head, b.length - tail));
   if (!ma || !mb) return { ok: false, overlaps: [], tooManyEdits: true };
   const out: string[] = o.slice(0, head);
   const overlaps: MergeOverlap[] = [];

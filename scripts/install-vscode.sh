@@ -78,10 +78,17 @@ if [ "$(code_server_version)" = "$CODE_SERVER_VERSION" ]; then
   echo "code-server $CODE_SERVER_VERSION already installed in $CACHE/code-server"
 else
   echo "installing code-server@$CODE_SERVER_VERSION into $CACHE/code-server (builds native modules: minutes)"
-  # Node 24 first on PATH for the install: code-server's install scripts build its native modules
-  # with whichever node and npm they find.
-  PATH="$(dirname "$NODE24"):$PATH" npm_into "$CACHE/code-server" --ignore-scripts=false \
-    "code-server@$CODE_SERVER_VERSION"
+  # Node 24 first on PATH for the install, and its headers for node-gyp: code-server's install
+  # scripts build its native modules with whichever node, npm and headers they find, and check
+  # the node version in npm's user agent. Run from `npm run` (test:setup), the outer npm's
+  # settings are in the environment (its node, its user agent naming Node 20, a nodedir from an
+  # npmrc): they are dropped here, so the inner npm speaks for Node 24.
+  (
+    unset npm_config_user_agent NODE npm_node_execpath npm_execpath npm_config_node_gyp
+    export npm_config_nodedir="$(dirname "$(dirname "$NODE24")")"
+    export PATH="$(dirname "$NODE24"):$PATH"
+    npm_into "$CACHE/code-server" --ignore-scripts=false "code-server@$CODE_SERVER_VERSION"
+  )
   got="$(code_server_version)"
   [ "$got" = "$CODE_SERVER_VERSION" ] || die "expected code-server $CODE_SERVER_VERSION, got '${got:-nothing}'"
 fi

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { processState } from '../core/proc.js';
 import { logHook } from './log.js';
 import { runDir } from './address.js';
 import { HTTP_FP_VAR, httpPortFrom, parseReady, readyFile, startingFile } from './http-address.js';
@@ -39,12 +40,7 @@ export function running(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
+  return processState(pid) !== 'Z';
 }
 
 /** Past a token mismatch, it is logged again only after this long (ms). */

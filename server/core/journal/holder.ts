@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { processExists, processState } from '../proc.js';
 
 /*
  * Who holds a journal's write lock: each write transaction, once it has the lock, writes its
@@ -107,23 +108,8 @@ export interface LockState {
 }
 
 function stoppedProcess(pid: number): boolean {
-  try {
-    // /proc/<pid>/stat: "pid (comm) S …", the state after the last ')'. T: stopped, t: traced.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state === 'T' || state === 't';
-  } catch {
-    return false;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  const state = processState(pid);
+  return state === 'T' || state === 't';
 }
 
 /**
@@ -141,7 +127,7 @@ export function lockState(db: { pragma(s: string, o?: { simple: boolean }): unkn
   } catch (e) {
     if (!String((e as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw e;
     const h = readHolder(journalDir);
-    return { held: true, holder: h && h.pid !== process.pid && alive(h.pid) ? { ...h, stopped: stoppedProcess(h.pid) } : null };
+    return { held: true, holder: h && h.pid !== process.pid && processExists(h.pid) ? { ...h, stopped: stoppedProcess(h.pid) } : null };
   } finally {
     db.pragma(`busy_timeout = ${was}`);
   }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { processExists } from '../proc.js';
 
 /*
  * The spill: a small durable queue of events beside a workspace's journal, for the moments the
@@ -182,15 +183,6 @@ export function hasQueued(journalDir: string): boolean {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * The records queued in the spill of the journal in `journalDir`, oldest first, and the number
  * of slots dropped on the way: a queued slot that holds no whole record, and a slot claimed by a
@@ -208,7 +200,7 @@ export function queued<T>(journalDir: string): { entries: SpillEntry<T>[]; dropp
   for (const name of names) {
     if (!name.startsWith('c.')) continue;
     const pid = Number(name.split('.')[2]);
-    if (pid !== process.pid && !alive(pid)) {
+    if (pid !== process.pid && !processExists(pid)) {
       release(journalDir, name);
       // A slot being made (`.new`) held no record; any other claimed slot held one cut short.
       if (!name.endsWith('.new')) dropped++;

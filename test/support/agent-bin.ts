@@ -111,6 +111,21 @@ export function hermeticEnv(
 }
 
 /** What one run of an agent CLI gave. */
+/** One turn of an agent that resumes sessions by id, driven by a model stub on loopback (Qwen Code, Copilot CLI). */
+export interface AgentTurnOptions {
+  bin: string;
+  /** The project folder (the tools' cwd). */
+  cwd: string;
+  home: string;
+  prompt: string;
+  /** The stub's base URL (ending in /v1). */
+  baseUrl: string;
+  /** The session's id: `--session-id` sets it for a new session, `--resume` goes on with it. */
+  session: { id: string; resume: boolean };
+  env?: Record<string, string | undefined>;
+  timeoutMs?: number;
+}
+
 export interface AgentRun {
   code: number | null;
   signal: NodeJS.Signals | null;

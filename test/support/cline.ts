@@ -9,6 +9,7 @@
 // the command line (`--json`: "interactive mode is unsupported").
 import { spawnSync } from 'node:child_process';
 import { agentBin, hermeticEnv, runAgentProcess } from './agent-bin.js';
+import type { AgentTurnOptions } from './agent-bin.js';
 import type { AgentRun } from './agent-bin.js';
 import type { AgentTools } from './agent-e2e.js';
 import { toolCall, toolCalls } from './openai-chat-stub.js';
@@ -31,16 +32,8 @@ export const CLINE_TOOLS: AgentTools = {
   shell: (command) => [toolCalls([toolCall('run_commands', { commands: [command] })])],
 };
 
-export interface RunClineOptions {
-  bin: string;
-  cwd: string;
-  home: string;
-  prompt: string;
-  /** The stub's base URL (ending in /v1). */
-  baseUrl: string;
-  env?: Record<string, string | undefined>;
-  timeoutMs?: number;
-}
+/** Cline's run takes no session: each run is one (see README). */
+export type RunClineOptions = Omit<AgentTurnOptions, 'session'>;
 
 function clineEnv(o: RunClineOptions): NodeJS.ProcessEnv {
   return hermeticEnv(o.home, { NO_PROXY: '127.0.0.1,localhost', NO_COLOR: '1', CLINE_TELEMETRY_DISABLED: '1' }, o.env);

@@ -10,7 +10,7 @@
 // COPILOT_ALLOW_ALL=true, which allows every tool and trusts the folder for that run (nothing is
 // saved; `--trust-folder` does the same but not with `--session-id` or `--resume`).
 import { agentBin, hermeticEnv, runAgentProcess } from './agent-bin.js';
-import type { AgentRun } from './agent-bin.js';
+import type { AgentRun, AgentTurnOptions } from './agent-bin.js';
 import type { AgentTools } from './agent-e2e.js';
 import { toolCall, toolCalls } from './openai-chat-stub.js';
 
@@ -40,18 +40,7 @@ export const COPILOT_TOOLS: AgentTools = {
   shell: (command) => [toolCalls([toolCall('bash', { command, description: 'Run the command', mode: 'sync', initial_wait: 60 })])],
 };
 
-export interface RunCopilotOptions {
-  bin: string;
-  cwd: string;
-  home: string;
-  prompt: string;
-  /** The stub's base URL (ending in /v1). */
-  baseUrl: string;
-  /** The session's id: `--session-id` sets it for a new session, `--resume` goes on with it. */
-  session: { id: string; resume: boolean };
-  env?: Record<string, string | undefined>;
-  timeoutMs?: number;
-}
+export type RunCopilotOptions = AgentTurnOptions;
 
 /** Runs `copilot -p` once (one turn), every tool allowed, the folder trusted; resolves when it exits. */
 export function runCopilot(o: RunCopilotOptions): Promise<AgentRun> {

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { agentBin, hermeticEnv, runAgentProcess } from './agent-bin.js';
-import type { AgentRun } from './agent-bin.js';
+import type { AgentRun, AgentTurnOptions } from './agent-bin.js';
 import type { AgentTools } from './agent-e2e.js';
 import { toolCall, toolCalls } from './openai-chat-stub.js';
 
@@ -39,19 +39,7 @@ export const QWEN_TOOLS: AgentTools = {
   shell: (command, edits) => [...edits.map(read), toolCalls([toolCall('run_shell_command', { command })])],
 };
 
-export interface RunQwenOptions {
-  bin: string;
-  /** The project folder (the tools' cwd; `.qwen/settings.json` is read from here). */
-  cwd: string;
-  home: string;
-  prompt: string;
-  /** The stub's base URL (ending in /v1). */
-  baseUrl: string;
-  /** `--session-id` for a new session, or `--resume` of an existing one. */
-  session: { id: string; resume: boolean };
-  env?: Record<string, string | undefined>;
-  timeoutMs?: number;
-}
+export type RunQwenOptions = AgentTurnOptions;
 
 /** Runs `qwen -p` once (one turn), in YOLO mode with the OpenAI auth type; resolves when it exits. */
 export function runQwen(o: RunQwenOptions): Promise<AgentRun> {

@@ -9,8 +9,7 @@
 // the command line (`--json`: "interactive mode is unsupported").
 import { spawnSync } from 'node:child_process';
 import { agentBin, hermeticEnv, runAgentProcess } from './agent-bin.js';
-import type { AgentTurnOptions } from './agent-bin.js';
-import type { AgentRun } from './agent-bin.js';
+import type { AgentRun, AgentTurnOptions } from './agent-bin.js';
 import type { AgentTools } from './agent-e2e.js';
 import { toolCall, toolCalls } from './openai-chat-stub.js';
 

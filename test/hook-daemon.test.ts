@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, sandbox, setsOf, sleep, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { filesOf, hookAsync, hookLog, sandbox, setsOf, sleep, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
 import { alive, until } from './support/procs.js';
 
 const SESSION = 'da3m0n00-0000-4000-8000-000000000001';
@@ -28,14 +28,6 @@ function ev(sb: Sandbox, name: string, extra: object = {}): object {
 
 function quiet(r: Run, what = ''): void {
   expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
-}
-
-function hookLog(sb: Sandbox): string {
-  try {
-    return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 /** `event name → pids that logged it`, from the debug log. */

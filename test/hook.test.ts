@@ -6,17 +6,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, filesOf, hook, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { FIXTURES, filesOf, hook, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 
 const EVENTS = path.join(FIXTURES, 'claude-events');
-
-function hookLog(sb: Sandbox): string {
-  try {
-    return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
-  } catch {
-    return '';
-  }
-}
 
 /** A recorded event with its placeholders filled in for sandbox `sb`. */
 function fixture(sb: Sandbox, name: string): any {

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { filesOf, hookAsync, hookLog, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
 import { overStdio } from './support/lsp-client.js';
 
@@ -28,14 +28,6 @@ function ev(sb: Sandbox, name: string, extra: object = {}): object {
 
 function quiet(r: Run, what = ''): void {
   expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
-}
-
-function hookLog(sb: Sandbox): string {
-  try {
-    return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 /** How many scans were given a watcher's hints so far (by any process). */

@@ -266,6 +266,15 @@ export function filesOf(set: any): Record<string, string> {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Lines of `text` made of `n` numbered lines with a prefix. */
+/** What takeback's hooks logged under the sandbox's home (`logs/hook.log`): '' when nothing was. */
+export function hookLog(sb: Pick<Sandbox, 'home'>): string {
+  try {
+    return fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 export function lines(prefix: string, n: number): string {
   let s = '';
   for (let i = 1; i <= n; i++) s += `${prefix} ${i}\n`;

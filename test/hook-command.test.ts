@@ -40,10 +40,10 @@ function barePath(sb: Sandbox): string {
   return dir;
 }
 
-/** Runs `command` as an agent does: `shell -c`, a turn's first event (`turn`) on stdin, with `PATH` = `pathDirs`. */
+/** Runs `command` as an agent does: `shell -c`, a turn's first event (`turn`) on stdin, with `PATH` = `pathDirs` (and the sandbox's choice of capture daemon, off unless the run asks for one). */
 function runHook(sb: Sandbox, shell: string, command: string, pathDirs: string, home = sb.home, turn = 'UserPromptSubmit') {
   const ev = { hook_event_name: turn, session_id: 's1', cwd: sb.ws, prompt: 'p' };
-  return spawnSync(`/bin/${shell}`, ['-c', command], { cwd: sb.ws, env: { PATH: pathDirs, HOME: sb.userHome, TAKEBACK_HOME: home }, input: JSON.stringify(ev), encoding: 'utf8' });
+  return spawnSync(`/bin/${shell}`, ['-c', command], { cwd: sb.ws, env: { PATH: pathDirs, HOME: sb.userHome, TAKEBACK_HOME: home, TAKEBACK_HOOK_DAEMON: sb.env.TAKEBACK_HOOK_DAEMON }, input: JSON.stringify(ev), encoding: 'utf8' });
 }
 
 /** Whether a takeback process ran with `home` as its home: it keeps a journal or a log there. */
@@ -55,7 +55,7 @@ const quotedBin = (command: string) => (command.includes(`'${BIN}'`) ? `'${BIN}'
 for (const a of AGENTS) {
   describe(`init ${a.agent}: the hook commands are harmless where takeback is not installed`, () => {
     it('takeback on PATH: written as `takeback`; without it on PATH every command exits 0 and prints nothing; with it the event is recorded', () => {
-      const sb = sandbox({ git: true, env: IN_PROCESS });
+      const sb = sandbox({ git: true });
       const installed = installedPath(sb);
       const r = sb.tb(['init', a.agent], { env: { ...sb.env, PATH: `${installed}:${process.env.PATH}` } });
       expect(r.code, r.stderr).toBe(0);
@@ -76,7 +76,7 @@ for (const a of AGENTS) {
     });
 
     it('this install by absolute path: the install gone and no takeback on PATH, every command exits 0 and prints nothing', () => {
-      const sb = sandbox({ git: true, env: IN_PROCESS });
+      const sb = sandbox({ git: true });
       // No takeback on the PATH init sees: it names this node and this script.
       expect(sb.tb(['init', a.agent], { env: { ...sb.env, PATH: barePath(sb) } }).code).toBe(0);
       const commands = commandsIn(path.join(sb.ws, ...a.file));
@@ -98,12 +98,9 @@ for (const a of AGENTS) {
   });
 }
 
-
-/** Hooks that record in-process: these tests look at the commands init writes, not at the capture daemon (which would outlive the test). */
-const IN_PROCESS = { TAKEBACK_HOOK_DAEMON: '0' };
 describe('the hook command keeps what takeback gives the agent', () => {
   it("a takeback that prints and exits non-zero: Claude Code's and Codex's commands pass its output and exit code on unchanged", () => {
-    const sb = sandbox({ env: IN_PROCESS });
+    const sb = sandbox();
     const installed = installedPath(sb);
     expect(sb.tb(['init', 'codex'], { env: { ...sb.env, PATH: `${installed}:${process.env.PATH}` } }).code).toBe(0);
     const { command } = commandsIn(path.join(sb.ws, '.codex', 'hooks.json'))[0]!;
@@ -116,7 +113,7 @@ describe('the hook command keeps what takeback gives the agent', () => {
   });
 
   it('init --http: the command hook beside each http hook, and SessionStart, are harmless without takeback too', () => {
-    const sb = sandbox({ git: true, env: IN_PROCESS });
+    const sb = sandbox({ git: true });
     const installed = installedPath(sb);
     expect(sb.tb(['init', 'claude-code', '--http', '--port', '29999'], { env: { ...sb.env, PATH: `${installed}:${process.env.PATH}` } }).code).toBe(0);
     const commands = commandsIn(path.join(sb.ws, '.claude', 'settings.local.json'));
@@ -132,7 +129,7 @@ describe('the hook command keeps what takeback gives the agent', () => {
 
 describe('init replaces its own older commands', () => {
   it('a hook command of an older takeback (no guard, another install) becomes the current one, once per event; --remove takes it out', () => {
-    const sb = sandbox({ env: IN_PROCESS });
+    const sb = sandbox();
     const file = path.join(sb.ws, '.codex', 'hooks.json');
     fs.mkdirSync(path.dirname(file));
     const old = "NODE_EXTRA_CA_CERTS= '/opt/node/bin/node' '/srv/old-takeback/bin/takeback.js' hook codex";

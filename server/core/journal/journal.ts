@@ -74,8 +74,9 @@ export class Journal {
   static open(home: string, root: string, opts: { busyMs?: number } = {}): Journal {
     const madeHome = mkdirSync(home, { recursive: true, mode: 0o700 });
     const dir = journalDirOf(home, root);
-    const made = madeHome ?? mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (madeHome !== undefined) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const madeDir = mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // The first folder made here (the home's, else the journal's own): from it down, all is new.
+    const made = madeHome ?? madeDir;
     const db = openDb(join(dir, 'journal.db'), opts.busyMs);
     const j = new Journal(home, root, db);
     const info = join(dir, 'workspace.json');

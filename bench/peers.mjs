@@ -169,11 +169,11 @@ export function peersHome(scratch, label) {
  */
 export async function hintedScanBench({ record, ws, label, iterations, pick, home, root }) {
   const { performance } = await import('node:perf_hooks');
-  const { openEngine } = await import(join(root, 'dist/server/core/engine.js'));
+  const { openWorkspace } = await import(join(root, 'dist/server/core/open-workspace.js'));
   const { scanAndCommit } = await import(join(root, 'dist/server/core/capture/scan-commit.js'));
-  const engine = openEngine({ workspace: ws, env: { ...process.env, TAKEBACK_HOME: home } });
+  const opened = openWorkspace({ workspace: ws, env: { ...process.env, TAKEBACK_HOME: home } });
   const originals = pick.map((p) => readFileSync(join(ws, p)));
-  const scan = (hints) => engine.journal.write(() => scanAndCommit(engine, undefined, hints));
+  const scan = (hints) => opened.journal.write(() => scanAndCommit(opened, undefined, hints));
   const s = { walk: [], hinted: [], changedWalk: 0, changedHinted: 0 };
   try {
     scan();
@@ -199,7 +199,7 @@ export async function hintedScanBench({ record, ws, label, iterations, pick, hom
     }
   } finally {
     pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
-    engine.journal.close();
+    opened.journal.close();
   }
   const m = { walk: median(s.walk), hinted: median(s.hinted) };
   record({ section: 7, measure: 'the two scans of a shell tool call\'s bracket in process (10 files changed): with a watcher\'s hints, against the stat walk', workspace: label, value: fmt.ms(m.hinted), baseline: `walk ${fmt.ms(m.walk)}`, ratio: m.hinted / m.walk, target: '— (the scan\'s part of ≤ 30 ms)', note: `${s.changedHinted}/${iterations} hinted and ${s.changedWalk}/${iterations} walked brackets found the 10 files` });

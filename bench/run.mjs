@@ -357,14 +357,14 @@ async function listBench(iterations) {
   const env = home('list');
   const ws = join(SCRATCH, 'list-ws');
   mkdirSync(ws, { recursive: true });
-  const { openEngine } = await import(join(ROOT, 'dist/server/core/engine.js'));
-  const engine = openEngine({ workspace: ws, env });
+  const { openWorkspace } = await import(join(ROOT, 'dist/server/core/open-workspace.js'));
+  const opened = openWorkspace({ workspace: ws, env });
   const rand = rng(10_000);
   const hex = () => Array.from({ length: 64 }, () => '0123456789abcdef'[Math.floor(rand() * 16)]).join('');
   const t0 = Date.now() - 30 * 24 * 3600 * 1000;
-  engine.journal.write(() => {
+  opened.journal.write(() => {
     for (let t = 0; t < 1000; t++) {
-      const turn = engine.journal.turns.begin({ agent: 'claude-code', session: 's', label: `turn ${t}: do something`, now: t0 + t * 60_000 });
+      const turn = opened.journal.turns.begin({ agent: 'claude-code', session: 's', label: `turn ${t}: do something`, now: t0 + t * 60_000 });
       for (let k = 0; k < 10; k++) {
         const n = 1 + Math.floor(rand() * 3);
         const files = Array.from({ length: n }, (_, j) => ({
@@ -376,12 +376,12 @@ async function listBench(iterations) {
           removed: 1,
         }));
         const source = k % 2 ? { kind: 'tool', tool: 'Edit', toolCallId: `toolu_${t}_${k}` } : { kind: 'command', command: 'npm test', tool: 'Bash', toolCallId: `toolu_${t}_${k}` };
-        engine.journal.sets.add({ turn: turn.id, source, files, now: t0 + t * 60_000 + k });
+        opened.journal.sets.add({ turn: turn.id, source, files, now: t0 + t * 60_000 + k });
       }
-      engine.journal.turns.end(turn.id, t0 + t * 60_000 + 50);
+      opened.journal.turns.end(turn.id, t0 + t * 60_000 + 50);
     }
   });
-  engine.journal.close();
+  opened.journal.close();
   const s = { node: [], list: [], json: [], all: [] };
   for (let i = 0; i < iterations; i++) {
     s.node.push(time(NODE, ['-e', '0']));
@@ -412,7 +412,7 @@ async function storageBench(edits) {
     n += l.length + 1;
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
-  const { openEngine } = await import(join(ROOT, 'dist/server/core/engine.js'));
+  const { openWorkspace } = await import(join(ROOT, 'dist/server/core/open-workspace.js'));
   const { captureBegin, captureEnd, turnBegin, turnEnd } = await import(join(ROOT, 'dist/server/service/capture.js'));
   const measure = () => {
     const blobs = treeBytes(join(env.TAKEBACK_HOME, 'blobs'));
@@ -423,25 +423,25 @@ async function storageBench(edits) {
   let beforeLast = null;
   for (let i = 0; i < edits; i++) {
     if (i === edits - 1) beforeLast = readFileSync(file);
-    const engine = openEngine({ workspace: ws, env });
-    captureBegin(engine, { id: `e${i}`, paths: [file], tool: 'Edit' });
+    const opened = openWorkspace({ workspace: ws, env });
+    captureBegin(opened, { id: `e${i}`, paths: [file], tool: 'Edit' });
     const k = Math.floor(rand() * lines.length);
     lines[k] = `${lines[k]} edited ${i}`;
     writeFileSync(file, `${lines.join('\n')}\n`);
-    captureEnd(engine, { id: `e${i}` });
-    engine.journal.close();
+    captureEnd(opened, { id: `e${i}` });
+    opened.journal.close();
   }
   const editMs = (Date.now() - t0) / edits;
   const afterEdits = measure();
   const latest = readFileSync(file);
   for (let t = 0; t < 20; t++) {
-    const engine = openEngine({ workspace: ws, env });
-    turnBegin(engine, { id: `same${t}`, label: 'write the same contents again' });
-    captureBegin(engine, { id: `w${t}`, paths: [file], tool: 'Write' });
+    const opened = openWorkspace({ workspace: ws, env });
+    turnBegin(opened, { id: `same${t}`, label: 'write the same contents again' });
+    captureBegin(opened, { id: `w${t}`, paths: [file], tool: 'Write' });
     writeFileSync(file, t % 2 ? latest : beforeLast); // both kept already
-    captureEnd(engine, { id: `w${t}` });
-    turnEnd(engine, { id: `same${t}` });
-    engine.journal.close();
+    captureEnd(opened, { id: `w${t}` });
+    turnEnd(opened, { id: `same${t}` });
+    opened.journal.close();
   }
   const afterTurns = measure();
   extra.storage = { edits, editMs, afterEdits, afterTurns };
@@ -482,7 +482,7 @@ async function gcSliceBench(blobs) {
   const { BlobStore } = await import(join(ROOT, 'dist/server/core/store/blobs.js'));
   const { GcSweep, collectGarbage } = await import(join(ROOT, 'dist/server/core/gc/sweep.js'));
   const { loadConfig } = await import(join(ROOT, 'dist/server/core/config.js'));
-  const { openEngine } = await import(join(ROOT, 'dist/server/core/engine.js'));
+  const { openWorkspace } = await import(join(ROOT, 'dist/server/core/open-workspace.js'));
   const make = (name) => {
     const env = home(name);
     const ws = join(SCRATCH, `${name}-ws`);
@@ -495,16 +495,16 @@ async function gcSliceBench(blobs) {
       utimesSync(store.pathOf(h), old, old);
       hashes.push(h);
     }
-    const engine = openEngine({ workspace: ws, env });
-    engine.journal.write(() => {
-      const turn = engine.journal.turns.begin({ agent: 'claude-code', session: 's', label: 'kept' });
+    const opened = openWorkspace({ workspace: ws, env });
+    opened.journal.write(() => {
+      const turn = opened.journal.turns.begin({ agent: 'claude-code', session: 's', label: 'kept' });
       for (let k = 0; k < blobs / 2; k += 10) {
         const files = hashes.slice(k, k + 10).map((h, j) => ({ path: `f${k + j}.txt`, before: { exists: false }, after: { exists: true, type: 'file', sha256: h, size: 1024, mode: 0o644 }, status: 'added', added: 1, removed: 0 }));
-        engine.journal.sets.add({ turn: turn.id, source: { kind: 'tool', tool: 'Write', toolCallId: `toolu_${k}` }, files });
+        opened.journal.sets.add({ turn: turn.id, source: { kind: 'tool', tool: 'Write', toolCallId: `toolu_${k}` }, files });
       }
-      engine.journal.turns.end(turn.id);
+      opened.journal.turns.end(turn.id);
     });
-    engine.journal.close();
+    opened.journal.close();
     return env.TAKEBACK_HOME;
   };
   log(`gc slices: storing 2 × ${blobs} blobs`);

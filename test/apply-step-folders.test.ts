@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openEngine } from '../server/core/engine.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
 import { runStep } from '../server/core/plan/apply.js';
 import { sandbox, tree } from './support/takeback.js';
 
@@ -18,9 +18,9 @@ describe('undo checks the folders of its writes', () => {
     fs.writeFileSync(path.join(outside, 'a.txt'), 'a2\n');
     fs.writeFileSync(path.join(outside, 'b.txt'), 'b2\n');
     const before = tree(outside);
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const sets = engine.journal.sets.list();
+      const sets = opened.journal.sets.list();
       expect(sets.length).toBe(1);
       // The swap lands after the sets are read, when the plan is about to be made through `d`.
       const select = () => {
@@ -28,12 +28,12 @@ describe('undo checks the folders of its writes', () => {
         fs.symlinkSync(outside, sb.abs('d'));
         return sets;
       };
-      expect(() => runStep(engine, select, 'undo')).toThrow(/folder moved|symbolic link/);
+      expect(() => runStep(opened, select, 'undo')).toThrow(/folder moved|symbolic link/);
       expect(tree(outside)).toEqual(before);
       expect(fs.readFileSync(sb.abs('d-moved/a.txt'), 'utf8')).toBe('a2\n');
       expect(fs.readFileSync(sb.abs('d-moved/b.txt'), 'utf8')).toBe('b2\n');
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
   });
 });

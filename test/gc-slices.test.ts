@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../server/core/config.js';
-import { openEngine } from '../server/core/engine.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
 import { changeRefs } from '../server/core/journal/retention.js';
 import { SnapshotIndex } from '../server/core/scan/snapshot-index.js';
 import { openDb } from '../server/core/journal/db.js';
@@ -71,12 +71,12 @@ function setRows(file: string): Record<string, { state: string; blobs: string[] 
 /** Adds `n` sets of `filesPer` made-up files each to the journal of workspace `ws`, in one transaction (a long journal to read). */
 function longJournal(sb: Sandbox, ws: string, n: number, filesPer: number): void {
   fs.mkdirSync(ws, { recursive: true });
-  const engine = openEngine({ workspace: ws, env: sb.env });
+  const opened = openWorkspace({ workspace: ws, env: sb.env });
   const hex = () => randomBytes(32).toString('hex');
   const now = Date.now();
   try {
-    engine.journal.write(() => {
-      const turn = engine.journal.turns.begin({ agent: 'claude-code', session: 's', label: 'a long turn', now });
+    opened.journal.write(() => {
+      const turn = opened.journal.turns.begin({ agent: 'claude-code', session: 's', label: 'a long turn', now });
       for (let k = 0; k < n; k++) {
         const files = Array.from({ length: filesPer }, (_, j) => ({
           path: `src/m${k % 50}/f${k}_${j}.ts`,
@@ -86,12 +86,12 @@ function longJournal(sb: Sandbox, ws: string, n: number, filesPer: number): void
           added: 3,
           removed: 1,
         })) as FileChange[];
-        engine.journal.sets.add({ turn: turn.id, source: { kind: 'tool', tool: 'Edit', toolCallId: `toolu_${k}` }, files, now: now + k });
+        opened.journal.sets.add({ turn: turn.id, source: { kind: 'tool', tool: 'Edit', toolCallId: `toolu_${k}` }, files, now: now + k });
       }
-      engine.journal.turns.end(turn.id, now + n);
+      opened.journal.turns.end(turn.id, now + n);
     });
   } finally {
-    engine.journal.close();
+    opened.journal.close();
   }
 }
 

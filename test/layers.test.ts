@@ -43,11 +43,11 @@ describe('the layers', () => {
 
   it('a wrong-way import fails: the domain reaching up into service, the daemon into an agent, protocol into the server', () => {
     const dir = tree({
-      'server/core/engine.ts': "import { listChanges } from '../service/history.js';\nexport const e = listChanges;\n",
+      'server/core/open-workspace.ts': "import { listChanges } from '../service/history.js';\nexport const e = listChanges;\n",
       'server/service/history.ts': 'export const listChanges = 1;\n',
       'server/daemon/lifecycle.ts': "import { claude } from '../agents/claude-code.js';\nexport const d = claude;\n",
       'server/agents/claude-code.ts': 'export const claude = 1;\n',
-      'protocol/src/types.ts': "import { e } from '../../server/core/engine.js';\nexport const t = e;\n",
+      'protocol/src/types.ts': "import { e } from '../../server/core/open-workspace.js';\nexport const t = e;\n",
     });
     try {
       const r = cruise(dir);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { syncIndex } from '../server/core/capture/index-sync.js';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
-import { openEngine, type Engine } from '../server/core/engine.js';
+import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
 import { readState } from '../server/core/fsstate.js';
 import { ScanFilter } from '../server/core/scan/filter.js';
 import {
@@ -204,7 +204,7 @@ function expectedUpdate(rows: Map<string, Buffer>, upserts: [string, IndexEntry]
   return out;
 }
 
-const hexRows = (e: Engine) => new Map([...e.journal.snapshot.rows()].map(([d, b]) => [d, b.toString('hex')]));
+const hexRows = (e: Workspace) => new Map([...e.journal.snapshot.rows()].map(([d, b]) => [d, b.toString('hex')]));
 
 describe('SnapshotIndex.update', () => {
   it('writes exactly what decoding, editing and encoding every touched row would', () => {
@@ -217,9 +217,9 @@ describe('SnapshotIndex.update', () => {
     sb.write('gone/g.txt', 'g\n');
     sb.write('gone/sub/h.txt', 'h\n');
     fs.symlinkSync('a.txt', sb.abs('link'));
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      engine.journal.write(() => scanAndCommit(engine));
+      opened.journal.write(() => scanAndCommit(opened));
       const file = (size: number, sha: string): IndexEntry => ({ type: 'file', size, mtime: '1700000000123456789', ctime: '1700000000987654321', ino: '777', mode: 0o644, sha256: SHA(sha), target: null, gap: null });
       const dir: IndexEntry = { type: 'dir', size: 0, mtime: '1', ctime: '2', ino: '3', mode: 0o755, sha256: null, target: null, gap: null };
       const upserts: [string, IndexEntry][] = [
@@ -231,28 +231,28 @@ describe('SnapshotIndex.update', () => {
         ['src/two.ts', { ...file(4, 'e'), git: GIT20('f'), sha256: null }],
       ];
       const deletes = ['src/one.ts', 'gone', 'nothing/here.txt'];
-      const before = new Map(engine.journal.snapshot.rows());
+      const before = new Map(opened.journal.snapshot.rows());
       const want = expectedUpdate(before, upserts, deletes);
-      engine.journal.write(() => engine.journal.snapshot.update(upserts, deletes));
-      const got = hexRows(engine);
+      opened.journal.write(() => opened.journal.snapshot.update(upserts, deletes));
+      const got = hexRows(opened);
       expect(new Map([...got].sort())).toEqual(new Map([...want].sort()));
       // The rules, spelled out.
       expect(got.has('src/deep')).toBe(false);
       expect(got.has('src/deep/er')).toBe(false);
       expect(got.has('gone')).toBe(false);
       expect(got.has('gone/sub')).toBe(false);
-      expect(decodeRow(engine.journal.snapshot.rows().get('newdir')!)).toEqual([]);
-      expect(Number.isNaN(rowStamp(engine.journal.snapshot.rows().get('newdir')!).mtimeMs)).toBe(true);
-      expect(decodeRow(engine.journal.snapshot.rows().get('src')!).map((e) => e.name)).toEqual(['deep', 'two.ts', 'a-longer-new-name.ts']);
-      // A second engine (another process) reads the same rows from the journal.
-      const other = openEngine({ workspace: sb.ws, env: sb.env });
+      expect(decodeRow(opened.journal.snapshot.rows().get('newdir')!)).toEqual([]);
+      expect(Number.isNaN(rowStamp(opened.journal.snapshot.rows().get('newdir')!).mtimeMs)).toBe(true);
+      expect(decodeRow(opened.journal.snapshot.rows().get('src')!).map((e) => e.name)).toEqual(['deep', 'two.ts', 'a-longer-new-name.ts']);
+      // A second opening (another process) reads the same rows from the journal.
+      const other = openWorkspace({ workspace: sb.ws, env: sb.env });
       try {
         expect(hexRows(other)).toEqual(got);
       } finally {
         other.journal.close();
       }
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
   });
 
@@ -260,8 +260,8 @@ describe('SnapshotIndex.update', () => {
     const sb = sandbox();
     sb.write('d/a.txt', 'a\n');
     sb.write('d/b.txt', 'b\n');
-    const sidecar = openEngine({ workspace: sb.ws, env: sb.env });
-    const cli = openEngine({ workspace: sb.ws, env: sb.env });
+    const sidecar = openWorkspace({ workspace: sb.ws, env: sb.env });
+    const cli = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
       sidecar.journal.write(() => scanAndCommit(sidecar));
       sidecar.journal.snapshot.rows(); // cached
@@ -324,9 +324,9 @@ describe('syncIndex', () => {
     for (let d = 0; d < 6; d++) for (let f = 0; f < 5; f++) sb.write(`pkg/m${d}/f${f}.ts`, `export const v = ${d * 10 + f};\n`);
     sb.write('pkg/m0/.gitignore', '*.gen\n');
     sb.write('top.txt', 'top\n');
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      engine.journal.write(() => scanAndCommit(engine));
+      opened.journal.write(() => scanAndCommit(opened));
       // Another writer (an undo, a file tool) changes files, makes and removes some, and says what it did.
       const changed: string[] = [];
       for (let d = 0; d < 6; d++) {
@@ -341,9 +341,9 @@ describe('syncIndex', () => {
       fs.rmSync(sb.abs('top.txt'));
       fs.symlinkSync('pkg/m0/f0.ts', sb.abs('top.txt'));
       changed.push('pkg/m2/a-new-file-with-a-long-name.ts', 'pkg/m0/x.gen', 'pkg/m3/f4.ts', 'pkg/m5', 'pkg/m5/f0.ts', 'pkg/fresh', 'top.txt');
-      const states = changed.map((p) => ({ path: p, state: readState(sb.abs(p), { blobs: engine.journal.blobs, maxFileBytes: engine.config.maxFileBytes }).state }));
-      engine.journal.write(() => syncIndex(engine, states));
-      const rows = engine.journal.snapshot.rows();
+      const states = changed.map((p) => ({ path: p, state: readState(sb.abs(p), { blobs: opened.journal.blobs, maxFileBytes: opened.config.maxFileBytes }).state }));
+      opened.journal.write(() => syncIndex(opened, states));
+      const rows = opened.journal.snapshot.rows();
       expect(rows.has('pkg/m5')).toBe(false);
       expect(rows.has('pkg/fresh')).toBe(true);
       expect(decodeRow(rows.get('pkg/m0')!).some((e) => e.name === 'x.gen')).toBe(false);
@@ -354,10 +354,10 @@ describe('syncIndex', () => {
       const st = fs.lstatSync(sb.abs('pkg/m1/f1.ts'));
       expect([f1.mtimeMs, f1.ctimeMs, f1.ino, f1.size]).toEqual([st.mtimeMs, st.ctimeMs, st.ino, st.size]);
       for (const [, buf] of rows) expect(rowCounts(buf)).toEqual(countsOf(decodeRow(buf)));
-      const next = engine.journal.write(() => scanAndCommit(engine));
+      const next = opened.journal.write(() => scanAndCommit(opened));
       expect(next.changes.map((c) => c.path)).toEqual([]);
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
   });
 });

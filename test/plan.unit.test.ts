@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makePlan, type CurrentReader } from '../server/core/plan/plan.js';
 import type { FileState } from '../server/core/types.js';
-import { unitWorkspace } from './support/engine.js';
+import { unitWorkspace } from './support/unit-workspace.js';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
@@ -24,7 +24,7 @@ describe('makePlan: the action for each path', () => {
     const ws = unitWorkspace();
     ws.write('a.txt', 'one\n');
     const set = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'two\n')));
-    const plan = makePlan(ws.engine, [set], 'undo');
+    const plan = makePlan(ws, [set], 'undo');
     expect(plan.direction).toBe('undo');
     expect(plan.sets.map((s) => s.id)).toEqual([set.id]);
     expect(plan.skipped).toEqual([]);
@@ -39,7 +39,7 @@ describe('makePlan: the action for each path', () => {
   it('remove: a file the agent created', () => {
     const ws = unitWorkspace();
     const set = must(ws.tool(['new.txt'], () => ws.write('new.txt', 'fresh\n')));
-    const f = makePlan(ws.engine, [set], 'undo').files.find((x) => x.path === 'new.txt')!;
+    const f = makePlan(ws, [set], 'undo').files.find((x) => x.path === 'new.txt')!;
     expect(f).toMatchObject({ action: 'remove', conflict: null, gap: null, target: { exists: false } });
   });
 
@@ -47,7 +47,7 @@ describe('makePlan: the action for each path', () => {
     const ws = unitWorkspace();
     ws.write('gone.txt', 'kept\n');
     const set = must(ws.tool(['gone.txt'], () => fs.rmSync(ws.abs('gone.txt'))));
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f).toMatchObject({ path: 'gone.txt', action: 'bring-back', conflict: null, current: { exists: false }, target: { sha256: sha('kept\n') } });
   });
 
@@ -55,7 +55,7 @@ describe('makePlan: the action for each path', () => {
     const ws = unitWorkspace();
     ws.write('run.sh', '#!/bin/sh\n', 0o644);
     const set = must(ws.tool(['run.sh'], () => fs.chmodSync(ws.abs('run.sh'), 0o755)));
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f).toMatchObject({ action: 'restore-mode', conflict: null, expected: { mode: 0o755 }, target: { mode: 0o644 } });
   });
 
@@ -68,7 +68,7 @@ describe('makePlan: the action for each path', () => {
         fs.symlinkSync('b', ws.abs('l'));
       }),
     );
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f).toMatchObject({ path: 'l', action: 'restore-link', conflict: null, expected: { type: 'symlink', target: 'b' }, target: { type: 'symlink', target: 'a' } });
   });
 
@@ -77,7 +77,7 @@ describe('makePlan: the action for each path', () => {
     ws.write('a.txt', 'one\n');
     const set = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'two\n')));
     ws.write('a.txt', 'one\n');
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f).toMatchObject({ action: 'none', conflict: null, gap: null });
   });
 });
@@ -88,7 +88,7 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'head\nline\ntail\n');
     const set = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'head\nagent line\ntail\n')));
     ws.write('a.txt', 'head\nuser line\ntail\n');
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('put-back');
     expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since: line 2 changed by the agent and line 2 since' });
     expect(f.merged).toBeNull();
@@ -100,7 +100,7 @@ describe('makePlan: conflicts', () => {
     ws.write('b.bin', Buffer.from([0, 1, 2, 0xff]));
     const set = must(ws.tool(['b.bin'], () => ws.write('b.bin', Buffer.from([0, 9, 9, 0xff]))));
     ws.write('b.bin', Buffer.from([0, 7, 7, 0xff]));
-    expect(makePlan(ws.engine, [set], 'undo').files[0]!.conflict).toEqual({ reason: 'changed-since', detail: 'changed since' });
+    expect(makePlan(ws, [set], 'undo').files[0]!.conflict).toEqual({ reason: 'changed-since', detail: 'changed since' });
   });
 
   it('changed-since "deleted since": the file the agent edited is gone', () => {
@@ -108,7 +108,7 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'one\n');
     const set = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'two\n')));
     fs.rmSync(ws.abs('a.txt'));
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('bring-back');
     expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'deleted since' });
   });
@@ -118,7 +118,7 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'one\n');
     const set = must(ws.tool(['a.txt'], () => fs.rmSync(ws.abs('a.txt'))));
     ws.write('a.txt', 'someone else\n');
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('put-back');
     expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'created since' });
   });
@@ -128,7 +128,7 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'one\n', 0o644);
     const set = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'two\n')));
     fs.chmodSync(ws.abs('a.txt'), 0o600);
-    expect(makePlan(ws.engine, [set], 'undo').files[0]!.conflict?.reason).toBe('changed-since');
+    expect(makePlan(ws, [set], 'undo').files[0]!.conflict?.reason).toBe('changed-since');
   });
 
   it('interleaved: a change in place between the selected ones on the same path, named with its set', () => {
@@ -137,11 +137,11 @@ describe('makePlan: conflicts', () => {
     const s1 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '2\n')));
     const s2 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '3\n')));
     const s3 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '4\n')));
-    const f = makePlan(ws.engine, [s1, s3], 'undo').files[0]!;
+    const f = makePlan(ws, [s1, s3], 'undo').files[0]!;
     expect(f.sets).toEqual([s3.id, s1.id]);
     expect(f.conflict).toEqual({ reason: 'interleaved', detail: `also changed by change ${s2.id}, not selected: line 1 changed by the agent and line 1 since`, sets: [s2.id] });
     // With the one between selected too, the walk is whole: no conflict.
-    expect(makePlan(ws.engine, [s1, s2, s3], 'undo').files[0]!.conflict).toBeNull();
+    expect(makePlan(ws, [s1, s2, s3], 'undo').files[0]!.conflict).toBeNull();
   });
 
   it('interleaved: a change between on the same path that is undone, or one on another path, is not in the way', () => {
@@ -153,7 +153,7 @@ describe('makePlan: conflicts', () => {
     expect(ws.read('a.txt').toString()).toBe('2\n');
     must(ws.tool(['b.txt'], () => ws.write('b.txt', 'b\n')));
     const s4 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '4\n')));
-    const f = makePlan(ws.engine, [s1, s4], 'undo').files.find((x) => x.path === 'a.txt')!;
+    const f = makePlan(ws, [s1, s4], 'undo').files.find((x) => x.path === 'a.txt')!;
     expect(f).toMatchObject({ action: 'put-back', conflict: null, sets: [s4.id, s1.id] });
     expect(f.target).toMatchObject({ sha256: sha('1\n') });
   });
@@ -164,7 +164,7 @@ describe('makePlan: capture gaps are named and never written', () => {
     const ws = unitWorkspace({ TAKEBACK_MAX_FILE_BYTES: '64' });
     ws.write('big.txt', 'small\n');
     const set = must(ws.tool(['big.txt'], () => ws.write('big.txt', 'x'.repeat(200))));
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('none');
     expect(f.conflict).toBeNull();
     expect(f.gap).toMatchObject({ path: 'big.txt', reason: 'too-large' });
@@ -175,7 +175,7 @@ describe('makePlan: capture gaps are named and never written', () => {
     const ws = unitWorkspace();
     ws.write('keys/id_rsa', 'old key\n');
     const set = must(ws.tool(['keys/id_rsa'], () => ws.write('keys/id_rsa', 'new key\n')));
-    const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+    const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f).toMatchObject({ path: 'keys/id_rsa', action: 'none', conflict: null, gap: { reason: 'secret' } });
   });
 
@@ -185,7 +185,7 @@ describe('makePlan: capture gaps are named and never written', () => {
     try {
       fs.writeFileSync(path.join(out, 'o.txt'), 'before\n');
       const set = must(ws.tool([path.join(out, 'o.txt')], () => fs.writeFileSync(path.join(out, 'o.txt'), 'after\n')));
-      const f = makePlan(ws.engine, [set], 'undo').files[0]!;
+      const f = makePlan(ws, [set], 'undo').files[0]!;
       expect(f).toMatchObject({ path: path.join(out, 'o.txt'), action: 'none', conflict: null, gap: { reason: 'outside-workspace' }, current: { exists: false } });
     } finally {
       fs.rmSync(out, { recursive: true, force: true });
@@ -197,7 +197,7 @@ describe('makePlan: capture gaps are named and never written', () => {
     ws.write('t.txt', 'behind\n');
     fs.symlinkSync('t.txt', ws.abs('l'));
     const set = must(ws.tool(['l'], () => fs.writeFileSync(ws.abs('l'), 'through the link\n')));
-    const f = makePlan(ws.engine, [set], 'undo').files.find((x) => x.path === 'l')!;
+    const f = makePlan(ws, [set], 'undo').files.find((x) => x.path === 'l')!;
     expect(f).toMatchObject({ action: 'none', conflict: null, gap: { reason: 'symlink-target' } });
   });
 });
@@ -213,7 +213,7 @@ describe('makePlan: the walk', () => {
       [s1, s2],
       [s2, s1],
     ]) {
-      const plan = makePlan(ws.engine, given, 'undo');
+      const plan = makePlan(ws, given, 'undo');
       expect(plan.sets.map((s) => s.id)).toEqual([s2.id, s1.id]);
       const f = plan.files[0]!;
       expect(f.sets).toEqual([s2.id, s1.id]);
@@ -230,8 +230,8 @@ describe('makePlan: the walk', () => {
     const s2 = must(ws.tool(['a.txt'], () => ws.write('a.txt', '3\n')));
     expect(ws.step({ ids: [s1.id, s2.id] }, 'undo').sets.sort()).toEqual([s1.id, s2.id].sort());
     expect(ws.read('a.txt').toString()).toBe('1\n');
-    const undone = [ws.engine.journal.sets.get(s2.id), ws.engine.journal.sets.get(s1.id)];
-    const plan = makePlan(ws.engine, undone, 'redo');
+    const undone = [ws.journal.sets.get(s2.id), ws.journal.sets.get(s1.id)];
+    const plan = makePlan(ws, undone, 'redo');
     expect(plan.direction).toBe('redo');
     expect(plan.sets.map((s) => s.id)).toEqual([s1.id, s2.id]);
     const f = plan.files[0]!;
@@ -244,7 +244,7 @@ describe('makePlan: the walk', () => {
     const ws = unitWorkspace();
     const s1 = must(ws.tool(['z.txt', 'a.txt'], () => (ws.write('z.txt', 'z\n'), ws.write('a.txt', 'a\n'))));
     const s2 = must(ws.tool(['m.txt', 'a.txt'], () => (ws.write('m.txt', 'm\n'), ws.write('a.txt', 'aa\n'))));
-    expect(makePlan(ws.engine, [s1, s2], 'undo').files.map((f) => f.path)).toEqual(['a.txt', 'm.txt', 'z.txt']);
+    expect(makePlan(ws, [s1, s2], 'undo').files.map((f) => f.path)).toEqual(['a.txt', 'm.txt', 'z.txt']);
   });
 });
 
@@ -253,21 +253,21 @@ describe('makePlan: paths and skipped sets', () => {
     const ws = unitWorkspace();
     const both = must(ws.tool(['a.txt', 'b.txt'], () => (ws.write('a.txt', 'a\n'), ws.write('b.txt', 'b\n'))));
     const other = must(ws.tool(['c.txt'], () => ws.write('c.txt', 'c\n')));
-    const plan = makePlan(ws.engine, [both, other], 'undo', undefined, ['b.txt']);
+    const plan = makePlan(ws, [both, other], 'undo', undefined, ['b.txt']);
     expect(plan.files.map((f) => f.path)).toEqual(['b.txt']);
     expect(plan.sets.map((s) => s.id)).toEqual([both.id]);
     expect(plan.skipped).toEqual([{ id: other.id, reason: 'does not touch that file' }]);
     // An empty list narrows nothing.
-    expect(makePlan(ws.engine, [both, other], 'undo', undefined, []).files.map((f) => f.path)).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    expect(makePlan(ws, [both, other], 'undo', undefined, []).files.map((f) => f.path)).toEqual(['a.txt', 'b.txt', 'c.txt']);
   });
 
   it('an expired set is skipped as expired', () => {
     const ws = unitWorkspace();
     const set = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'a\n')));
     ws.expire(set.id);
-    const expired = ws.engine.journal.sets.list().find((s) => s.id === set.id)!;
+    const expired = ws.journal.sets.list().find((s) => s.id === set.id)!;
     expect(expired.state).toBe('expired');
-    const plan = makePlan(ws.engine, [expired], 'undo');
+    const plan = makePlan(ws, [expired], 'undo');
     expect(plan.skipped).toEqual([{ id: set.id, reason: 'expired' }]);
     expect(plan.sets).toEqual([]);
     expect(plan.files).toEqual([]);
@@ -278,11 +278,11 @@ describe('makePlan: paths and skipped sets', () => {
     const done = must(ws.tool(['a.txt'], () => ws.write('a.txt', 'a\n')));
     const live = must(ws.tool(['b.txt'], () => ws.write('b.txt', 'b\n')));
     expect(ws.step({ ids: [done.id] }, 'undo').sets).toEqual([done.id]);
-    const sets = [ws.engine.journal.sets.get(done.id), ws.engine.journal.sets.get(live.id)];
-    const undo = makePlan(ws.engine, sets, 'undo');
+    const sets = [ws.journal.sets.get(done.id), ws.journal.sets.get(live.id)];
+    const undo = makePlan(ws, sets, 'undo');
     expect(undo.skipped).toEqual([{ id: done.id, reason: 'already undone' }]);
     expect(undo.sets.map((s) => s.id)).toEqual([live.id]);
-    const redo = makePlan(ws.engine, sets, 'redo');
+    const redo = makePlan(ws, sets, 'redo');
     expect(redo.skipped).toEqual([{ id: live.id, reason: 'not undone' }]);
     expect(redo.files.map((f) => [f.path, f.action])).toEqual([['a.txt', 'bring-back']]);
   });
@@ -300,10 +300,10 @@ describe('makePlan: the reader seam', () => {
       return st;
     };
     // The editor holds what the undo leaves: nothing to do, though the disk says otherwise.
-    expect(makePlan(ws.engine, [set], 'undo', editorText('one\n')).files[0]!).toMatchObject({ action: 'none', conflict: null });
+    expect(makePlan(ws, [set], 'undo', editorText('one\n')).files[0]!).toMatchObject({ action: 'none', conflict: null });
     expect(asked).toEqual([['a.txt', ws.abs('a.txt')]]);
     // The editor holds other text on that line: a conflict, though the disk is as the agent left it.
-    const f = makePlan(ws.engine, [set], 'undo', editorText('three\n')).files[0]!;
+    const f = makePlan(ws, [set], 'undo', editorText('three\n')).files[0]!;
     expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since' });
     expect(f.current).toMatchObject({ sha256: sha('three\n') });
   });

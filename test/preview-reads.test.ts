@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { openEngine } from '../server/core/engine.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
 import { TakebackError } from '../server/core/errors.js';
 import { readFd } from '../server/core/fsstate.js';
 import { diskReader } from '../server/core/plan/plan.js';
@@ -167,10 +167,10 @@ describe('a preview reads each current file once', () => {
     ].join(' && ')]);
     sb.write('later.txt', 'third\n');
 
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const shared = previewStep(engine, { last: true }, 'undo');
-      expect(shared).toEqual(previewStep(engine, { last: true }, 'undo', { state: diskReader(engine) }));
+      const shared = previewStep(opened, { last: true }, 'undo');
+      expect(shared).toEqual(previewStep(opened, { last: true }, 'undo', { state: diskReader(opened) }));
       const byPath = new Map(shared.files.map((f) => [f.path, f]));
       expect(byPath.get('a.txt')!.diff).toBe('--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-2\n+two\n three\n');
       expect(byPath.get('crlf.txt')!.diff).toContain('-2\r\n-three\n\\ No newline at end of file\n+two\r\n+three\r\n');
@@ -187,11 +187,11 @@ describe('a preview reads each current file once', () => {
       expect(byPath.get('server.key')!.gap?.reason).toBe('secret');
       expect(byPath.get('later.txt')).toMatchObject({ conflict: { reason: 'changed-since' }, diff: '--- a/later.txt\n+++ b/later.txt\n@@ -1,1 +1,1 @@\n-third\n+first\n' });
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
 
     expect(sb.tb(['undo', '--last', '--force']).code).toBe(0);
-    const again = openEngine({ workspace: sb.ws, env: sb.env });
+    const again = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
       const redo = previewStep(again, { last: true }, 'redo');
       expect(redo.files.length).toBeGreaterThan(10);

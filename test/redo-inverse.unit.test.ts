@@ -3,7 +3,7 @@
 // temporary workspace, moved by real undo and redo steps (runStep), the disk read back.
 import { describe, expect, it } from 'vitest';
 import type { ChangeSet } from '../server/core/types.js';
-import { unitWorkspace, type UnitWorkspace } from './support/engine.js';
+import { unitWorkspace, type UnitWorkspace } from './support/unit-workspace.js';
 
 /** A tool call writing `data` to `rel`: the set it recorded. */
 function edit(ws: UnitWorkspace, rel: string, data: string | Buffer, mode?: number): ChangeSet {
@@ -22,7 +22,7 @@ describe('what a step says it moved', () => {
     expect(r.written).toBe(true);
     expect(r.sets).toEqual([a.id]);
     expect(r.gaps.map((g) => g.path)).toEqual(['id_rsa']);
-    expect(ws.engine.journal.sets.get(a.id).state).toBe('undone');
-    expect(ws.engine.journal.sets.get(secret.id).state).toBe('applied');
+    expect(ws.journal.sets.get(a.id).state).toBe('undone');
+    expect(ws.journal.sets.get(secret.id).state).toBe('applied');
   });
 });

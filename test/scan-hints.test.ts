@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
-import { openEngine } from '../server/core/engine.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
 import { hintedRows } from '../server/core/scan/checker.js';
 import { sandbox } from './support/takeback.js';
 
@@ -13,9 +13,9 @@ describe('change hints for the warm scan', () => {
     const sb = sandbox();
     sb.write('a/x.txt', 'x\n');
     sb.write('b/y.txt', 'y\n');
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const scan = (hints?: { paths: Set<string>; sinceMs: number }) => engine.journal.write(() => scanAndCommit(engine, undefined, hints));
+      const scan = (hints?: { paths: Set<string>; sinceMs: number }) => opened.journal.write(() => scanAndCommit(opened, undefined, hints));
       expect(scan().status).toBe('baseline');
       sb.write('a/x.txt', 'x changed\n');
       sb.write('b/y.txt', 'y changed\n');
@@ -28,7 +28,7 @@ describe('change hints for the warm scan', () => {
       // A watcher that began after the last scan's racy line cannot vouch for it: every row.
       expect(scan({ paths: new Set(['a/x.txt']), sinceMs: Date.now() }).changes.map((c) => c.path)).toEqual(['a/x.txt', 'b/y.txt']);
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
   });
 
@@ -46,16 +46,16 @@ describe('change hints for the warm scan', () => {
     const sb = sandbox();
     sb.write('a/sub/old.txt', 'old\n');
     sb.write('a/top.txt', 'top\n');
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const scan = (hints?: { paths: Set<string>; sinceMs: number }) => engine.journal.write(() => scanAndCommit(engine, undefined, hints));
+      const scan = (hints?: { paths: Set<string>; sinceMs: number }) => opened.journal.write(() => scanAndCommit(opened, undefined, hints));
       expect(scan().status).toBe('baseline');
       // What a watcher hears of `mv a a.old && mkdir -p a/sub && …`: the two folders, not what is under them.
       sb.sh('mv a a.old && mkdir -p a/sub && printf new > a/sub/new.txt');
       const changes = scan({ paths: new Set(['a', 'a.old']), sinceMs: 0 }).changes.map((c) => c.path);
       expect(changes).toEqual(['a.old', 'a.old/sub', 'a.old/sub/old.txt', 'a.old/top.txt', 'a/sub/new.txt', 'a/sub/old.txt', 'a/top.txt']);
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
   });
 });
@@ -65,16 +65,16 @@ describe('a folder moved in', () => {
     const sb = sandbox();
     sb.write('dir/sub/deep.txt', 'deep\n');
     sb.write('dir/top.txt', 'top\n');
-    const engine = openEngine({ workspace: sb.ws, env: sb.env });
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const scan = () => engine.journal.write(() => scanAndCommit(engine));
+      const scan = () => opened.journal.write(() => scanAndCommit(opened));
       expect(scan().status).toBe('baseline');
       // The last scan as if it had begun more than the racy window after the files were made (their
       // inodes then older than its racy line), and before the move (which changes the moved folder's inode).
       const made = Math.max(...['dir', 'dir/sub', 'dir/sub/deep.txt', 'dir/top.txt'].map((p) => fs.lstatSync(sb.abs(p)).ctimeMs));
-      engine.journal.write(() => {
-        const meta = engine.journal.snapshot.meta()!;
-        engine.journal.snapshot.setMeta({ ...meta, startedNs: String(BigInt(Math.ceil((made + 2000.5) * 1000)) * 1000n) });
+      opened.journal.write(() => {
+        const meta = opened.journal.snapshot.meta()!;
+        opened.journal.snapshot.setMeta({ ...meta, startedNs: String(BigInt(Math.ceil((made + 2000.5) * 1000)) * 1000n) });
       });
       sb.sh('mv dir moved');
       expect(scan().changes.map((c) => [c.path, c.before ? (c.after ? 'modified' : 'deleted') : 'created'])).toEqual([
@@ -88,7 +88,7 @@ describe('a folder moved in', () => {
         ['moved/top.txt', 'created'],
       ]);
     } finally {
-      engine.journal.close();
+      opened.journal.close();
     }
   });
 });

@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { TakebackError } from '../server/core/errors.js';
 import { describeSelector, selectSets } from '../server/core/plan/select.js';
 import type { ChangeSet, Selector } from '../server/core/types.js';
-import { unitWorkspace, type UnitWorkspace } from './support/engine.js';
+import { unitWorkspace, type UnitWorkspace } from './support/unit-workspace.js';
 
 /** The ids `sel` selects for `direction`. */
-const ids = (ws: UnitWorkspace, sel: Selector, direction: 'undo' | 'redo' = 'undo') => selectSets(ws.engine.journal, sel, direction).map((s) => s.id);
+const ids = (ws: UnitWorkspace, sel: Selector, direction: 'undo' | 'redo' = 'undo') => selectSets(ws.journal, sel, direction).map((s) => s.id);
 
 /** The error code `fn` throws (a TakebackError), or null when it throws nothing. */
 function codeOf(fn: () => unknown): string | null {
@@ -48,7 +48,7 @@ describe('selectSets: the kinds of selector', () => {
       second = edit(ws, 'c.txt', 'c');
     });
     expect(ids(ws, { turn: t1 })).toEqual(first.map((s) => s.id));
-    const seq = String(ws.engine.journal.turns.get(t1).seq);
+    const seq = String(ws.journal.turns.get(t1).seq);
     expect(ids(ws, { turn: seq })).toEqual(first.map((s) => s.id));
     expect(ids(ws, { turn: t2 })).toEqual([second!.id]);
   });

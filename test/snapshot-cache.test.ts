@@ -1,22 +1,22 @@
 // A long-lived process (the sidecar) keeps the snapshot's packed rows between scans and reloads
 // them only when another connection wrote them (a generation token in the journal's meta,
-// written with the rows). Two engines on one journal stand for two processes: each sees the
+// written with the rows). Two openings of one journal stand for two processes: each sees the
 // other's writes, its own writes need no reload, and a write rolled back leaves no stale cache.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
-import { openEngine, type Engine } from '../server/core/engine.js';
+import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
 import { sandbox } from './support/takeback.js';
 
-const changed = (e: Engine) => e.journal.write(() => scanAndCommit(e).changes.map((c) => c.path).sort());
+const changed = (e: Workspace) => e.journal.write(() => scanAndCommit(e).changes.map((c) => c.path).sort());
 
 describe('the snapshot rows cache', () => {
   it('reloads only after another connection wrote; never reports a change twice or misses one', () => {
     const sb = sandbox();
     sb.write('a.txt', 'a\n');
     sb.write('d/b.txt', 'b\n');
-    const sidecar = openEngine({ workspace: sb.ws, env: sb.env });
-    const cli = openEngine({ workspace: sb.ws, env: sb.env });
+    const sidecar = openWorkspace({ workspace: sb.ws, env: sb.env });
+    const cli = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
       expect(changed(sidecar)).toEqual([]); // the baseline
       const first = sidecar.journal.snapshot.rows();

@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { foldSpill, queueOps } from '../server/core/capture/queued.js';
 import { HolderWriter, readHolder, reserveHolder } from '../server/core/journal/holder.js';
 import { SLOT_BYTES, SPILL_SLOTS, hasQueued, queued, release, reserveSpill, spill, spillDir } from '../server/core/journal/spill.js';
-import { unitWorkspace } from './support/engine.js';
+import { unitWorkspace } from './support/unit-workspace.js';
 
 function tmp(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-spill-'));
@@ -106,35 +106,33 @@ describe('the spill queue', () => {
 
   it('folding into a real journal applies the whole records in order and names the one cut short', () => {
     const ws = unitWorkspace();
-    const { engine } = ws;
-    const dir = engine.journal.dir;
+    const dir = ws.journal.dir;
     const good = recordOf(dir, { cause: 'journal-busy', ops: [{ op: 'lost', what: 'never seen' }] });
     plantQueued(dir, good.subarray(0, good.length - 3));
-    const files = { root: engine.root, config: engine.config, blobs: engine.journal.blobs };
+    const files = { root: ws.root, config: ws.config, blobs: ws.journal.blobs };
     const who = { agent: 'claude-code', session: 's', agentTurn: null };
     expect(queueOps(dir, files, 'journal-busy', [{ op: 'turn-begin', label: 'queued turn', ...who }])).toBe(true);
     expect(queueOps(dir, files, 'journal-busy', [{ op: 'turn-end', ...who }])).toBe(true);
-    expect(foldSpill(engine)).toBe(2);
+    expect(foldSpill(ws)).toBe(2);
     expect(hasQueued(dir)).toBe(false);
-    const turns = engine.journal.turns.all();
+    const turns = ws.journal.turns.all();
     expect(turns.map((t) => [t.label, t.end !== null])).toEqual([['queued turn', true]]);
-    expect(engine.journal.unkept.all().map((u) => u.what)).toEqual(['an event queued while the journal could not be written was cut short']);
+    expect(ws.journal.unkept.all().map((u) => u.what)).toEqual(['an event queued while the journal could not be written was cut short']);
     // Folded once: a second fold finds nothing.
-    expect(foldSpill(engine)).toBe(0);
-    expect(engine.journal.turns.all()).toHaveLength(1);
+    expect(foldSpill(ws)).toBe(0);
+    expect(ws.journal.turns.all()).toHaveLength(1);
   });
 
   it('a whole record that cannot be folded in is dropped and named, and does not hold the events after it', () => {
     const ws = unitWorkspace();
-    const { engine } = ws;
-    const dir = engine.journal.dir;
+    const dir = ws.journal.dir;
     expect(spill(dir, { cause: 'journal-busy', ops: [{ op: 'files-begin', id: '../bad id', tool: 'Write', files: [] }] })).toBe(true);
-    const files = { root: engine.root, config: engine.config, blobs: engine.journal.blobs };
+    const files = { root: ws.root, config: ws.config, blobs: ws.journal.blobs };
     expect(queueOps(dir, files, 'journal-busy', [{ op: 'turn-begin', label: 'after the bad one', agent: 'codex', session: 's', agentTurn: null }])).toBe(true);
-    expect(foldSpill(engine)).toBe(2);
+    expect(foldSpill(ws)).toBe(2);
     expect(hasQueued(dir)).toBe(false);
-    expect(engine.journal.turns.all().map((t) => t.label)).toEqual(['after the bad one']);
-    expect(engine.journal.unkept.all().map((u) => u.what)).toEqual([expect.stringMatching(/^a queued event that could not be folded in \(.*capture id/)]);
+    expect(ws.journal.turns.all().map((t) => t.label)).toEqual(['after the bad one']);
+    expect(ws.journal.unkept.all().map((u) => u.what)).toEqual([expect.stringMatching(/^a queued event that could not be folded in \(.*capture id/)]);
   });
 });
 

@@ -157,9 +157,9 @@ describe('a writer stopped while it holds the journal', () => {
     hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'edit a' }));
 
     // A real writer of the journal: it takes the write lock, says so, and stops itself there.
-    const engineJs = path.join(REPO_ROOT, 'dist', 'server', 'core', 'engine.js');
-    const script = `import { openEngine } from ${JSON.stringify(engineJs)};
-const e = openEngine({ cwd: ${JSON.stringify(sb.ws)} });
+    const openJs = path.join(REPO_ROOT, 'dist', 'server', 'core', 'open-workspace.js');
+    const script = `import { openWorkspace } from ${JSON.stringify(openJs)};
+const e = openWorkspace({ cwd: ${JSON.stringify(sb.ws)} });
 e.journal.write(() => { console.log('holding'); process.kill(process.pid, 'SIGSTOP'); });
 e.journal.close();`;
     const writer = spawn(process.execPath, ['--input-type=module', '-e', script], { env: sb.env, stdio: ['ignore', 'pipe', 'inherit'] });

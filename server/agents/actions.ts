@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { keepFiles } from '../core/capture/files.js';
 import { foldSpill, queueOps, unkeptCause, type QueuedOp } from '../core/capture/queued.js';
 import { loadConfig, takebackHome } from '../core/config.js';
-import { workspaceRootOf, type Engine } from '../core/engine.js';
+import { workspaceRootOf, type Workspace } from '../core/open-workspace.js';
 import { ID_PATTERN, TakebackError } from '../core/errors.js';
 import { readHolder } from '../core/journal/holder.js';
 import { HOOK_BUSY_MS, journalDirOf } from '../core/journal/journal.js';
@@ -11,7 +11,7 @@ import { hasQueued } from '../core/journal/spill.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
 import type { UnkeptCause } from '../core/journal/unkept.js';
 import { BlobStore } from '../core/store/blobs.js';
-import { acquireEngine, releaseEngine } from '../daemon/engines.js';
+import { acquireWorkspace, releaseWorkspace } from '../daemon/kept-workspaces.js';
 import { logHook } from '../daemon/log.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
 import type { AgentAction, AgentName, EventContext, HookEventBase, Pairing } from './spec.js';
@@ -57,35 +57,35 @@ export function orderKey(tool: string, input: unknown): string {
  * Claude Code's prompt_id) and it has begun already (the same event handled twice, or a tool call
  * after its prompt). Returns the turn's id and whether it is new.
  */
-function beginTurnOnce(engine: Engine, ctx: EventContext, agentTurn: string | null, label: string | null): { id: string; begun: boolean } {
-  const known = agentTurn ? engine.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
+function beginTurnOnce(ws: Workspace, ctx: EventContext, agentTurn: string | null, label: string | null): { id: string; begun: boolean } {
+  const known = agentTurn ? ws.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
   if (known) return { id: known.id, begun: false };
-  const { turn } = turnBegin(engine, { agent: ctx.agent, session: ctx.session, agentTurn, label });
+  const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label });
   return { id: turn.id, begun: true };
 }
 
-function begin(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
+function begin(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
   // An agent that names its turns and whose prompt event was missed still gets a turn: the
   // tool call begins one.
-  if (a.agentTurn) beginTurnOnce(engine, ctx, a.agentTurn, null);
+  if (a.agentTurn) beginTurnOnce(ws, ctx, a.agentTurn, null);
   const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
   const pair = 'order' in a.pairing ? a.pairing.order : null;
   const who = { agent: ctx.agent, session: ctx.session, pair, tool: a.tool };
   if (a.kind === 'files-begin') {
     if (a.paths.length === 0) return `${a.tool} names no path: not captured`;
-    captureBegin(engine, { id, paths: a.paths, cwd: ctx.cwd, ...who });
+    captureBegin(ws, { id, paths: a.paths, cwd: ctx.cwd, ...who });
     return `capture ${id} begun (${a.tool} ${a.paths.join(' ')})`;
   }
-  const r = captureBegin(engine, { id, command: a.command, ...who });
+  const r = captureBegin(ws, { id, command: a.command, ...who });
   return `capture ${id} begun (${a.tool}, scan ${r.scan?.status})`;
 }
 
-function end(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 'tool-end' }>): string {
+function end(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: 'tool-end' }>): string {
   try {
     const r =
       'id' in a.pairing
-        ? captureEnd(engine, { id: captureId(a.pairing.id) })
-        : captureEndByOrder(engine, { agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool });
+        ? captureEnd(ws, { id: captureId(a.pairing.id) })
+        : captureEndByOrder(ws, { agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool });
     return `capture ${r.id} ended: ${r.set ? `set ${r.set.id}` : 'no change'}`;
   } catch (e) {
     if (e instanceof TakebackError && e.code === 'not-found') return `${a.tool}: no begin (tool not captured)`;
@@ -104,29 +104,29 @@ function end(engine: Engine, ctx: EventContext, a: Extract<AgentAction, { kind: 
 export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): string {
   if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
   const said: string[] = [];
-  let engine: Engine | null = null;
+  let ws: Workspace | null = null;
   let done = 0;
   try {
     // A hook waits about a second for another process's lock, never the agent's whole timeout.
-    engine = acquireEngine({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
+    ws = acquireWorkspace({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
     // Events queued earlier come first: folded in now, or this one is queued behind them.
-    if (hasQueued(engine.journal.dir)) {
-      foldSpill(engine);
-      if (hasQueued(engine.journal.dir)) return queue(ctx, actions, 'journal-busy', env, engine, said);
+    if (hasQueued(ws.journal.dir)) {
+      foldSpill(ws);
+      if (hasQueued(ws.journal.dir)) return queue(ctx, actions, 'journal-busy', env, ws, said);
     }
     for (const a of actions) {
       switch (a.kind) {
         case 'session-start':
-          said.push(`session start: snapshot ${ensureBaseline(engine).status}`);
+          said.push(`session start: snapshot ${ensureBaseline(ws).status}`);
           break;
         case 'turn-begin': {
-          const t = beginTurnOnce(engine, ctx, a.agentTurn ?? null, labelFromPrompt(a.prompt));
+          const t = beginTurnOnce(ws, ctx, a.agentTurn ?? null, labelFromPrompt(a.prompt));
           said.push(`turn ${t.id} begun${t.begun ? '' : ' already'}`);
           break;
         }
         case 'turn-end':
           try {
-            const r = turnEnd(engine, { session: ctx.session, agentTurn: a.agentTurn ?? null });
+            const r = turnEnd(ws, { session: ctx.session, agentTurn: a.agentTurn ?? null });
             said.push(`turn ${r.turn} ended${r.set ? `: set ${r.set.id} changed during the turn` : ''}`);
           } catch (e) {
             if (!(e instanceof TakebackError && e.code === 'not-found')) throw e;
@@ -135,10 +135,10 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           break;
         case 'files-begin':
         case 'command-begin':
-          said.push(begin(engine, ctx, a));
+          said.push(begin(ws, ctx, a));
           break;
         case 'tool-end':
-          said.push(end(engine, ctx, a));
+          said.push(end(ws, ctx, a));
           break;
         case 'ignore':
           said.push(a.why);
@@ -151,25 +151,25 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
     const cause = unkeptCause(e, takebackHome(env));
     if (cause === null) throw e;
     said.push(`the journal could not be written (${(e as Error).message})`);
-    return queue(ctx, actions.slice(done), cause, env, engine, said);
+    return queue(ctx, actions.slice(done), cause, env, ws, said);
   } finally {
-    if (engine) releaseEngine(engine);
+    if (ws) releaseWorkspace(ws);
   }
 }
 
 /**
  * Queues `actions` in the spill of the workspace's journal, for `cause` (the journal cannot take
  * them now), as the capture operations they stand for; a file tool's paths are kept as they are
- * now, their bytes stored when the blob store can take them. `engine` is the journal when it could
+ * now, their bytes stored when the blob store can take them. `ws` is the opened workspace when it could
  * be opened (null: found from `ctx.cwd` without it). Returns the log's line; throws when nothing
  * could be queued (the hook logs it: the event is lost).
  */
-function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, env: NodeJS.ProcessEnv, engine: Engine | null, said: string[]): string {
-  const home = engine?.home ?? takebackHome(env);
-  const root = engine?.root ?? workspaceRootOf(home, { cwd: ctx.cwd });
-  const config = engine?.config ?? loadConfig(home, env);
-  const blobs = engine?.journal.blobs ?? new BlobStore(home);
-  const ws = { root, config, blobs, pending: engine ? (id: string) => engine.journal.captures.peek(id) : undefined };
+function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, env: NodeJS.ProcessEnv, ws: Workspace | null, said: string[]): string {
+  const home = ws?.home ?? takebackHome(env);
+  const root = ws?.root ?? workspaceRootOf(home, { cwd: ctx.cwd });
+  const config = ws?.config ?? loadConfig(home, env);
+  const blobs = ws?.journal.blobs ?? new BlobStore(home);
+  const keeper = { root, config, blobs, pending: ws ? (id: string) => ws.journal.captures.peek(id) : undefined };
   const who = (agentTurn: string | null | undefined) => ({ agent: ctx.agent, session: ctx.session, agentTurn: agentTurn ?? null });
   const ops: QueuedOp[] = [];
   for (const a of actions) {
@@ -191,9 +191,9 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
         else if (a.paths.length > 0) {
           let files;
           try {
-            files = keepFiles(ws, a.paths, ctx.cwd);
+            files = keepFiles(keeper, a.paths, ctx.cwd);
           } catch {
-            files = keepFiles({ ...ws, blobs: null }, a.paths, ctx.cwd); // the blob store cannot take them either
+            files = keepFiles({ ...keeper, blobs: null }, a.paths, ctx.cwd); // the blob store cannot take them either
           }
           ops.push({ op: 'files-begin', id, tool: a.tool, pair, files, ...who(a.agentTurn) });
         }
@@ -214,7 +214,7 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
   const dir = journalDirOf(home, root);
   const holder = cause === 'journal-busy' ? readHolder(dir) : null;
   const by = holder && holder.pid !== process.pid ? `, its lock last taken by pid ${holder.pid}` : '';
-  if (!queueOps(dir, ws, cause, ops)) throw new Error(`the journal cannot take the event (${cause}${by}) and it could not be queued either: lost`);
+  if (!queueOps(dir, keeper, cause, ops)) throw new Error(`the journal cannot take the event (${cause}${by}) and it could not be queued either: lost`);
   // Said in the log whatever the log level: the event waits in the spill, and doctor counts it.
   logHook(home, `hook ${ctx.agent}: the journal cannot take the event now (${cause}${by}): queued ${ops.map((o) => o.op).join(', ')}`);
   said.push(`queued (${cause}): ${ops.map((o) => o.op).join(', ')}`);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { checkId } from '../core/errors.js';
 
 /**
@@ -8,11 +8,11 @@ import { checkId } from '../core/errors.js';
  */
 export interface CommandContext {
   /**
-   * Checks the ids `cmd` names (see {@link checkIds}), then opens the engine of the workspace its
+   * Checks the ids `cmd` names (see {@link checkIds}), then opens the workspace its
    * `--workspace` names (default: the one around the current folder). {@link done} closes it.
    */
-  open(cmd: Command): Promise<Engine>;
-  /** Ends the command with exit code `code` (README.md's codes), closing the engine {@link open} opened. */
+  open(cmd: Command): Promise<Workspace>;
+  /** Ends the command with exit code `code` (README.md's codes), closing the workspace {@link open} opened. */
   done(code: number): void;
   /** Whether to colour standard output (asked once, on first use: see output.ts's `colorOut`). */
   color(): boolean;

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import type { HookCheck } from '../agents/spec.js';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import type { DaemonStatus } from '../daemon/status.js';
 import type { JournalHealth } from '../service/doctor.js';
 import { hookCommand, VERSION } from './self.js';
@@ -39,27 +39,27 @@ export function hookCheckProblems(checks: HookCheck[]): string[] {
 }
 
 /**
- * The doctor's report on `engine`'s workspace: the journal's health, with the problems found
+ * The doctor's report on workspace `ws`: the journal's health, with the problems found
  * outside it (a capture daemon for http hooks gone, Claude Code's hooks out of order) among its own.
  */
-export async function doctorReport(engine: Engine): Promise<DoctorReport> {
+export async function doctorReport(ws: Workspace): Promise<DoctorReport> {
   const { journalHealth } = await import('../service/doctor.js');
   const { daemonStatus } = await import('../daemon/status.js');
   const { hookProblems } = await import('../agents/http-hooks.js');
   const { claudeCode } = await import('../agents/claude-code.js');
   const { AGENTS } = await import('../agents/registry.js');
   const { checkAgentHooks } = await import('../agents/hook-check.js');
-  const daemon = daemonStatus(engine.home);
+  const daemon = daemonStatus(ws.home);
   const outside: string[] = [];
   for (const h of daemon.http) {
     if (!h.alive) outside.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
   }
-  outside.push(...hookProblems(claudeCode, engine.root, engine.home));
+  outside.push(...hookProblems(claudeCode, ws.root, ws.home));
   const env = process.env;
   const agents = Object.entries(AGENTS).flatMap(([name, spec]) =>
-    checkAgentHooks(spec, { workspace: engine.root, cwd: process.cwd(), env, home: env.HOME ?? homedir(), command: hookCommand(name) }),
+    checkAgentHooks(spec, { workspace: ws.root, cwd: process.cwd(), env, home: env.HOME ?? homedir(), command: hookCommand(name) }),
   );
   outside.push(...hookCheckProblems(agents));
-  const { problems, ...health } = journalHealth(engine, VERSION, outside);
+  const { problems, ...health } = journalHealth(ws, VERSION, outside);
   return { ...health, daemon, agents, problems };
 }

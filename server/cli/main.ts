@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { TakebackError } from '../core/errors.js';
 import { registerCapture } from './commands/capture.js';
 import { registerDoctor } from './commands/doctor.js';
@@ -47,22 +47,22 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
   // Under --json a usage error is an `{ "error": … }` on stdout (main), not commander's text.
   p.configureOutput({ writeOut: print, writeErr: (s) => (jsonErrors ? undefined : process.stderr.write(s)) });
 
-  let engine: Engine | null = null;
+  let ws: Workspace | null = null;
   let colorOn: boolean | undefined;
   const ctx: CommandContext = {
     async open(cmd) {
       checkIds(cmd);
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
-      const { openEngine } = await import('../core/engine.js');
-      engine = openEngine({ workspace });
+      const { openWorkspace } = await import('../core/open-workspace.js');
+      ws = openWorkspace({ workspace });
       // Events the hooks queued while the journal could not take them come first.
-      if (engine.journal.spilled) (await import('../core/capture/queued.js')).foldSpill(engine);
-      return engine;
+      if (ws.journal.spilled) (await import('../core/capture/queued.js')).foldSpill(ws);
+      return ws;
     },
     done(n) {
       setCode(n);
-      engine?.journal.close();
-      engine = null;
+      ws?.journal.close();
+      ws = null;
     },
     color: () => (colorOn ??= colorOut()),
     loadSidecar: opts.loadSidecar ?? (() => import('../sidecar/serve.js')),

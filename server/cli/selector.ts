@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { TakebackError } from '../core/errors.js';
 import { parseLines } from '../core/plan/hunks.js';
 import type { Selector } from '../core/plan/select.js';
@@ -31,10 +31,10 @@ export function untouchedFiles(o: SelectorOpts, r: { sets: string[]; skipped: { 
  * those files, and `--lines A[-B]` (with exactly one `--file`) to the hunks touching those lines
  * of it. Throws `usage` for a bad `--lines`, `outside-workspace` for a path outside.
  */
-export function selectorFrom(engine: Engine, ids: string[], o: SelectorOpts): Selector {
+export function selectorFrom(ws: Workspace, ids: string[], o: SelectorOpts): Selector {
   const paths = (o.file ?? []).map((f) => {
-    const rel = toWorkspacePath(engine.root, f, process.cwd());
-    if (rel === null) throw new TakebackError('outside-workspace', `${f} is outside the workspace ${engine.root}`, { path: f });
+    const rel = toWorkspacePath(ws.root, f, process.cwd());
+    if (rel === null) throw new TakebackError('outside-workspace', `${f} is outside the workspace ${ws.root}`, { path: f });
     return rel;
   });
   let lines: Selector['lines'];

@@ -8,7 +8,7 @@ import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnable
 import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
-import { closeKeptEngines, keepEnginesOpen } from './engines.js';
+import { closeKeptWorkspaces, keepWorkspacesOpen } from './kept-workspaces.js';
 import { createCaptureServer } from './server.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
@@ -169,14 +169,14 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
   const idleMs = Number(env[IDLE_VAR]) > 0 ? Number(env[IDLE_VAR]) : DEFAULT_IDLE_MS;
   if (!settle(home)) return 0;
   // Journals stay open between events (their connections, their snapshot rows in memory).
-  keepEnginesOpen(8);
+  keepWorkspacesOpen(8);
   // And each workspace whose events it serves is watched, its scans fed what moved.
   const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m));
   const daemon = new CaptureDaemon({ feed, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
   feed.close();
-  closeKeptEngines();
+  closeKeptWorkspaces();
   // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
   setTimeout(() => process.exit(0), 2000).unref();
   return 0;

@@ -2,7 +2,7 @@ import { beginCommand, endCommand, type CommandScan } from '../core/capture/comm
 import { beginFiles, endFiles } from '../core/capture/files.js';
 import { scanAndCommit } from '../core/capture/scan-commit.js';
 import { beginTurn, endTurn } from '../core/capture/turn.js';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { TakebackError, checkId } from '../core/errors.js';
 import type { PendingCapture } from '../core/journal/captures.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
@@ -12,9 +12,9 @@ import { type CaptureBeginResult, type CaptureEndResult, toSetSummary, toTurnSum
  * Resolves the turn a capture belongs to: the named one; else the session's open turn, else an
  * open turn of no session (begun by a script); without a session, the newest open turn; else none.
  */
-function resolveTurn(engine: Engine, turn: string | undefined, session?: string | null): string | null {
-  if (turn !== undefined) return engine.journal.turns.get(turn).id;
-  return engine.journal.turns.forSession(session)?.id ?? null;
+function resolveTurn(ws: Workspace, turn: string | undefined, session?: string | null): string | null {
+  if (turn !== undefined) return ws.journal.turns.get(turn).id;
+  return ws.journal.turns.forSession(session)?.id ?? null;
 }
 
 /**
@@ -23,7 +23,7 @@ function resolveTurn(engine: Engine, turn: string | undefined, session?: string 
  * (checked against `^[A-Za-z0-9_-]{1,64}$` first).
  */
 export function captureBegin(
-  engine: Engine,
+  ws: Workspace,
   opts: {
     id: string;
     paths?: string[];
@@ -39,34 +39,34 @@ export function captureBegin(
   },
 ): CaptureBeginResult {
   checkId(opts.id, 'capture id');
-  return engine.journal.write(() => {
-    const turn = resolveTurn(engine, opts.turn, opts.session);
+  return ws.journal.write(() => {
+    const turn = resolveTurn(ws, opts.turn, opts.session);
     const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
     if (opts.paths && opts.paths.length > 0) {
-      beginFiles(engine, { id: opts.id, paths: opts.paths, cwd: opts.cwd, turn, tool: opts.tool ?? null, ...who });
+      beginFiles(ws, { id: opts.id, paths: opts.paths, cwd: opts.cwd, turn, tool: opts.tool ?? null, ...who });
       return { id: opts.id, kind: 'files', turn };
     }
-    const scan = beginCommand(engine, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress });
+    const scan = beginCommand(ws, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress });
     return { id: opts.id, kind: 'command', turn, scan };
   });
 }
 
-function finish(engine: Engine, pending: PendingCapture): CaptureEndResult {
+function finish(ws: Workspace, pending: PendingCapture): CaptureEndResult {
   if (pending.kind === 'files') {
-    const set = endFiles(engine, pending);
+    const set = endFiles(ws, pending);
     return { id: pending.id, set: set ? toSetSummary(set) : null };
   }
-  const { set, scan } = endCommand(engine, pending);
+  const { set, scan } = endCommand(ws, pending);
   return { id: pending.id, set: set ? toSetSummary(set) : null, scan };
 }
 
 /** Ends capture `id` and records its change set. Throws `not-found` for an id with no `begin`. */
-export function captureEnd(engine: Engine, opts: { id: string }): CaptureEndResult {
+export function captureEnd(ws: Workspace, opts: { id: string }): CaptureEndResult {
   checkId(opts.id, 'capture id');
-  return engine.journal.write(() => {
-    const pending = engine.journal.captures.take(opts.id);
+  return ws.journal.write(() => {
+    const pending = ws.journal.captures.take(opts.id);
     if (!pending) throw new TakebackError('not-found', `no capture ${opts.id} was begun`, { id: opts.id });
-    return finish(engine, pending);
+    return finish(ws, pending);
   });
 }
 
@@ -75,23 +75,23 @@ export function captureEnd(engine: Engine, opts: { id: string }): CaptureEndResu
  * CLI): paired by order within `agent`'s `session` (see `Captures.takeByOrder`); the set's
  * source says `pairedBy: 'order'`. Throws `not-found` when the session has no capture open.
  */
-export function captureEndByOrder(engine: Engine, opts: { agent: string; session: string | null; pair: string; tool: string }): CaptureEndResult {
-  return engine.journal.write(() => {
-    const pending = engine.journal.captures.takeByOrder(opts.agent, opts.session, opts.pair, opts.tool);
+export function captureEndByOrder(ws: Workspace, opts: { agent: string; session: string | null; pair: string; tool: string }): CaptureEndResult {
+  return ws.journal.write(() => {
+    const pending = ws.journal.captures.takeByOrder(opts.agent, opts.session, opts.pair, opts.tool);
     if (!pending) throw new TakebackError('not-found', `no ${opts.tool} call of this session was begun`);
-    return finish(engine, pending);
+    return finish(ws, pending);
   });
 }
 
 /** Begins a turn (ending the session's previous one if it is still open). */
 export function turnBegin(
-  engine: Engine,
+  ws: Workspace,
   opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
 ): TurnBeginResult {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
-  return engine.journal.write(() => {
+  return ws.journal.write(() => {
     // A label is one line (a prompt's first line, shortened), whoever gives it.
-    const { turn, closed } = beginTurn(engine, { ...opts, label: labelFromPrompt(opts.label) });
+    const { turn, closed } = beginTurn(ws, { ...opts, label: labelFromPrompt(opts.label) });
     return { turn: toTurnSummary(turn), closed: closed ? toSetSummary(closed) : null };
   });
 }
@@ -102,29 +102,29 @@ export function turnBegin(
  * when there is no such turn (or none open).
  */
 export function turnEnd(
-  engine: Engine,
+  ws: Workspace,
   opts: { id?: string; session?: string | null; agentTurn?: string | null },
 ): TurnEndResult {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
-  return engine.journal.write(() => {
-    const { turns } = engine.journal;
+  return ws.journal.write(() => {
+    const { turns } = ws.journal;
     const named = opts.id === undefined && opts.agentTurn ? turns.byAgentTurn(opts.session ?? null, opts.agentTurn) : null;
     let turn;
     if (opts.id !== undefined) turn = turns.get(opts.id);
     else if (named) turn = named.end === null ? named : null; // ended already (a second Stop): not again
     else turn = turns.open(opts.session);
     if (!turn) throw new TakebackError('not-found', 'no turn is open');
-    const { set } = endTurn(engine, turn.id);
+    const { set } = endTurn(ws, turn.id);
     return { turn: turn.id, set: set ? toSetSummary(set) : null };
   });
 }
 
 /** Makes sure the workspace has a snapshot to compare the next command with (SessionStart). */
-export function ensureBaseline(engine: Engine, onProgress?: (n: number) => void): CommandScan {
-  return engine.journal.write(() => {
-    const meta = engine.journal.snapshot.meta();
+export function ensureBaseline(ws: Workspace, onProgress?: (n: number) => void): CommandScan {
+  return ws.journal.write(() => {
+    const meta = ws.journal.snapshot.meta();
     if (meta) return { status: meta.status === 'ok' ? 'ok' : 'too-large', reason: meta.reason };
-    const outcome = scanAndCommit(engine, onProgress);
+    const outcome = scanAndCommit(ws, onProgress);
     return { status: outcome.status, reason: outcome.reason };
   });
 }

@@ -1,4 +1,4 @@
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { unifiedDiff } from '../core/diffs.js';
 import type { FileChange, FileState } from '../core/types.js';
 
@@ -53,11 +53,11 @@ export function findRenames(files: readonly FileChange[]): Map<string, string> {
 }
 
 /** The kept bytes of state `s`: null when it is no file, or its bytes were not kept or are missing. */
-function bytesOf(engine: Engine, s: FileState): Buffer | null {
+function bytesOf(ws: Workspace, s: FileState): Buffer | null {
   const h = keptHash(s);
   if (h === null) return null;
   try {
-    return engine.journal.blobs.get(h);
+    return ws.journal.blobs.get(h);
   } catch {
     return null;
   }
@@ -86,8 +86,8 @@ function stateNote(f: FileChange): string | null {
  * (see {@link findRenames}). Reads the kept blobs; writes nothing. Throws as `sets.get` does
  * (`invalid-id`, `not-found`, `expired`).
  */
-export function changeDiffs(engine: Engine, id: string): ChangeFileDiff[] {
-  const set = engine.journal.sets.get(id);
+export function changeDiffs(ws: Workspace, id: string): ChangeFileDiff[] {
+  const set = ws.journal.sets.get(id);
   const renames = findRenames(set.files);
   const renamedAway = new Set(renames.values());
   const out: ChangeFileDiff[] = [];
@@ -103,8 +103,8 @@ export function changeDiffs(engine: Engine, id: string): ChangeFileDiff[] {
       out.push({ path: f.path, diff: null, note });
       continue;
     }
-    const before = bytesOf(engine, f.before);
-    const after = bytesOf(engine, f.after);
+    const before = bytesOf(ws, f.before);
+    const after = bytesOf(ws, f.after);
     if ((f.before.exists && before === null) || (f.after.exists && after === null)) {
       out.push({ path: f.path, diff: null, note: 'its kept copy is missing' });
       continue;

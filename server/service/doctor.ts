@@ -1,7 +1,7 @@
 import { excludedIn } from '../core/scan/filter.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { lastSweep, type LastSweep } from '../core/gc/schedule.js';
 import { collectGarbage, type GcReport } from '../core/gc/sweep.js';
 import { quickCheck, turnCounts } from '../core/journal/counts.js';
@@ -71,13 +71,13 @@ function lockProblem(lock: LockState): string {
  * problems found outside the journal (the capture daemon's, the agents' hooks'), listed after
  * the journal's own and before its file's.
  */
-export function journalHealth(engine: Engine, version: string, outside: string[]): JournalHealth {
-  const { journal, config } = engine;
+export function journalHealth(ws: Workspace, version: string, outside: string[]): JournalHealth {
+  const { journal, config } = ws;
   const problems: string[] = [];
   const { partial, ...counts } = journal.sets.counts();
   // A partly undone set is counted as itself, in the JSON only.
   if (partial > 0) Object.assign(counts, { partial });
-  const gc = collectGarbage({ home: engine.home, config, dryRun: true });
+  const gc = collectGarbage({ home: ws.home, config, dryRun: true });
   const meta = journal.snapshot.meta();
   const captures = journal.captures.counts(60 * 60 * 1000);
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
@@ -97,7 +97,7 @@ export function journalHealth(engine: Engine, version: string, outside: string[]
     problems.push(`${unlisted.length} folder(s) could not be listed at the last scan (no permission): what changes in them is not captured (${shown})`);
   }
   problems.push(...outside);
-  if (excludedIn(engine.root, config.excludePaths).length > 0) problems.push(`TAKEBACK_HOME (${engine.home}) is inside this workspace: every scan and capture leaves it out, but a command here can still delete the history (move it outside)`);
+  if (excludedIn(ws.root, config.excludePaths).length > 0) problems.push(`TAKEBACK_HOME (${ws.home}) is inside this workspace: every scan and capture leaves it out, but a command here can still delete the history (move it outside)`);
   const dbFile = join(journal.dir, 'journal.db');
   try {
     if ((statSync(dbFile).mode & 0o077) !== 0) problems.push(`${dbFile} is readable by others (expected 0600)`);
@@ -106,11 +106,11 @@ export function journalHealth(engine: Engine, version: string, outside: string[]
   }
   return {
     version,
-    workspace: engine.root,
-    home: engine.home,
+    workspace: ws.root,
+    home: ws.home,
     journal: journal.dir,
-    log: join(engine.home, 'logs', 'hook.log'),
-    capture: captureStatus(engine),
+    log: join(ws.home, 'logs', 'hook.log'),
+    capture: captureStatus(ws),
     scanCheck: haveNativeCheck() ? 'native' : 'javascript',
     snapshot: meta ? { files: meta.files, bytes: meta.bytes, scannedAt: Number(BigInt(meta.startedNs) / 1_000_000n) } : null,
     sets: counts,
@@ -129,7 +129,7 @@ export function journalHealth(engine: Engine, version: string, outside: string[]
       limits: gc.limits,
       workspaces: gc.workspaces,
       snapshot: meta && meta.status === 'ok' ? { tracked: meta.files - (meta.copied ?? meta.files), copied: meta.copied ?? meta.files } : null,
-      lastSweep: lastSweep(engine.home),
+      lastSweep: lastSweep(ws.home),
     },
     problems,
   };

@@ -1,4 +1,4 @@
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
 /*
@@ -10,8 +10,8 @@ import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type Chan
 export const DEFAULT_LIST_TURNS = 20;
 
 /** Whether commands are captured here (from the last scan). */
-export function captureStatus(engine: Engine): CaptureStatus {
-  const meta = engine.journal.snapshot.meta();
+export function captureStatus(ws: Workspace): CaptureStatus {
+  const meta = ws.journal.snapshot.meta();
   if (meta && meta.status === 'too-large') {
     return { commands: false, reason: `the workspace is ${meta.reason ?? 'over the scan limits'}: file tools only` };
   }
@@ -24,8 +24,8 @@ export function captureStatus(engine: Engine): CaptureStatus {
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
  * `codex`, `gemini`, `cli`). Throws `not-found`/`invalid-id` for a bad turn.
  */
-export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
-  const { journal } = engine;
+export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
+  const { journal } = ws;
   let turns;
   let omittedTurns = 0;
   let sets;
@@ -50,8 +50,8 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
   if (opts.agent !== undefined) sets = sets.filter((s) => s.agent === opts.agent);
   return {
-    workspace: engine.root,
-    capture: captureStatus(engine),
+    workspace: ws.root,
+    capture: captureStatus(ws),
     turns: turns.reverse().map(toTurnSummary),
     sets: sets.reverse().map(toSetSummary),
     omittedTurns,
@@ -59,6 +59,6 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
 }
 
 /** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */
-export function showChange(engine: Engine, id: string): ChangeSetDetail {
-  return toSetDetail(engine.journal.sets.get(id));
+export function showChange(ws: Workspace, id: string): ChangeSetDetail {
+  return toSetDetail(ws.journal.sets.get(id));
 }

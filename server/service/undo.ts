@@ -1,4 +1,4 @@
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { prepareStep, runStep, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
 import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
@@ -47,20 +47,20 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void
 }
 
 /** Previews an undo (or redo) of the selected sets: actions, diffs, conflicts and gaps. Writes nothing. */
-export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
+export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
-  const disk = !readers.state && !readers.bytes ? diskReaders(engine) : null;
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths, disk?.merge, {
+  const disk = !readers.state && !readers.bytes ? diskReaders(ws) : null;
+  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), sel.paths, disk?.merge, {
     lines: sel.lines,
     bytes: editorBytes(readers),
   });
   markUnsaved(plan, readers.unsaved);
-  return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes ?? disk?.bytes));
+  return toPreviewResult(plan, previewPlan(ws, plan, readers.bytes ?? disk?.bytes));
 }
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */
-export function planStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? diskReader(engine), sel.paths, undefined, {
+export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
+  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), sel.paths, undefined, {
     lines: sel.lines,
     bytes: editorBytes(readers),
   });
@@ -74,15 +74,15 @@ export function planStep(engine: Engine, sel: Selector, direction: 'undo' | 'red
  * `expired`, or `capture-gap` (a kept copy is missing or damaged: nothing written).
  */
 export function applyStep(
-  engine: Engine,
+  ws: Workspace,
   sel: Selector,
   direction: 'undo' | 'redo',
   opts: { force?: boolean; read?: CurrentReader; unsaved?: EditorReaders['unsaved'] } = {},
 ): WireApplyResult {
   // Resolve the selector once outside the lock so that bad ids fail before anything else.
-  selectSets(engine.journal, sel, direction);
+  selectSets(ws.journal, sel, direction);
   const { unsaved, ...rest } = opts;
-  const r = runStep(engine, () => selectSets(engine.journal, sel, direction), direction, {
+  const r = runStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
     ...rest,
     paths: sel.paths,
     narrowing: { lines: sel.lines },
@@ -97,9 +97,9 @@ export function applyStep(
  * writes with `writeStep` and records with `recordStep` (core/plan/apply.ts). Throws as
  * {@link applyStep}.
  */
-export function prepareEditorStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', opts: { force?: boolean } & EditorReaders = {}): PreparedStep {
-  selectSets(engine.journal, sel, direction);
-  return prepareStep(engine, () => selectSets(engine.journal, sel, direction), direction, {
+export function prepareEditorStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', opts: { force?: boolean } & EditorReaders = {}): PreparedStep {
+  selectSets(ws.journal, sel, direction);
+  return prepareStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
     force: opts.force,
     read: opts.state,
     paths: sel.paths,

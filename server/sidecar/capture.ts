@@ -8,12 +8,12 @@ import type { Session } from './session.js';
 
 /** `capture/begin`: keeps the states of `paths` (a file tool), or brings the workspace snapshot up to date (a command). */
 export function begin(s: Session, p: v.InferOutput<typeof CaptureBeginParams>): W.CaptureBeginResult {
-  return captureBegin(s.engine, { ...p, cwd: p.cwd ?? s.engine.root });
+  return captureBegin(s.ws, { ...p, cwd: p.cwd ?? s.ws.root });
 }
 
 /** `capture/end`: records the tool call's change set, and tells the client when there is one. */
 export function end(s: Session, p: v.InferOutput<typeof CaptureEndParams>): W.CaptureEndResult {
-  const r = captureEnd(s.engine, p);
+  const r = captureEnd(s.ws, p);
   if (r.set) s.client.journalChanged('recorded');
   return r;
 }

@@ -8,10 +8,10 @@ import type { Session } from './session.js';
 
 /** `changes/list`: the change sets of the workspace, newest first, with their turns. */
 export function list(s: Session, p: v.InferOutput<typeof ChangesListParams>): W.ListResult {
-  return listChanges(s.engine, p);
+  return listChanges(s.ws, p);
 }
 
 /** `changes/show`: one change set in full. Throws the engine's `invalid-id`, `not-found`, `expired`. */
 export function show(s: Session, p: v.InferOutput<typeof ChangesShowParams>): W.ChangeSetDetail {
-  return showChange(s.engine, p.id);
+  return showChange(s.ws, p.id);
 }

@@ -70,11 +70,11 @@ export async function executeCommand(s: Session, params: v.InferOutput<typeof Ex
   }
   const args = params.arguments ?? [];
   if (args.length !== 1) throw invalidParams(m, `${params.command} takes one argument, a selector`, 'arguments');
-  const sel = workspaceSelector(m, s.engine, parseParams(m, OneSelector, { arguments: args }).arguments[0]);
+  const sel = workspaceSelector(m, s.ws, parseParams(m, OneSelector, { arguments: args }).arguments[0]);
   const what = describeSelector(sel) + (sel.paths?.length ? ` in ${sel.paths.join(', ')}` : '');
   try {
     if (params.command === Commands.preview) {
-      const r = previewStep(s.engine, sel, 'undo', { state: s.docs.stateReader(s.engine), bytes: s.docs.bytesReader(s.engine), unsaved: (p, t) => s.docs.unsaved(p, t) });
+      const r = previewStep(s.ws, sel, 'undo', { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t) });
       s.client.showMessage(r.conflicts > 0 ? 'warning' : 'info', previewMessage(r, what));
       return r;
     }

@@ -4,7 +4,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextDocuments } from 'vscode-languageserver/node';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { readWorkspaceState } from '../core/fsstate.js';
 import type { CurrentReader } from '../core/plan/plan.js';
 import type { BytesReader } from '../core/plan/preview.js';
@@ -37,15 +37,15 @@ export class Documents {
   private clientBase: string;
 
   constructor(
-    private readonly engine: Engine,
+    private readonly ws: Workspace,
     clientRoot: string | null,
     /** The text documents, kept by vscode-languageserver (listening on the connection since before `initialize`). */
     readonly docs: TextDocuments<TextDocument>,
   ) {
-    this.clientBase = engine.root;
+    this.clientBase = ws.root;
     if (clientRoot) {
       try {
-        const rel = relative(engine.root, realpathSync(clientRoot));
+        const rel = relative(ws.root, realpathSync(clientRoot));
         if (rel === '') this.clientBase = resolve(clientRoot);
         else if (!rel.startsWith('..') && !rel.startsWith(sep)) this.clientBase = resolve(clientRoot, ...rel.split(sep).map(() => '..'));
       } catch {
@@ -90,13 +90,13 @@ export class Documents {
     } catch {
       return null;
     }
-    const direct = toWorkspacePath(this.engine.root, abs);
-    if (direct !== null && this.clientBase === this.engine.root) return direct;
+    const direct = toWorkspacePath(this.ws.root, abs);
+    if (direct !== null && this.clientBase === this.ws.root) return direct;
     const viaClient = toWorkspacePath(this.clientBase, abs);
     if (viaClient !== null) return viaClient;
     if (direct !== null) return direct;
     try {
-      return toWorkspacePath(this.engine.root, join(realpathSync(dirname(abs)), basename(abs)));
+      return toWorkspacePath(this.ws.root, join(realpathSync(dirname(abs)), basename(abs)));
     } catch {
       return null;
     }
@@ -123,7 +123,7 @@ export class Documents {
   /** The disk under `path`: absent, a text file (its text), or something else (a link, a folder, binary or unkept bytes). */
   private disk(path: string): { kind: 'absent' } | { kind: 'text'; text: string } | { kind: 'other' } {
     try {
-      const r = readWorkspaceState(this.engine, path);
+      const r = readWorkspaceState(this.ws, path);
       if (!r.state.exists) return { kind: 'absent' };
       const text = r.bytes ? decodeUtf8(r.bytes) : null;
       return text === null ? { kind: 'other' } : { kind: 'text', text };
@@ -169,9 +169,9 @@ export class Documents {
   }
 
   /** A reader of current states that sees unsaved text: the state the file would have if saved. */
-  stateReader(engine: Engine): CurrentReader {
+  stateReader(ws: Workspace): CurrentReader {
     return (path, abs) => {
-      const disk = readWorkspaceState(engine, path, { abs }).state;
+      const disk = readWorkspaceState(ws, path, { abs }).state;
       if (!disk.exists || !this.unsaved(path)) return disk;
       const bytes = this.docBytes(path)!;
       const s: FileState = { exists: true, type: 'file', sha256: sha256(bytes), size: bytes.length, mode: disk.mode };
@@ -183,13 +183,13 @@ export class Documents {
    * A reader of current bytes that sees unsaved text (for previews). Unsaved text that holds a
    * secret, like a file on disk that does, is `'secret'`: a preview never prints it.
    */
-  bytesReader(engine: Engine): BytesReader {
+  bytesReader(ws: Workspace): BytesReader {
     return (path, abs) => {
       if (this.unsaved(path)) {
         const bytes = this.docBytes(path);
         return bytes && (isSecretPath(path) || holdsSecret(bytes, path)) ? 'secret' : bytes;
       }
-      const r = readWorkspaceState(engine, path, { abs });
+      const r = readWorkspaceState(ws, path, { abs });
       return r.gap === 'secret' ? 'secret' : (r.bytes ?? null);
     };
   }

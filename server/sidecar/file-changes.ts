@@ -15,7 +15,7 @@ export interface FileChanges {
 
 /** Reads the journal for what touched `path`. */
 export function fileChanges(s: Session, path: string): FileChanges {
-  const { journal } = s.engine;
+  const { journal } = s.ws;
   const touching = journal.sets.touching(path, false);
   const newest = touching.at(-1) ?? null;
   let undo: FileChanges['undo'] = null;

@@ -5,7 +5,7 @@ import { ResponseError, TextDocumentSyncKind, type ClientCapabilities, type Init
 import { ErrorCodes } from '../../protocol/src/errors.js';
 import { SERVER_NAME } from '../../protocol/src/initialize.js';
 import { foldSpill } from '../core/capture/queued.js';
-import { openEngine, type Engine } from '../core/engine.js';
+import { openWorkspace, type Workspace } from '../core/open-workspace.js';
 import { abilitiesOf, type ClientAbilities, type EditorClient } from './client.js';
 import { ACTION_KIND } from './codeactions.js';
 import { COMMAND_NAMES } from './commands.js';
@@ -47,11 +47,11 @@ export function initialize(
   ctx: { env?: NodeJS.ProcessEnv; cwd?: string; version: string; textDocuments: TextDocuments<TextDocument>; client: (abilities: ClientAbilities) => EditorClient },
 ): { session: Session; literals: boolean; result: InitializeResult } {
   const root = rootOf(params) ?? ctx.cwd ?? process.cwd();
-  let engine: Engine;
+  let ws: Workspace;
   try {
-    engine = openEngine({ workspace: root, env: ctx.env });
+    ws = openWorkspace({ workspace: root, env: ctx.env });
     // Events the hooks queued while the journal could not take them come first.
-    if (engine.journal.spilled) foldSpill(engine);
+    if (ws.journal.spilled) foldSpill(ws);
   } catch (e) {
     throw new ResponseError(ErrorCodes.InternalError, `takeback: cannot open the journal of ${root}: ${(e as Error).message}`, null);
   }
@@ -60,8 +60,8 @@ export function initialize(
   if (params.clientInfo?.name === 'Neovim') abilities.eolOption = true;
   const literals = Boolean(params.capabilities.textDocument?.codeAction?.codeActionLiteralSupport);
   const session: Session = {
-    engine,
-    docs: new Documents(engine, root, ctx.textDocuments),
+    ws,
+    docs: new Documents(ws, root, ctx.textDocuments),
     client: ctx.client(abilities),
     abilities,
     options: {

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Selector as WireSelector } from '../../protocol/src/selector.js';
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import { TakebackError } from '../core/errors.js';
 import type { Selector } from '../core/types.js';
 import { toWorkspacePath } from '../core/workspace.js';
@@ -64,7 +64,7 @@ export function parseParams<const S extends v.GenericSchema>(method: string, sch
  * workspace) made workspace-relative, `lines` as given, absent fields left out. A path outside the workspace (or
  * with a NUL): OutsideWorkspace.
  */
-export function workspaceSelector(method: string, engine: Engine, sel: v.InferOutput<typeof WireSelector>): Selector {
+export function workspaceSelector(method: string, ws: Workspace, sel: v.InferOutput<typeof WireSelector>): Selector {
   const out: Selector = {};
   if (sel.ids !== undefined) out.ids = sel.ids;
   if (sel.turn !== undefined) out.turn = sel.turn;
@@ -72,8 +72,8 @@ export function workspaceSelector(method: string, engine: Engine, sel: v.InferOu
   if (sel.afterTurn !== undefined) out.afterTurn = sel.afterTurn;
   if (sel.paths?.length) {
     out.paths = sel.paths.map((p) => {
-      const rel = p.includes('\0') ? null : toWorkspacePath(engine.root, p);
-      if (rel === null) throw new TakebackError('outside-workspace', `${method}: ${p} is outside the workspace ${engine.root}`, { path: p });
+      const rel = p.includes('\0') ? null : toWorkspacePath(ws.root, p);
+      if (rel === null) throw new TakebackError('outside-workspace', `${method}: ${p} is outside the workspace ${ws.root}`, { path: p });
       return rel;
     });
   }

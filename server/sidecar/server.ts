@@ -142,13 +142,13 @@ export function startServer(opts: ServerOptions): Connection {
     literals = r.literals;
     s.docs.on('save', guardNote(log, () => checkPending(s)));
     watch = new JournalWatch(s, log);
-    feed = new WorkspaceFeed(s.engine.home, 1, log);
+    feed = new WorkspaceFeed(s.ws.home, 1, log);
     return r.result;
   });
   connection.onInitialized(() => {
     watch?.start();
     // The watcher starts now, to be trusted by the time the first command is captured.
-    void feed?.sync(session?.engine.root ?? '/');
+    void feed?.sync(session?.ws.root ?? '/');
   });
   connection.onShutdown(() => {
     shutDown = true;
@@ -162,7 +162,7 @@ export function startServer(opts: ServerOptions): Connection {
     feed?.close();
     feed = null;
     try {
-      session?.engine.journal.close();
+      session?.ws.journal.close();
     } catch (e) {
       log(`takeback: closing the journal: ${(e as Error).message}`);
     }
@@ -186,7 +186,7 @@ export function startServer(opts: ServerOptions): Connection {
     async (s: Session, p: P): Promise<R> => {
       const f = feed;
       if (!f) return fn(s, p);
-      await f.sync(s.engine.root);
+      await f.sync(s.ws.root);
       return f.scope(() => fn(s, p));
     };
   request(M.CaptureBeginRequest, watched(capture.begin));

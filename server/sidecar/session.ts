@@ -1,10 +1,10 @@
-import type { Engine } from '../core/engine.js';
+import type { Workspace } from '../core/open-workspace.js';
 import type { ClientAbilities, EditorClient } from './client.js';
 import type { Documents } from './documents.js';
 
 /** Everything a handler needs about one client connection, made at `initialize`. */
 export interface Session {
-  engine: Engine;
+  ws: Workspace;
   docs: Documents;
   client: EditorClient;
   abilities: ClientAbilities;

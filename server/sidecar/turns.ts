@@ -8,14 +8,14 @@ import type { Session } from './session.js';
 
 /** `turn/begin`: a prompt was submitted (the session's previous turn, still open, is ended first). */
 export function begin(s: Session, p: v.InferOutput<typeof TurnBeginParams>): W.TurnBeginResult {
-  const r = turnBegin(s.engine, p);
+  const r = turnBegin(s.ws, p);
   s.client.journalChanged('recorded');
   return r;
 }
 
 /** `turn/end`: the agent stopped; what changed during the turn that no tool call claimed is its own set. */
 export function end(s: Session, p: v.InferOutput<typeof TurnEndParams>): W.TurnEndResult {
-  const r = turnEnd(s.engine, p);
+  const r = turnEnd(s.ws, p);
   s.client.journalChanged('recorded');
   return r;
 }

@@ -67,7 +67,7 @@ function parentsAreFolders(root: string, path: string): boolean {
 function blobText(session: Session, s: FileState): Buffer | null {
   if (!s.exists || s.type !== 'file' || !s.sha256) return null;
   try {
-    return session.engine.journal.blobs.get(s.sha256);
+    return session.ws.journal.blobs.get(s.sha256);
   } catch {
     return null;
   }
@@ -79,10 +79,10 @@ function endsInNewline(text: string): boolean {
 
 /** The editor's part of a write, or null when the server writes it. */
 function route(session: Session, o: StepOp): EditorOp | null {
-  const { abilities, docs, engine } = session;
+  const { abilities, docs, ws } = session;
   if (!abilities.applyEdit) return null;
   const { op, bytes } = o;
-  if (op.path.startsWith('/') || !parentsAreFolders(engine.root, op.path)) return null;
+  if (op.path.startsWith('/') || !parentsAreFolders(ws.root, op.path)) return null;
   const doc = docs.get(op.path);
   if (!op.to.exists) {
     if (!abilities.delete || !op.from.exists || op.from.type !== 'file') return null;
@@ -152,8 +152,8 @@ function workspaceEdit(session: Session, ops: EditorOp[]): WorkspaceEdit | null 
 }
 
 function diskState(session: Session, path: string): FileState {
-  const { engine } = session;
-  return readWorkspaceState(engine, path).state;
+  const { ws } = session;
+  return readWorkspaceState(ws, path).state;
 }
 
 /** Resolves true once `test()` holds (checked on document events and every 25 ms), false after `ms`. */
@@ -211,8 +211,8 @@ async function verify(session: Session, e: EditorOp, refusal: string | null): Pr
  * differs from the target; null when the disk is already there (or its bytes cannot be kept).
  */
 function diskCatchUp(session: Session, f: PlannedFile): StepOp | null {
-  const { engine } = session;
-  const now = readWorkspaceState(engine, f.path, { blobs: engine.journal.blobs });
+  const { ws } = session;
+  const now = readWorkspaceState(ws, f.path, { blobs: ws.journal.blobs });
   if (now.gap || sameState(now.state, f.target)) return null;
   const bytes = blobText(session, f.target);
   if (f.target.exists && f.target.type === 'file' && !bytes) return null;
@@ -248,15 +248,15 @@ export function runStep(session: Session, req: StepRequest): Promise<W.ApplyResu
 }
 
 async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult> {
-  const { engine, docs, client } = session;
-  const readers = { state: docs.stateReader(engine), unsaved: (p: string, t: FileState) => docs.unsaved(p, t) };
+  const { ws, docs, client } = session;
+  const readers = { state: docs.stateReader(ws), unsaved: (p: string, t: FileState) => docs.unsaved(p, t) };
   if (!session.abilities.applyEdit) {
-    const r = applyStep(engine, req.selector, req.direction, { force: req.force, read: readers.state, unsaved: readers.unsaved });
+    const r = applyStep(ws, req.selector, req.direction, { force: req.force, read: readers.state, unsaved: readers.unsaved });
     if (r.written && r.sets.length > 0) client.journalChanged(req.direction === 'undo' ? 'undone' : 'redone');
     return r;
   }
 
-  const step = prepareEditorStep(engine, req.selector, req.direction, { force: req.force, ...readers, bytes: docs.bytesReader(engine) });
+  const step = prepareEditorStep(ws, req.selector, req.direction, { force: req.force, ...readers, bytes: docs.bytesReader(ws) });
   const base = {
     direction: req.direction,
     conflicts: step.conflicts.map(toConflictFile),
@@ -312,13 +312,13 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
   // The server's part, as one transaction.
   let notes: string[] = [];
   try {
-    notes = writeStep(engine, step, toDisk).notes;
+    notes = writeStep(ws, step, toDisk).notes;
   } catch (e) {
     for (const o of toDisk) failed.push({ path: o.op.path, reason: (e as Error).message });
     return stopped([`nothing was recorded as ${req.direction === 'undo' ? 'undone' : 'redone'}: ${(e as Error).message}`]);
   }
 
-  const rec = recordStep(engine, step);
+  const rec = recordStep(ws, step);
   const pending = rec.recorded ? [] : rec.missing;
   if (rec.recorded) {
     if (step.plan.sets.length > 0) client.journalChanged(req.direction === 'undo' ? 'undone' : 'redone');
@@ -428,7 +428,7 @@ class PendingSteps {
       ops.push(emptyMade ? { ...o, op: { ...o.op, from: now } } : o);
     }
     try {
-      writeStep(session.engine, step, ops);
+      writeStep(session.ws, step, ops);
     } catch (e) {
       this.list = this.list.filter((x) => x !== w);
       session.client.showMessage('warning', `takeback: ${what} not recorded: ${(e as Error).message}`);
@@ -451,7 +451,7 @@ class PendingSteps {
       const files = new Map(w.step.plan.files.map((f) => [f.path, f]));
       const stillMissing = w.missing.filter((p) => !sameState(diskState(session, p), files.get(p)!.target));
       if (stillMissing.length === 0) {
-        const rec = recordStep(session.engine, w.step);
+        const rec = recordStep(session.ws, w.step);
         if (rec.recorded) {
           session.client.journalChanged(w.req.direction === 'undo' ? 'undone' : 'redone');
           if (w.req.origin === 'command') session.client.showMessage('info', `takeback: ${w.req.direction} of ${describeSelector(w.req.selector)} saved and recorded`);

@@ -13,16 +13,16 @@ import { runStep } from './undo-through-editor.js';
 
 /** `undo/preview`: what an undo (or redo) would do, writing nothing. */
 export function preview(s: Session, p: v.InferOutput<typeof UndoPreviewParams>): W.PreviewResult {
-  const sel = workspaceSelector('undo/preview', s.engine, p.selector);
-  return previewStep(s.engine, sel, p.direction ?? 'undo', {
-    state: s.docs.stateReader(s.engine),
-    bytes: s.docs.bytesReader(s.engine),
+  const sel = workspaceSelector('undo/preview', s.ws, p.selector);
+  return previewStep(s.ws, sel, p.direction ?? 'undo', {
+    state: s.docs.stateReader(s.ws),
+    bytes: s.docs.bytesReader(s.ws),
     unsaved: (path, t) => s.docs.unsaved(path, t),
   });
 }
 
 /** `undo/apply`: undo (or redo) the selected sets as one step. */
 export function apply(s: Session, p: v.InferOutput<typeof UndoApplyParams>): Promise<W.ApplyResult> {
-  const sel = workspaceSelector('undo/apply', s.engine, p.selector);
+  const sel = workspaceSelector('undo/apply', s.ws, p.selector);
   return runStep(s, { selector: sel, direction: p.direction ?? 'undo', force: p.force ?? false, origin: 'request' });
 }

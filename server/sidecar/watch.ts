@@ -13,7 +13,7 @@ export class JournalWatch {
   private version: number;
 
   constructor(private readonly session: Session, private readonly log: (m: string) => void) {
-    this.version = session.engine.journal.dataVersion();
+    this.version = session.ws.journal.dataVersion();
   }
 
   start(): void {
@@ -30,7 +30,7 @@ export class JournalWatch {
   /** One look: announce another process's changes, record steps the editor has saved. */
   tick(): void {
     try {
-      const v = this.session.engine.journal.dataVersion();
+      const v = this.session.ws.journal.dataVersion();
       if (v !== this.version) {
         this.version = v;
         this.session.client.journalChanged('external');

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import type { Command } from 'commander';
-import type { Engine } from '../../core/engine.js';
+import type { Workspace } from '../../core/open-workspace.js';
 import { HOOK_BUSY_MS } from '../../core/journal/journal.js';
 import type { CommandContext } from '../context.js';
 import { scanProgress } from '../output.js';
@@ -25,15 +25,15 @@ export function registerRun(p: Command, ctx: CommandContext): void {
     .action(async (argv: string[], o: { turn?: string }, cmd: Command) => {
       const command = argv.map(shellQuote).join(' ');
       const id = `run-${randomBytes(6).toString('hex')}`;
-      let e: Engine | null = null;
+      let e: Workspace | null = null;
       let began = false;
       try {
         e = await ctx.open(cmd);
         const { captureBegin } = await import('../../service/capture.js');
         const progress = scanProgress();
         // The command waits about a second for another process's lock, as a hook does, not 30 s.
-        const engine = e;
-        const r = engine.journal.withBusyTimeout(HOOK_BUSY_MS, () => captureBegin(engine, { id, command, turn: o.turn, agent: 'cli', onProgress: progress.onProgress }));
+        const ws = e;
+        const r = ws.journal.withBusyTimeout(HOOK_BUSY_MS, () => captureBegin(ws, { id, command, turn: o.turn, agent: 'cli', onProgress: progress.onProgress }));
         progress.done();
         began = true;
         if (r.scan?.status === 'too-large') process.stderr.write(`takeback: commands are not captured here (${r.scan.reason}) — workspace ${e.root}\n`);
@@ -73,7 +73,7 @@ export function registerRun(p: Command, ctx: CommandContext): void {
 async function notCaptured(err: unknown, command: string, cmd: Command): Promise<boolean> {
   const { unkeptCause, queueOps } = await import('../../core/capture/queued.js');
   const { takebackHome, loadConfig } = await import('../../core/config.js');
-  const { workspaceRootOf } = await import('../../core/engine.js');
+  const { workspaceRootOf } = await import('../../core/open-workspace.js');
   const { journalDirOf } = await import('../../core/journal/journal.js');
   const { BlobStore } = await import('../../core/store/blobs.js');
   const home = takebackHome();

@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { checkId } from '../errors.js';
 import type { PendingCapture } from '../journal/captures.js';
 import { entryState, type ScanChange } from '../scan/scan.js';
@@ -7,11 +7,11 @@ import { makeChange } from './file-change.js';
 import { scanAndCommit } from './scan-commit.js';
 
 /** Scan changes as file changes (gap entries keep their reason). */
-export function scanChangesToFiles(engine: Engine, changes: ScanChange[]): FileChange[] {
+export function scanChangesToFiles(ws: Workspace, changes: ScanChange[]): FileChange[] {
   const out: FileChange[] = [];
   for (const c of changes) {
     const gap = c.after?.gap ?? c.before?.gap ?? undefined;
-    const fc = makeChange(engine.journal.blobs, c.path, entryState(c.before), entryState(c.after), gap);
+    const fc = makeChange(ws.journal.blobs, c.path, entryState(c.before), entryState(c.after), gap);
     if (fc) out.push(fc);
   }
   return out;
@@ -28,8 +28,8 @@ export const COMMAND_RUNNING_MS = 15 * 60 * 1000;
  * command's end to record. A command begun long ago and never ended (a killed process) does not
  * count; without a snapshot the scan is the baseline, and always runs.
  */
-export function scanHeldByCommand(engine: Engine, opts: { now?: number; except?: string } = {}): boolean {
-  const { journal } = engine;
+export function scanHeldByCommand(ws: Workspace, opts: { now?: number; except?: string } = {}): boolean {
+  const { journal } = ws;
   if (journal.snapshot.meta()?.status !== 'ok') return false;
   return journal.captures.inFlight('command', (opts.now ?? Date.now()) - COMMAND_RUNNING_MS, opts.except) > 0;
 }
@@ -47,7 +47,7 @@ export interface CommandScan {
  * and is dropped. Call inside a write transaction.
  */
 export function beginCommand(
-  engine: Engine,
+  ws: Workspace,
   opts: {
     id: string;
     command?: string | null;
@@ -61,17 +61,17 @@ export function beginCommand(
   },
 ): CommandScan {
   checkId(opts.id, 'capture id');
-  const { journal } = engine;
+  const { journal } = ws;
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const now = opts.now ?? Date.now();
   const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
   // What moved since the last look is the turn's drift (in a turn) or the user's (dropped), unless
   // another command still running (this agent's in parallel, or another agent's) may have made it.
-  if (scanHeldByCommand(engine, { now, except: opts.id })) {
+  if (scanHeldByCommand(ws, { now, except: opts.id })) {
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }
-  const outcome = scanAndCommit(engine, opts.onProgress);
+  const outcome = scanAndCommit(ws, opts.onProgress);
   if (outcome.status === 'ok' && turn && outcome.changes.length > 0) {
     journal.drift.add(
       turn,
@@ -98,17 +98,17 @@ export function beginCommand(
  * hold later changes; then, and when the command's begin could not be kept (`unkept`), every
  * change is a `not-kept` gap.
  */
-export function endCommand(engine: Engine, pending: PendingCapture, late = false): { set: ChangeSet | null; scan: CommandScan } {
-  const outcome = scanAndCommit(engine);
+export function endCommand(ws: Workspace, pending: PendingCapture, late = false): { set: ChangeSet | null; scan: CommandScan } {
+  const outcome = scanAndCommit(ws);
   if (outcome.status !== 'ok') return { set: null, scan: { status: outcome.status, reason: outcome.reason } };
-  const files = scanChangesToFiles(engine, outcome.changes);
+  const files = scanChangesToFiles(ws, outcome.changes);
   // What the command found before it ran (or what it left) could not be kept when it ran: what
   // the scan sees now is named, as gaps, and never undone.
-  if (late || engine.journal.unkept.hasCapture(pending.id)) for (const f of files) f.gap ??= 'not-kept';
+  if (late || ws.journal.unkept.hasCapture(pending.id)) for (const f of files) f.gap ??= 'not-kept';
   const paired = pending.pairedBy ? { pairedBy: pending.pairedBy } : {};
   const source = pending.tool
     ? { kind: 'command' as const, command: pending.command ?? '', tool: pending.tool, toolCallId: pending.id, ...paired }
     : { kind: 'command' as const, command: pending.command ?? '' };
-  const set = engine.journal.sets.add({ turn: pending.turn, agent: pending.agent ?? null, session: pending.session ?? null, source, files });
+  const set = ws.journal.sets.add({ turn: pending.turn, agent: pending.agent ?? null, session: pending.session ?? null, source, files });
   return { set, scan: { status: 'ok' } };
 }

@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { checkId } from '../errors.js';
 import { readState, readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
 import type { PendingCapture } from '../journal/captures.js';
@@ -78,7 +78,7 @@ function notUtf8Path(abs: string): boolean {
  * (`config.excludePaths`) are left out.
  */
 export function beginFiles(
-  engine: Engine,
+  ws: Workspace,
   opts: {
     id: string;
     paths: string[];
@@ -92,8 +92,8 @@ export function beginFiles(
   },
 ): PendingCapture {
   checkId(opts.id, 'capture id');
-  const { journal } = engine;
-  const files = keepFiles({ root: engine.root, config: engine.config, blobs: journal.blobs }, opts.paths, opts.cwd ?? engine.root);
+  const { journal } = ws;
+  const files = keepFiles({ root: ws.root, config: ws.config, blobs: journal.blobs }, opts.paths, opts.cwd ?? ws.root);
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const pending: PendingCapture = {
     id: opts.id,
@@ -119,14 +119,14 @@ export function beginFiles(
  * end was queued and what it found was not kept, so what is there now may hold later changes:
  * every change is a `not-kept` gap (never undone over what came after).
  */
-export function endFiles(engine: Engine, pending: PendingCapture, opts: { found?: Map<string, ReadState>; late?: boolean } = {}): ChangeSet | null {
-  const { journal, root } = engine;
+export function endFiles(ws: Workspace, pending: PendingCapture, opts: { found?: Map<string, ReadState>; late?: boolean } = {}): ChangeSet | null {
+  const { journal, root } = ws;
   const changes: FileChange[] = [];
   const indexed: { path: string; state: import('../types.js').FileState; gap?: GapReason }[] = [];
   for (const f of pending.files) {
     const rel = toWorkspacePath(root, f.path);
     const shown = rel ?? f.path;
-    const r = opts.found?.get(f.path) ?? readWorkspaceState(engine, f.path, { abs: f.path, blobs: rel === null ? undefined : journal.blobs });
+    const r = opts.found?.get(f.path) ?? readWorkspaceState(ws, f.path, { abs: f.path, blobs: rel === null ? undefined : journal.blobs });
     // Bytes not kept at begin: the reason kept then (a secret by content), else the path's.
     const unkept = unkeptGap(f.path, f.state);
     let gap: GapReason | undefined = r.gap ?? (unkept && (f.gap ?? unkept));
@@ -162,6 +162,6 @@ export function endFiles(engine: Engine, pending: PendingCapture, opts: { found?
     source: { kind: 'tool', tool: pending.tool ?? 'tool', toolCallId: pending.id, ...(pending.pairedBy ? { pairedBy: pending.pairedBy } : {}) },
     files: changes,
   });
-  syncIndex(engine, indexed);
+  syncIndex(ws, indexed);
   return set;
 }

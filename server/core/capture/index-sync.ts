@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { ScanFilter } from '../scan/filter.js';
 import { S_IFDIR, S_IFMT } from '../scan/lstat.js';
 import type { PackedEntry } from '../scan/packed.js';
@@ -13,8 +13,8 @@ import type { FileState, GapReason } from '../types.js';
  * not cover are left out, as are workspaces with no usable snapshot. Call inside a write
  * transaction.
  */
-export function syncIndex(engine: Engine, changed: { path: string; state: FileState; gap?: GapReason | undefined }[]): void {
-  const { journal, root, config } = engine;
+export function syncIndex(ws: Workspace, changed: { path: string; state: FileState; gap?: GapReason | undefined }[]): void {
+  const { journal, root, config } = ws;
   const meta = journal.snapshot.meta();
   if (!meta || meta.status !== 'ok' || changed.length === 0) return;
   const filter = new ScanFilter(root, config.excludeNames, meta.trackedExcluded ?? [], config.excludePaths);

@@ -1,5 +1,5 @@
 import { statfsSync } from 'node:fs';
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import type { ReadState } from '../fsstate.js';
 import type { PendingCapture } from '../journal/captures.js';
 import { HOOK_BUSY_MS } from '../journal/journal.js';
@@ -146,13 +146,13 @@ function pathsOf(journalDir: string, ws: Parameters<typeof queueOps>[1], id: str
 }
 
 /**
- * Folds the events queued in the spill of `engine`'s journal in, oldest first, each in one
+ * Folds the events queued in the spill of `ws`.s journal in, oldest first, each in one
  * write transaction that waits at most about a second for the lock; stops (leaving the rest
  * queued) when the journal still cannot take one. A record cut short is dropped and named.
  * Returns how many records were folded in. Cheap when nothing is queued (one folder listing).
  */
-export function foldSpill(engine: Engine): number {
-  const { journal } = engine;
+export function foldSpill(ws: Workspace): number {
+  const { journal } = ws;
   if (!hasQueued(journal.dir)) return 0;
   return journal.withBusyTimeout(HOOK_BUSY_MS, () => {
     let folded = 0;
@@ -168,11 +168,11 @@ export function foldSpill(engine: Engine): number {
         try {
           journal.write(() => {
             if (journal.db.prepare('SELECT 1 FROM meta WHERE key = ?').get(key)) return; // folded in before its slot was freed
-            for (const op of e.value.ops ?? []) applyOp(engine, e.value.cause, e.at, op);
+            for (const op of e.value.ops ?? []) applyOp(ws, e.value.cause, e.at, op);
             journal.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run(key, String(Date.now()));
           });
         } catch (err) {
-          if (unkeptCause(err, engine.home) !== null) throw err;
+          if (unkeptCause(err, ws.home) !== null) throw err;
           // A record that cannot be applied (not one of today's shapes) is dropped and named:
           // left queued, it would hold every later event behind it.
           journal.write(() => journal.unkept.add({ at: e.at, cause: e.value.cause ?? 'journal-error', what: `a queued event that could not be folded in (${(err as Error).message})`, capture: null }));
@@ -182,27 +182,27 @@ export function foldSpill(engine: Engine): number {
       }
       if (entries.length > 0) journal.write(() => journal.db.prepare("DELETE FROM meta WHERE key LIKE 'spill:%'").run());
     } catch (err) {
-      if (unkeptCause(err, engine.home) === null) throw err;
+      if (unkeptCause(err, ws.home) === null) throw err;
       // The journal still cannot take them: left queued for the next process.
     }
     return folded;
   });
 }
 
-function applyOp(engine: Engine, cause: UnkeptCause, at: number, op: QueuedOp): void {
-  const { journal } = engine;
+function applyOp(ws: Workspace, cause: UnkeptCause, at: number, op: QueuedOp): void {
+  const { journal } = ws;
   const { turns, captures, unkept } = journal;
   // A turn begun late is begun without the scan a turn's begin makes: what moved since it began
   // is the doing of its queued tool calls (or its own, at its end), not the user's.
   const turnOnce = (who: QueuedWho, label: string | null) => {
     if (who.agentTurn && turns.byAgentTurn(who.session, who.agentTurn)) return;
     const stale = who.session ? turns.open(who.session) : null;
-    if (stale) endTurn(engine, stale.id, at, true);
+    if (stale) endTurn(ws, stale.id, at, true);
     turns.begin({ agent: who.agent, session: who.session, agentTurn: who.agentTurn, label, now: at });
   };
   switch (op.op) {
     case 'baseline':
-      if (!journal.snapshot.meta()) scanAndCommit(engine);
+      if (!journal.snapshot.meta()) scanAndCommit(ws);
       return;
     case 'turn-begin':
       turnOnce(op, op.label);
@@ -211,7 +211,7 @@ function applyOp(engine: Engine, cause: UnkeptCause, at: number, op: QueuedOp): 
       const named = op.agentTurn ? turns.byAgentTurn(op.session, op.agentTurn) : null;
       const turn = named ? (named.end === null ? named : null) : turns.open(op.session);
       if (!turn) return;
-      const { set } = endTurn(engine, turn.id, at, true);
+      const { set } = endTurn(ws, turn.id, at, true);
       if (set && set.files.some((f) => f.gap === 'not-kept')) unkept.add({ at, cause, what: `what changed during turn ${turn.id} that no tool call claimed`, capture: null });
       return;
     }
@@ -237,12 +237,12 @@ function applyOp(engine: Engine, cause: UnkeptCause, at: number, op: QueuedOp): 
       const pending = op.op === 'end' ? captures.take(op.id) : captures.takeByOrder(op.agent, op.session, op.pair, op.tool);
       if (!pending) return;
       if (pending.kind === 'command') {
-        endCommand(engine, pending, true);
+        endCommand(ws, pending, true);
         unkept.add({ at, cause, what: `${op.tool} ${pending.command ?? ''}: what it left`, capture: pending.id });
         return;
       }
       const found = op.op === 'end' && op.found ? new Map<string, ReadState>(op.found.map((f) => [f.path, { state: f.state, ...(f.gap ? { gap: f.gap } : {}) }])) : undefined;
-      endFiles(engine, pending, found ? { found } : { late: true });
+      endFiles(ws, pending, found ? { found } : { late: true });
       if (!found) unkept.add({ at, cause, what: `${op.tool} ${pending.files.map((f) => f.path).join(' ')}: what it left`, capture: pending.id });
       return;
     }

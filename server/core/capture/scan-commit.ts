@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { RACY_WINDOW_MS, scanRows, type ScanOutcome } from '../scan/scan.js';
 import { statWorkerFor, type ChangeHints } from '../scan/checker.js';
 import type { ScanMeta } from '../scan/snapshot-index.js';
@@ -30,8 +30,8 @@ function racyLineOf(meta: ScanMeta | null): number {
  * `hints`, from a file watcher, narrow a warm scan to what they name (see ChangeHints); without
  * them, the process's hint source is asked ({@link useChangeHints}).
  */
-export function scanAndCommit(engine: Engine, onProgress?: (files: number) => void, hints?: ChangeHints): ScanOutcome {
-  const { journal, root, config } = engine;
+export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => void, hints?: ChangeHints): ScanOutcome {
+  const { journal, root, config } = ws;
   const prevMeta = journal.snapshot.meta();
   // Started before the index loads, to boot meanwhile.
   const worker = prevMeta?.status === 'ok' ? statWorkerFor(prevMeta.files) : null;

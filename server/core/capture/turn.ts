@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { entryState } from '../scan/scan.js';
 import { unkeptGap } from '../fsstate.js';
 import type { ChangeSet, FileChange, Turn } from '../types.js';
@@ -13,14 +13,14 @@ import { scanAndCommit } from './scan-commit.js';
  * between turns is the user's. Call inside a write transaction.
  */
 export function beginTurn(
-  engine: Engine,
+  ws: Workspace,
   opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; now?: number },
 ): { turn: Turn; closed: ChangeSet | null } {
-  const { journal } = engine;
+  const { journal } = ws;
   const stale = opts.session ? journal.turns.open(opts.session) : null;
-  const closed = stale ? endTurn(engine, stale.id).set : null;
+  const closed = stale ? endTurn(ws, stale.id).set : null;
   // While a command runs (another agent's), what moved may be its doing: left for its end.
-  if (!scanHeldByCommand(engine)) scanAndCommit(engine);
+  if (!scanHeldByCommand(ws)) scanAndCommit(ws);
   const turn = journal.turns.begin(opts);
   return { turn, closed };
 }
@@ -33,15 +33,15 @@ export function beginTurn(
  * turn's end was queued in the spill and is folded in later, so what the scan sees now may hold
  * changes made after it: they are `not-kept` gaps, as are those of its tool calls still open.
  */
-export function endTurn(engine: Engine, turnId: string, now?: number, late = false): { set: ChangeSet | null } {
-  const { journal } = engine;
+export function endTurn(ws: Workspace, turnId: string, now?: number, late = false): { set: ChangeSet | null } {
+  const { journal } = ws;
   // A tool call of this turn whose end never came (a patch that failed part-way: Codex sends no
   // PostToolUse; a shell call the user cancelled) still changed what it changed: its set is
   // recorded now, as its own. The agent has stopped, so its commands have too.
-  for (const pending of journal.captures.takeOpen(turnId, 'files')) endFiles(engine, pending, { late });
-  for (const pending of journal.captures.takeOpen(turnId, 'command')) endCommand(engine, pending, late);
+  for (const pending of journal.captures.takeOpen(turnId, 'files')) endFiles(ws, pending, { late });
+  for (const pending of journal.captures.takeOpen(turnId, 'command')) endCommand(ws, pending, late);
   // Another agent's command still running: what moved may be its doing, left for its end.
-  const outcome = scanHeldByCommand(engine, { now }) ? null : scanAndCommit(engine);
+  const outcome = scanHeldByCommand(ws, { now }) ? null : scanAndCommit(ws);
   if (outcome && outcome.status === 'ok' && outcome.changes.length > 0) {
     journal.drift.add(
       turnId,

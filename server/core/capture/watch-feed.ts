@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { useChangeHints } from './scan-commit.js';
-import { workspaceRootOf } from '../engine.js';
+import { workspaceRootOf } from '../open-workspace.js';
 import { WorkspaceWatchers } from '../scan/watcher.js';
 
 /*

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { syncIndex } from '../capture/index-sync.js';
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { TakebackError } from '../errors.js';
 import { readWorkspaceState, type ReadState } from '../fsstate.js';
 import type { OpPath } from '../journal/oplog.js';
@@ -67,10 +67,10 @@ export interface ApplyResult {
  * differs), one op at a time, through `ctx`'s folders (see putBackContext): how a failed step's
  * writes are put back.
  */
-function putBackWriter(engine: Engine, ctx: WriteContext): (op: TxnOp, bytes: Buffer | null, tag: string) => void {
+function putBackWriter(ws: Workspace, ctx: WriteContext): (op: TxnOp, bytes: Buffer | null, tag: string) => void {
   return (op, bytes, tag) => {
-    if (modeOnly(op)) chmodState(engine.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
-    else writeState(engine.root, op.path, op.to, bytes, tag, [], ctx);
+    if (modeOnly(op)) chmodState(ws.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
+    else writeState(ws.root, op.path, op.to, bytes, tag, [], ctx);
   };
 }
 
@@ -99,8 +99,8 @@ function folderOp(op: TxnOp): boolean {
  * order) and notes to `notes`; the first failure is thrown after every job started has finished,
  * with its temporary file removed. `pool`, when given, is the worker started for this step.
  */
-function writeOnDisk(engine: Engine, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null, ctx: WriteContext): void {
-  const { root } = engine;
+function writeOnDisk(ws: Workspace, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null, ctx: WriteContext): void {
+  const { root } = ws;
   let batch: StepOp[] = [];
   /** Runs `part` (consecutive ops of a batch) as one batch of jobs. */
   const run = (part: StepOp[]) => {
@@ -241,11 +241,11 @@ function freesInode(f: PlannedFile): boolean {
  * of the step's writes are likely to free an inode ({@link freesInode}), once the plan is made and
  * before their rollback copies are kept.
  */
-function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions, planned?: (writes: number) => void): PreparedStep {
-  const { journal } = engine;
+function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions, planned?: (writes: number) => void): PreparedStep {
+  const { journal } = ws;
   const force = opts.force ?? false;
-  const disk = opts.read ? null : heldDiskReader(engine);
-  const plan = makePlan(engine, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
+  const disk = opts.read ? null : heldDiskReader(ws);
+  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
@@ -269,7 +269,7 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
       if (held.bytes && st.exists && st.type === 'file' && st.sha256 && !(sameState(st, f.expected) && journal.blobs.has(st.sha256))) journal.blobs.put(held.bytes, st.sha256);
       now = held;
     } else {
-      now = readWorkspaceState(engine, f.path, { blobs: journal.blobs });
+      now = readWorkspaceState(ws, f.path, { blobs: journal.blobs });
     }
     if (now.gap) {
       gaps.push({ ...gapFor(f.path, now.gap), detail: `the file there now is ${now.gap === 'too-large' ? 'over the size limit' : 'not keepable'}: takeback will not replace what it could not bring back` });
@@ -293,19 +293,19 @@ function prepareInLock(engine: Engine, sets: ChangeSet[], direction: 'undo' | 'r
  * failure part-way, puts back what was already written and rethrows. Returns the notes. Call
  * inside the lock.
  */
-function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', txnId: string, pool: WritePool | null = null): string[] {
-  const { journal } = engine;
+function writeInLock(ws: Workspace, ops: StepOp[], direction: 'undo' | 'redo', txnId: string, pool: WritePool | null = null): string[] {
+  const { journal } = ws;
   // Durable before the record that depends on them: the copies a rollback writes back (and what
   // a forced step replaces), then the record itself (Txns.put syncs it).
   journal.blobs.sync();
   journal.txns.put({ id: txnId, created: Date.now(), ops: ops.map((o) => o.op) });
   // The step's folders, opened once; a failure puts back through the same ones (see putBackContext).
-  const ctx = writeContext(engine.root);
-  const putBack = putBackWriter(engine, putBackContext(ctx));
+  const ctx = writeContext(ws.root);
+  const putBack = putBackWriter(ws, putBackContext(ctx));
   const done: TxnOp[] = [];
   const notes: string[] = [];
   try {
-    writeOnDisk(engine, ops, txnId, done, notes, pool, ctx);
+    writeOnDisk(ws, ops, txnId, done, notes, pool, ctx);
   } catch (e) {
     // Put back what was already written, newest first, from the copies kept above.
     const failures: string[] = [];
@@ -330,7 +330,7 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
   // The files written are durable before the step is recorded as done, and that record is
   // durable before the transaction file goes: a power cut leaves the step either rolled back
   // from the record or whole.
-  syncWritten(engine.root, ops.map((o) => o.op));
+  syncWritten(ws.root, ops.map((o) => o.op));
   journal.commitDurably();
   return notes;
 }
@@ -343,8 +343,8 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
  * and the step names that set: `redo --last` takes the step back first, then those changes. Call
  * inside the lock. Returns the ids of the sets moved, in walk order.
  */
-function recordInLock(engine: Engine, step: PreparedStep, now: number): string[] {
-  const { journal } = engine;
+function recordInLock(ws: Workspace, step: PreparedStep, now: number): string[] {
+  const { journal } = ws;
   const moved = new Map<string, string[]>();
   const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
   const paths: OpPath[] = [];
@@ -400,13 +400,13 @@ export function movingSets(step: PreparedStep): string[] {
   return step.plan.sets.map((s) => s.id).filter((id) => moving.has(id));
 }
 
-function markDone(engine: Engine, txnId: string): void {
-  engine.journal.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'done')").run(`txn:${txnId}`);
+function markDone(ws: Workspace, txnId: string): void {
+  ws.journal.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'done')").run(`txn:${txnId}`);
 }
 
-function cleanUp(engine: Engine, txnId: string): void {
-  engine.journal.txns.remove(txnId);
-  engine.journal.db.prepare('DELETE FROM meta WHERE key = ?').run(`txn:${txnId}`);
+function cleanUp(ws: Workspace, txnId: string): void {
+  ws.journal.txns.remove(txnId);
+  ws.journal.db.prepare('DELETE FROM meta WHERE key = ?').run(`txn:${txnId}`);
 }
 
 function newTxnId(): string {
@@ -430,8 +430,8 @@ function newTxnId(): string {
  *    snapshot index learns the new states, in the same SQLite transaction that records the step
  *    as done.
  */
-export function runStep(engine: Engine, select: () => ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions & { now?: number } = {}): ApplyResult {
-  const { journal } = engine;
+export function runStep(ws: Workspace, select: () => ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions & { now?: number } = {}): ApplyResult {
+  const { journal } = ws;
   let txnId: string | null = null;
   // A step with enough removals and renames for the write pool starts its worker as soon as the
   // plan says so: it starts while the rollback copies are kept and the targets verified.
@@ -442,27 +442,27 @@ export function runStep(engine: Engine, select: () => ChangeSet[], direction: 'u
   let result: ApplyResult;
   try {
     result = journal.write((): ApplyResult => {
-      recoverTxns(engine);
-      const step = prepareInLock(engine, select(), direction, opts, planned);
+      recoverTxns(ws);
+      const step = prepareInLock(ws, select(), direction, opts, planned);
       const base = { direction, skipped: step.plan.skipped, forced: step.force, conflicts: step.conflicts, gaps: step.gaps };
       if (step.blocked) return { ...base, sets: [], applied: [], notes: [], written: false };
       // Nothing to write and nothing already in place (every path a capture gap): no step at all.
       if (step.ops.length === 0 && step.inPlace.length === 0) return { ...base, sets: [], applied: [], notes: [], written: false };
       const id = newTxnId();
-      const notes = writeInLock(engine, step.ops, direction, id, pool);
+      const notes = writeInLock(ws, step.ops, direction, id, pool);
       txnId = id;
-      const sets = recordInLock(engine, step, opts.now ?? Date.now());
+      const sets = recordInLock(ws, step, opts.now ?? Date.now());
       syncIndex(
-        engine,
+        ws,
         step.ops.map(({ op }) => ({ path: op.path, state: op.to })),
       );
-      markDone(engine, id);
+      markDone(ws, id);
       return { ...base, notes, sets, applied: [...step.ops.map((o) => o.file), ...step.inPlace], written: true };
     });
   } finally {
     if (pool) closePool(pool);
   }
-  if (txnId) cleanUp(engine, txnId);
+  if (txnId) cleanUp(ws, txnId);
   return result;
 }
 
@@ -470,10 +470,10 @@ export function runStep(engine: Engine, select: () => ChangeSet[], direction: 'u
 // The same step in separate phases, for a caller that lets go of the lock in between.
 
 /** Phase 1: plans the step under the lock (rolling back a killed process's transaction first). Writes nothing to the workspace. */
-export function prepareStep(engine: Engine, select: () => ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions = {}): PreparedStep {
-  return engine.journal.write(() => {
-    recoverTxns(engine);
-    return prepareInLock(engine, select(), direction, opts);
+export function prepareStep(ws: Workspace, select: () => ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions = {}): PreparedStep {
+  return ws.journal.write(() => {
+    recoverTxns(ws);
+    return prepareInLock(ws, select(), direction, opts);
   });
 }
 
@@ -481,11 +481,11 @@ export function prepareStep(engine: Engine, select: () => ChangeSet[], direction
  * Why the step's sets can no longer be moved as planned (another process undid or redid some of
  * their files since `prepareStep`), or null.
  */
-function setsMoved(engine: Engine, step: PreparedStep): string | null {
+function setsMoved(ws: Workspace, step: PreparedStep): string | null {
   for (const s of step.plan.sets) {
     let now: ChangeSet;
     try {
-      now = engine.journal.sets.get(s.id);
+      now = ws.journal.sets.get(s.id);
     } catch (e) {
       return (e as Error).message;
     }
@@ -505,17 +505,17 @@ function setsMoved(engine: Engine, step: PreparedStep): string | null {
  * left alone. Otherwise nothing is written: `busy`. The snapshot index learns the states written.
  * Returns the notes.
  */
-export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[]): { notes: string[] } {
+export function writeStep(ws: Workspace, step: PreparedStep, ops: StepOp[]): { notes: string[] } {
   if (ops.length === 0) return { notes: [] };
-  const { journal } = engine;
+  const { journal } = ws;
   let txnId: string | null = null;
   const notes = journal.write(() => {
-    recoverTxns(engine);
-    const moved = setsMoved(engine, step);
+    recoverTxns(ws);
+    const moved = setsMoved(ws, step);
     if (moved) throw new TakebackError('busy', `${step.direction} stopped, nothing was written: ${moved}`);
     const todo: StepOp[] = [];
     for (const o of ops) {
-      const now = readWorkspaceState(engine, o.op.path).state;
+      const now = readWorkspaceState(ws, o.op.path).state;
       if (sameState(now, o.op.to)) continue;
       // A folder another writer (the editor) made on the way to a file is fine: only its mode is ours to set.
       const dirMade = o.op.to.exists && o.op.to.type === 'dir' && now.exists && now.type === 'dir';
@@ -525,16 +525,16 @@ export function writeStep(engine: Engine, step: PreparedStep, ops: StepOp[]): { 
       todo.push(dirMade ? { ...o, op: { ...o.op, from: now } } : o);
     }
     const id = newTxnId();
-    const n = writeInLock(engine, todo, step.direction, id);
+    const n = writeInLock(ws, todo, step.direction, id);
     txnId = id;
     syncIndex(
-      engine,
+      ws,
       todo.map(({ op }) => ({ path: op.path, state: op.to })),
     );
-    markDone(engine, id);
+    markDone(ws, id);
     return n;
   });
-  if (txnId) cleanUp(engine, txnId);
+  if (txnId) cleanUp(ws, txnId);
   return { notes };
 }
 
@@ -553,21 +553,21 @@ export interface RecordOutcome {
  * log (the sets' files undone; redo: applied again) and teaches the snapshot index the states,
  * under the lock. Otherwise records nothing and names the paths still missing. Can be called again later (after an editor saved).
  */
-export function recordStep(engine: Engine, step: PreparedStep, opts: { now?: number } = {}): RecordOutcome {
-  return engine.journal.write((): RecordOutcome => {
-    const stale = setsMoved(engine, step);
+export function recordStep(ws: Workspace, step: PreparedStep, opts: { now?: number } = {}): RecordOutcome {
+  return ws.journal.write((): RecordOutcome => {
+    const stale = setsMoved(ws, step);
     if (stale) return { recorded: false, missing: [], stale };
     const missing: string[] = [];
     const states: { path: string; state: FileState }[] = [];
     for (const f of step.plan.files) {
       if (f.gap) continue;
-      const now = readWorkspaceState(engine, f.path).state;
+      const now = readWorkspaceState(ws, f.path).state;
       if (!sameState(now, f.target)) missing.push(f.path);
       else states.push({ path: f.path, state: f.target });
     }
     if (missing.length > 0) return { recorded: false, missing, stale: null };
-    if (step.plan.sets.length > 0) recordInLock(engine, step, opts.now ?? Date.now());
-    syncIndex(engine, states);
+    if (step.plan.sets.length > 0) recordInLock(ws, step, opts.now ?? Date.now());
+    syncIndex(ws, states);
     return { recorded: true, missing: [], stale: null };
   });
 }

@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
 import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
@@ -138,17 +138,17 @@ function actionFor(current: FileState, target: FileState): Action {
 }
 
 /** {@link CurrentBytes} from the disk: the file read again, and taken only when its hash is still `state`'s. */
-export function diskBytes(engine: Engine): CurrentBytes {
+export function diskBytes(ws: Workspace): CurrentBytes {
   return (path, abs, state) => {
     if (!state.exists || state.type !== 'file' || !state.sha256) return null;
-    const r = readWorkspaceState(engine, path, { abs });
+    const r = readWorkspaceState(ws, path, { abs });
     return r.bytes && r.state.exists && r.state.type === 'file' && r.state.sha256 === state.sha256 ? r.bytes : null;
   };
 }
 
 /** The current state of workspace path `path` from the disk (bytes hashed, not stored). */
-export function diskReader(engine: Engine): CurrentReader {
-  return (path, abs) => readWorkspaceState(engine, path, { abs }).state;
+export function diskReader(ws: Workspace): CurrentReader {
+  return (path, abs) => readWorkspaceState(ws, path, { abs }).state;
 }
 
 /** At most this many bytes of the files a plan reads are held by {@link heldDiskReader} (the rest are read again). */
@@ -161,11 +161,11 @@ const HELD_BYTES_MAX = 64 * 1024 * 1024;
  * hashing each file a second time. `bytes` hands a path's held bytes to a merge (read again
  * when they were not held).
  */
-export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map<string, ReadState>; bytes: CurrentBytes } {
+export function heldDiskReader(ws: Workspace): { read: CurrentReader; held: Map<string, ReadState>; bytes: CurrentBytes } {
   const held = new Map<string, ReadState>();
   let bytes = 0;
   const read: CurrentReader = (path, abs) => {
-    const r = readWorkspaceState(engine, path, { abs });
+    const r = readWorkspaceState(ws, path, { abs });
     const size = r.bytes?.length ?? 0;
     if (bytes + size <= HELD_BYTES_MAX) {
       held.set(path, r);
@@ -173,7 +173,7 @@ export function heldDiskReader(engine: Engine): { read: CurrentReader; held: Map
     }
     return r.state;
   };
-  const fallback = diskBytes(engine);
+  const fallback = diskBytes(ws);
   const heldBytes: CurrentBytes = (path, abs, state) => {
     const r = held.get(path);
     return r && sameState(r.state, state) && r.bytes ? r.bytes : fallback(path, abs, state);
@@ -195,10 +195,10 @@ interface WalkStep {
  * What operation `op` found at `path` and wrote there, when both are text files whose bytes are
  * still kept (else null: the redo goes by the change itself).
  */
-function inverseOf(engine: Engine, op: number, path: string): { found: FileState; wrote: FileState } | null {
-  const p = engine.journal.oplog.get(op)?.paths.find((x) => x.path === path);
+function inverseOf(ws: Workspace, op: number, path: string): { found: FileState; wrote: FileState } | null {
+  const p = ws.journal.oplog.get(op)?.paths.find((x) => x.path === path);
   if (!p) return null;
-  const kept = (st: FileState) => st.exists && st.type === 'file' && st.sha256 !== null && engine.journal.blobs.has(st.sha256);
+  const kept = (st: FileState) => st.exists && st.type === 'file' && st.sha256 !== null && ws.journal.blobs.has(st.sha256);
   return kept(p.found) && kept(p.wrote) ? { found: p.found, wrote: p.wrote } : null;
 }
 
@@ -206,11 +206,11 @@ function inverseOf(engine: Engine, op: number, path: string): { found: FileState
 type MergeAttempt = { merged: Buffer; target: FileState } | { detail: string } | null;
 
 /** The bytes of kept file state `s` from the blob store (null: not a text file that can be merged). */
-function textBlob(engine: Engine, s: FileState): Buffer | null {
+function textBlob(ws: Workspace, s: FileState): Buffer | null {
   if (!s.exists || s.type !== 'file' || !s.sha256) return null;
   let b: Buffer;
   try {
-    b = engine.journal.blobs.get(s.sha256);
+    b = ws.journal.blobs.get(s.sha256);
   } catch {
     return null;
   }
@@ -236,14 +236,14 @@ function overlapText(overlaps: MergeOverlap[]): string {
  * limit); links, folders, binary files, a file missing on either side, and a mode changed since
  * stay conflicts. The mode is the target's when the file's mode now is what the walk expects.
  */
-function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target: FileState, current: FileState, ours: Buffer | null): MergeAttempt {
+function tryMerge(ws: Workspace, steps: WalkStep[], expected: FileState, target: FileState, current: FileState, ours: Buffer | null): MergeAttempt {
   if (!ours || !current.exists || current.type !== 'file' || !expected.exists || expected.type !== 'file' || !target.exists || target.type !== 'file') return null;
   if (current.mode !== expected.mode) return null;
-  if (ours.length > engine.config.maxFileBytes || !isMergeableText(ours)) return null;
+  if (ours.length > ws.config.maxFileBytes || !isMergeableText(ours)) return null;
   let now = ours;
   for (const s of steps) {
-    const base = textBlob(engine, s.from);
-    const theirs = textBlob(engine, s.to);
+    const base = textBlob(ws, s.from);
+    const theirs = textBlob(ws, s.to);
     if (!base || !theirs) return null;
     const r = mergeBytes(base, now, theirs);
     if (!r.ok) return { detail: r.tooManyEdits ? 'changed since, too much to merge' : overlapText(r.overlaps) };
@@ -256,14 +256,14 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
  * After a redo that is the inverse of a step by hunks: the sets whose change to `file` still has
  * hunks undone in what the redo leaves (the hunks earlier steps took back) go to `file.partial`.
  */
-function stillPartial(engine: Engine, file: PlannedFile, steps: WalkStep[]): void {
+function stillPartial(ws: Workspace, file: PlannedFile, steps: WalkStep[]): void {
   const inverse = steps.filter((s) => s.change);
   if (inverse.length === 0) return;
-  const left = file.merged ?? textBlob(engine, file.target);
+  const left = file.merged ?? textBlob(ws, file.target);
   if (!left) return;
   for (const s of inverse) {
-    const before = textBlob(engine, s.change!.before);
-    const after = textBlob(engine, s.change!.after);
+    const before = textBlob(ws, s.change!.before);
+    const after = textBlob(ws, s.change!.after);
     if (!before || !after) continue;
     if (placeHunks(diffHunks(before, after), before, left).some((h) => h.intact)) (file.partial ??= []).push(s.id);
   }
@@ -293,8 +293,8 @@ function setsText(ids: string[]): string {
  * Throws `usage` when a side is not text (a binary file, a link, a file created or deleted: no
  * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written).
  */
-function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined): void {
-  const texts = steps.map((s) => ({ id: s.id, from: textBlob(engine, s.from), to: textBlob(engine, s.to), step: s }));
+function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined): void {
+  const texts = steps.map((s) => ({ id: s.id, from: textBlob(ws, s.from), to: textBlob(ws, s.to), step: s }));
   const bad = texts.find((t) => !t.from || !t.to);
   if (bad || now === null || !isMergeableText(now)) {
     if (!lines) return;
@@ -345,12 +345,12 @@ function narrow(engine: Engine, file: PlannedFile, steps: WalkStep[], now: Buffe
  * only some of them (see {@link narrow}). Reads, never writes.
  */
 export function makePlan(
-  engine: Engine,
+  ws: Workspace,
   sets: ChangeSet[],
   direction: 'undo' | 'redo',
-  read: CurrentReader = diskReader(engine),
+  read: CurrentReader = diskReader(ws),
   paths?: string[],
-  bytesNow: CurrentBytes = diskBytes(engine),
+  bytesNow: CurrentBytes = diskBytes(ws),
   narrowing: Narrowing = {},
 ): Plan {
   const { lines } = narrowing;
@@ -379,7 +379,7 @@ export function makePlan(
     for (const f of s.files) {
       if (!inWalk(f)) continue;
       let [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
-      const inverse = direction === 'redo' && f.undoneBy !== undefined ? inverseOf(engine, f.undoneBy, f.path) : null;
+      const inverse = direction === 'redo' && f.undoneBy !== undefined ? inverseOf(ws, f.undoneBy, f.path) : null;
       const seen = inverted.get(f.path) ?? new Set<number>();
       if (inverse) [from, to] = [inverse.wrote, inverse.found];
       let acc = byPath.get(f.path);
@@ -402,7 +402,7 @@ export function makePlan(
   for (const [path, acc] of byPath) {
     if (acc.sets.length < 2) continue;
     const nums = acc.sets.map(Number);
-    const ids = engine.journal.sets.inPlaceBetween(path, Math.min(...nums), Math.max(...nums)).filter((id) => !activeIds.has(id));
+    const ids = ws.journal.sets.inPlaceBetween(path, Math.min(...nums), Math.max(...nums)).filter((id) => !activeIds.has(id));
     if (ids.length > 0) between.set(path, ids);
   }
 
@@ -412,7 +412,7 @@ export function makePlan(
     let current: FileState = { exists: false };
     let abs: string | null = null;
     try {
-      abs = fromWorkspacePath(engine.root, path);
+      abs = fromWorkspacePath(ws.root, path);
     } catch {
       gapReason = 'outside-workspace';
     }
@@ -451,7 +451,7 @@ export function makePlan(
       // A text file edited since (or by a change in between that stays): the later edits are kept
       // when they do not overlap the selected changes' hunks.
       if (conflict && abs) {
-        const m = tryMerge(engine, acc.steps, acc.expected, acc.target, current, bytesNow(path, abs, current));
+        const m = tryMerge(ws, acc.steps, acc.expected, acc.target, current, bytesNow(path, abs, current));
         if (m && 'merged' in m) {
           conflict = null;
           merged = m.merged;
@@ -471,8 +471,8 @@ export function makePlan(
       sets: acc.sets,
       merged,
     };
-    if (only && !gapReason && abs) narrow(engine, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines);
-    if (!gapReason && !file.conflict) stillPartial(engine, file, acc.steps);
+    if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines);
+    if (!gapReason && !file.conflict) stillPartial(ws, file, acc.steps);
     files.push(file);
   }
   if (lines) {

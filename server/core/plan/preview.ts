@@ -1,4 +1,4 @@
-import type { Engine } from '../engine.js';
+import type { Workspace } from '../open-workspace.js';
 import { unifiedDiff } from '../diffs.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { CaptureGap, FileState } from '../types.js';
@@ -42,9 +42,9 @@ export type BytesReader = (path: string, abs: string) => Buffer | null | 'secret
 /** What a preview says instead of the diff of a file whose bytes hold a secret. */
 export const SECRET_NOTE = 'a secret: not shown';
 
-function diskBytes(engine: Engine): BytesReader {
+function diskBytes(ws: Workspace): BytesReader {
   return (path, abs) => {
-    const r = readWorkspaceState(engine, path, { abs });
+    const r = readWorkspaceState(ws, path, { abs });
     return r.gap === 'secret' ? 'secret' : (r.bytes ?? null);
   };
 }
@@ -57,9 +57,9 @@ function diskBytes(engine: Engine): BytesReader {
  * secret place, too large to keep, past the held total) is read from the disk as before. Use a
  * pair for one plan and its preview only.
  */
-export function diskReaders(engine: Engine): { state: CurrentReader; bytes: BytesReader; merge: CurrentBytes } {
-  const { read, held, bytes: merge } = heldDiskReader(engine);
-  const fallback = diskBytes(engine);
+export function diskReaders(ws: Workspace): { state: CurrentReader; bytes: BytesReader; merge: CurrentBytes } {
+  const { read, held, bytes: merge } = heldDiskReader(ws);
+  const fallback = diskBytes(ws);
   return {
     state: read,
     merge,
@@ -73,17 +73,17 @@ export function diskReaders(engine: Engine): { state: CurrentReader; bytes: Byte
 }
 
 /** The bytes of kept blob `s` (null: not a kept file, or its blob is missing or damaged). */
-function blobBytes(engine: Engine, s: FileState): Buffer | null {
+function blobBytes(ws: Workspace, s: FileState): Buffer | null {
   if (!s.exists || s.type !== 'file' || !s.sha256) return null;
   try {
-    return engine.journal.blobs.get(s.sha256);
+    return ws.journal.blobs.get(s.sha256);
   } catch {
     return null;
   }
 }
 
 /** The preview of a plan: per path its action, conflict, gap and diff. Writes nothing. */
-export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader = diskBytes(engine)): PreviewFile[] {
+export function previewPlan(ws: Workspace, plan: Plan, readBytes: BytesReader = diskBytes(ws)): PreviewFile[] {
   // A blob that is the target of several paths (copies of one file) is read and verified once.
   const seen = new Set<string>();
   const shared = new Map<string, Buffer | null>();
@@ -95,10 +95,10 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
   }
   const targetBytes = (s: FileState): Buffer | null => {
     const h = s.exists && s.type === 'file' ? s.sha256 : null;
-    if (h === null || !shared.has(h)) return blobBytes(engine, s);
+    if (h === null || !shared.has(h)) return blobBytes(ws, s);
     const had = shared.get(h);
     if (had) return had;
-    const bytes = blobBytes(engine, s);
+    const bytes = blobBytes(ws, s);
     if (bytes) shared.set(h, bytes);
     return bytes;
   };
@@ -118,7 +118,7 @@ export function previewPlan(engine: Engine, plan: Plan, readBytes: BytesReader =
         } else {
           let abs: string | null = null;
           try {
-            abs = fromWorkspacePath(engine.root, f.path);
+            abs = fromWorkspacePath(ws.root, f.path);
           } catch {
             abs = null;
           }

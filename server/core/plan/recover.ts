@@ -11,7 +11,7 @@ import { removeTemp, writeState } from './safe-fs.js';
  * completed (its step is recorded as done: the file is just removed) or did not (every path it
  * touched is put back to the state found before it began, from the copies kept in the blob
  * store, and temporary files are removed). `ws` is the workspace: its root (a real path) and its
- * journal (an engine will do). Must run inside the journal's write lock, which a live applier holds for the whole
+ * journal (an opened workspace will do). Must run inside the journal's write lock, which a live applier holds for the whole
  * of its step. Returns the number of transactions rolled back.
  */
 export function recoverTxns(ws: { root: string; journal: Journal }): number {

@@ -5,7 +5,7 @@ import { recoverTxns } from './plan/recover.js';
 import { findWorkspaceRootIn } from './workspace.js';
 
 /** Everything an operation on one workspace needs: its root (a real path), its journal, the limits. */
-export interface Engine {
+export interface Workspace {
   root: string;
   home: string;
   config: Config;
@@ -13,34 +13,34 @@ export interface Engine {
 }
 
 /**
- * Opens the engine for the workspace of `opts.workspace` (or `opts.cwd`, or the current folder),
+ * Opens the workspace of `opts.workspace` (or `opts.cwd`, or the current folder),
  * found by the one rule every entry point uses ({@link findWorkspaceRootIn}): the git root, else,
  * outside git, that folder or the nearest folder above it whose journal has recorded something.
  * The journal lives under `$TAKEBACK_HOME`.
  * An undo or redo that a killed process left half-done is rolled back here.
  */
-export function openEngine(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv; busyMs?: number } = {}): Engine {
+export function openWorkspace(opts: { workspace?: string; cwd?: string; env?: NodeJS.ProcessEnv; busyMs?: number } = {}): Workspace {
   const env = opts.env ?? process.env;
   const home = takebackHome(env);
-  return openEngineAt(home, workspaceRootOf(home, opts), env, opts.busyMs);
+  return openWorkspaceAt(home, workspaceRootOf(home, opts), env, opts.busyMs);
 }
 
-/** The workspace root `opts` names (see {@link openEngine}): a real path. */
+/** The workspace root `opts` names (see {@link openWorkspace}): a real path. */
 export function workspaceRootOf(home: string, opts: { workspace?: string; cwd?: string }): string {
   return findWorkspaceRootIn(home, opts.workspace ?? opts.cwd ?? process.cwd(), journalHasRecords);
 }
 
 /**
- * Opens the engine of workspace `root` (found already, by {@link workspaceRootOf}) under `home`,
- * as {@link openEngine} does. `busyMs`: how long its writes wait for another process's lock
+ * Opens workspace `root` (found already, by {@link workspaceRootOf}) under `home`,
+ * as {@link openWorkspace} does. `busyMs`: how long its writes wait for another process's lock
  * (see `Journal.open`).
  */
-export function openEngineAt(home: string, root: string, env: NodeJS.ProcessEnv, busyMs?: number): Engine {
+export function openWorkspaceAt(home: string, root: string, env: NodeJS.ProcessEnv, busyMs?: number): Workspace {
   const config = loadConfig(home, env);
   const journal = Journal.open(home, root, { busyMs });
-  const engine = { root, home, config, journal };
-  recoverIfNeeded(engine);
-  return engine;
+  const ws = { root, home, config, journal };
+  recoverIfNeeded(ws);
+  return ws;
 }
 
 /**
@@ -49,11 +49,11 @@ export function openEngineAt(home: string, root: string, env: NodeJS.ProcessEnv,
  * after about a second belongs to a live undo or redo (a killed one holds no lock): it is left
  * to it, and rolled back by a later open if its process dies.
  */
-export function recoverIfNeeded(engine: Engine): void {
-  const { journal } = engine;
+export function recoverIfNeeded(ws: Workspace): void {
+  const { journal } = ws;
   if (journal.txns.all().length === 0) return;
   try {
-    journal.withBusyTimeout(HOOK_BUSY_MS, () => journal.write(() => recoverTxns(engine)));
+    journal.withBusyTimeout(HOOK_BUSY_MS, () => journal.write(() => recoverTxns(ws)));
   } catch (e) {
     if (!String((e as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw e;
   }

@@ -3,8 +3,8 @@ import { contextOf, str, toolBegin } from './actions.js';
 import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookEventBase } from './spec.js';
 
 /**
- * One Claude Code hook event, as it arrives on the hook's stdin (see `shared/notes/agents.md`
- * and test/fixtures/claude-events/). Only the fields takeback reads are listed.
+ * One Claude Code hook event, as it arrives on the hook's stdin (recorded in
+ * test/fixtures/claude-events/). Only the fields takeback reads are listed.
  */
 export interface ClaudeHookEvent extends HookEventBase {
   tool_use_id?: string;

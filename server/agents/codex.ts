@@ -4,7 +4,7 @@ import { patchPaths } from './codex-patch.js';
 import type { AgentAction, AgentSpec, EventContext, HookCheck, HookCheckContext, HookEventBase } from './spec.js';
 
 /**
- * One Codex CLI hook event (its hooks.json events; see `shared/notes/agents.md` and
+ * One Codex CLI hook event (its hooks.json events, recorded in
  * test/fixtures/codex-events/). Only the fields takeback reads are listed.
  */
 export interface CodexHookEvent extends HookEventBase {

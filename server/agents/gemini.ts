@@ -3,7 +3,7 @@ import { contextOf, orderKey, str, toolBegin } from './actions.js';
 import type { AgentAction, AgentSpec, EventContext, HookCheck, HookCheckContext, HookEventBase } from './spec.js';
 
 /**
- * One Gemini CLI hook event (settings.json `hooks`; see `shared/notes/agents.md` and
+ * One Gemini CLI hook event (settings.json `hooks`, recorded in
  * test/fixtures/gemini-events/). Only the fields takeback reads are listed. Gemini gives no tool
  * call id and no turn id.
  */

@@ -2,8 +2,8 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
- * Limits and retention. Defaults follow Conch's ADR 0030 (5 MB per file; 10,000 files or
- * 200 MB per workspace for command capture; 30 days; 1 GB). Set them in
+ * Limits and retention. Defaults: 5 MB per file; 10,000 files or 200 MB per workspace for
+ * command capture; 30 days; 1 GB. Set them in
  * `$TAKEBACK_HOME/config.json` (same keys) or with the environment variables named below.
  */
 export interface Config {

@@ -2,6 +2,8 @@ import type * as W from '../protocol/src/types.js';
 import type { CommandScan } from './core/capture/command.js';
 import type { ApplyResult } from './core/plan/apply.js';
 import type { Action, Conflict, Plan } from './core/plan/plan.js';
+import type { ChangeHunk } from './core/plan/hunks.js';
+import type { LineRange } from './core/plan/merge.js';
 import type { PreviewFile } from './core/plan/preview.js';
 import type * as D from './core/types.js';
 import type { ChangeSet, FileChange, FileState, Turn } from './core/types.js';
@@ -116,6 +118,16 @@ export function toSetDetail(s: ChangeSet): W.ChangeSetDetail {
     files: s.files.map((f) => ({ ...fileSummary(f), before: wireState(f.before), after: wireState(f.after) })),
     history: s.history,
   };
+}
+
+/** A line range (`end < start`: none, the place just before `start`) as the wire's span: its first line and how many. */
+function toLineSpan(r: LineRange): W.LineSpan {
+  return { start: r.start, lines: Math.max(0, r.end - r.start + 1) };
+}
+
+/** A hunk of a change placed in the file now, as `changes/list` gives it with `hunks`. */
+export function toFileHunk(h: ChangeHunk): W.FileHunk {
+  return { before: toLineSpan(h.before), after: toLineSpan(h.after), now: h.now ? toLineSpan(h.now) : null };
 }
 
 /** A turn as the wire gives it. */

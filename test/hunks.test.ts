@@ -61,8 +61,8 @@ describe('undo --file --lines: only the hunks there', () => {
     const p = sb.json(['preview', id, '--file', 'app.js', '--lines', '17']);
     expect(p.files).toEqual([expect.objectContaining({ path: 'app.js', action: 'put-back', conflict: null, merged: true, sets: [id] })]);
     expect(p.files[0].hunks).toEqual([
-      { set: id, start: 5, end: 5, taken: false },
-      { set: id, start: 17, end: 17, taken: true },
+      { set: id, start: 5, end: 5, lines: 1, before: { start: 3, lines: 1 }, after: { start: 3, lines: 1 }, taken: false },
+      { set: id, start: 17, end: 17, lines: 1, before: { start: 15, lines: 1 }, after: { start: 15, lines: 1 }, taken: true },
     ]);
     expect(p.files[0].diff).toBe('--- a/app.js\n+++ b/app.js\n@@ -14,7 +14,7 @@\n line 12\n line 13\n line 14\n-agent 15\n+line 15\n line 16\n line 17\n line 18\n');
     expect(sb.read('app.js').toString()).toBe(edited);
@@ -75,7 +75,7 @@ describe('undo --file --lines: only the hunks there', () => {
     expect(sb.tb(['list']).stdout).toMatch(/app\.js {2}\+2 −2 \[partly undone\]/);
     // The other hunk, still in place, is all an undo of the file has left to take: the one taken
     // back has no line of the agent's there any more.
-    expect(sb.json(['preview', id, '--file', 'app.js']).files[0].hunks).toEqual([{ set: id, start: 5, end: 5, taken: true }]);
+    expect(sb.json(['preview', id, '--file', 'app.js']).files[0].hunks).toEqual([{ set: id, start: 5, end: 5, lines: 1, before: { start: 3, lines: 1 }, after: { start: 3, lines: 1 }, taken: true }]);
 
     const r = sb.json(['redo', '--last']);
     expect(r.written).toBe(true);
@@ -214,5 +214,83 @@ describe('undo --lines: clear errors, nothing written', () => {
     const bad = sb.tb(['undo', id, '--file', 'app.js', '--lines', '9-3']);
     expect(bad.code).toBe(2);
     expect(sb.read('app.js').toString()).toBe(withLine(TWENTY, 15, 'agent 15'));
+  });
+});
+
+describe('list --hunks and preview --json: where each hunk is', () => {
+  // Thirty lines; the agent turns line 3 into three lines, takes line 11 out and changes line 19:
+  // three hunks (seven lines apart or more), at lines 3-5, before 13 and at 20 of what it left.
+  const THIRTY = lines('line', 30);
+  const THREE = THIRTY.replace('line 3\n', 'agent 3a\nagent 3b\nagent 3c\n').replace('line 11\n', '').replace('line 19\n', 'agent 19\n');
+  const span = (start: number, n: number) => ({ start, lines: n });
+
+  it("each hunk's range in before, after and the file now, moved by a later edit above; none once taken back; list reads hunks only when asked", () => {
+    sb = start('app.js', THIRTY);
+    const id = agentWrites(sb, 'app.js', THREE);
+    const hunksOf = (s: Sandbox) => s.json(['list', '--hunks', 'app.js']).sets.find((x: { id: string }) => x.id === id).files[0].hunks;
+
+    expect(sb.json(['list']).sets[0].files[0]).not.toHaveProperty('hunks');
+    expect(hunksOf(sb)).toEqual([
+      { before: span(3, 1), after: span(3, 3), now: span(3, 3) },
+      { before: span(11, 1), after: span(13, 0), now: span(13, 0) },
+      { before: span(19, 1), after: span(20, 1), now: span(20, 1) },
+    ]);
+
+    // Two lines of the person's above: every hunk is two lines further down.
+    fs.writeFileSync(sb.abs('app.js'), `// mine 1\n// mine 2\n${THREE}`);
+    expect(hunksOf(sb)).toEqual([
+      { before: span(3, 1), after: span(3, 3), now: span(5, 3) },
+      { before: span(11, 1), after: span(13, 0), now: span(15, 0) },
+      { before: span(19, 1), after: span(20, 1), now: span(22, 1) },
+    ]);
+    const p = sb.json(['preview', id, '--file', 'app.js']);
+    expect(p.files[0].hunks).toEqual([
+      { set: id, start: 5, end: 7, lines: 3, before: span(3, 1), after: span(3, 3), taken: true },
+      { set: id, start: 15, end: 14, lines: 0, before: span(11, 1), after: span(13, 0), taken: true },
+      { set: id, start: 22, end: 22, lines: 1, before: span(19, 1), after: span(20, 1), taken: true },
+    ]);
+
+    // The first hunk taken back: it is no longer in the file, the others move up by two.
+    expect(sb.json(['undo', id, '--file', 'app.js', '--lines', '6']).written).toBe(true);
+    expect(hunksOf(sb)).toEqual([
+      { before: span(3, 1), after: span(3, 3), now: null },
+      { before: span(11, 1), after: span(13, 0), now: span(13, 0) },
+      { before: span(19, 1), after: span(20, 1), now: span(20, 1) },
+    ]);
+    expect(sb.tb(['list', '--hunks', 'app.js']).stdout).toMatch(/app\.js {2}\+4 −3 \[partly undone\] · hunks at lines 13, 20 · 1 hunk no longer in place/);
+
+    // The rest taken back: none is in the file. A redo's preview places the hunks it puts back
+    // (that last undo's: the second and third) by the lines that undo found, and gives their
+    // ranges in the change's own sides.
+    expect(sb.json(['undo', id]).written).toBe(true);
+    expect(hunksOf(sb).map((h: { now: unknown }) => h.now)).toEqual([null, null, null]);
+    expect(sb.json(['preview', '--redo', id, '--file', 'app.js']).files[0].hunks).toEqual([
+      { set: id, start: 13, end: 13, lines: 1, before: span(11, 1), after: span(13, 0), taken: true },
+      { set: id, start: 21, end: 21, lines: 1, before: span(19, 1), after: span(20, 1), taken: true },
+    ]);
+  });
+
+  it("a change undone whole: the redo's preview places each hunk by the lines the change found", () => {
+    sb = start('app.js', THIRTY);
+    const id = agentWrites(sb, 'app.js', THREE);
+    expect(sb.json(['undo', id]).written).toBe(true);
+    fs.writeFileSync(sb.abs('app.js'), `// mine
+${THIRTY}`);
+    expect(sb.json(['preview', '--redo', id, '--file', 'app.js']).files[0].hunks).toEqual([
+      { set: id, start: 4, end: 4, lines: 1, before: span(3, 1), after: span(3, 3), taken: true },
+      { set: id, start: 12, end: 12, lines: 1, before: span(11, 1), after: span(13, 0), taken: true },
+      { set: id, start: 20, end: 20, lines: 1, before: span(19, 1), after: span(20, 1), taken: true },
+    ]);
+  });
+
+  it('a file created by the change has no hunks; a path outside the workspace is refused', () => {
+    sb = start('app.js', THIRTY);
+    const id = agentWrites(sb, 'new.js', 'made\n');
+    const f = sb.json(['list', '--hunks', 'new.js']).sets.find((x: { id: string }) => x.id === id).files[0];
+    expect(f.path).toBe('new.js');
+    expect(f).not.toHaveProperty('hunks');
+    const out = sb.tb(['list', '--hunks', '/elsewhere/x.js']);
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toContain('outside the workspace');
   });
 });

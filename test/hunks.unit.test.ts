@@ -42,14 +42,29 @@ describe('diffHunks: the hunks preview shows', () => {
     expect(h1).toHaveLength(1);
     expect(h1.map((h) => [h.fromStart, h.fromLines, h.toStart, h.toLines])).toEqual(previewHeaders(TWENTY, one));
     expect(h1[0]!.changed).toEqual({ start: 3, end: 10 });
+    expect(h1[0]!.changedTo).toEqual({ start: 3, end: 10 });
+  });
+
+  it('changedTo is the hunk\'s changed lines on the other side: lines replaced by more lines, further down', () => {
+    const more = TWENTY.replace('line 2\n', 'new a\nnew b\nnew c\n').replace('line 15\n', 'agent 15\n');
+    expect(diffHunks(B(TWENTY), B(more)).map((h) => [h.changed, h.changedTo])).toEqual([
+      [{ start: 2, end: 2 }, { start: 2, end: 4 }],
+      [{ start: 15, end: 15 }, { start: 17, end: 17 }],
+    ]);
+    expect(diffHunks(B(more), B(TWENTY)).map((h) => [h.changed, h.changedTo])).toEqual([
+      [{ start: 2, end: 4 }, { start: 2, end: 2 }],
+      [{ start: 17, end: 17 }, { start: 15, end: 15 }],
+    ]);
   });
 
   it('lines only added (from this side) have an insertion point, lines removed their own range; equal files have no hunk', () => {
     const added = TWENTY.replace('line 5\n', 'line 5\nnew a\nnew b\n');
     const [ins] = diffHunks(B(TWENTY), B(added));
     expect(ins!.changed).toEqual({ start: 6, end: 5 });
+    expect(ins!.changedTo).toEqual({ start: 6, end: 7 });
     const [del] = diffHunks(B(added), B(TWENTY));
     expect(del!.changed).toEqual({ start: 6, end: 7 });
+    expect(del!.changedTo).toEqual({ start: 6, end: 5 });
     expect(diffHunks(B(TWENTY), B(TWENTY))).toEqual([]);
   });
 

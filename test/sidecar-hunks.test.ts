@@ -3,14 +3,16 @@
 // selection touches one of the agent's hunks (placed through a later edit above it) and nowhere
 // else; run, it takes back only that hunk through the editor's buffer, the change is partial once
 // saved, and a redo puts back exactly that hunk. undo/preview with `lines` shows just that hunk
-// and places every hunk.
+// and places every hunk. Over real stdio (`takeback serve`): changes/list with `hunks` and
+// undo/preview place each hunk in the document's unsaved text, with its lines in the change's own
+// before and after.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../protocol/src/errors.js';
 import type { ApplyResult, ListResult, PreviewResult } from '../protocol/src/types.js';
 import { inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
-import { inProcess, type TestEditor } from './support/lsp-client.js';
+import { inProcess, overStdio, type TestEditor } from './support/lsp-client.js';
 import { lines } from './support/takeback.js';
 
 type CodeActionLike = { title: string; command: { command: string; arguments: unknown[] } };
@@ -80,8 +82,8 @@ describe("the sidecar's per-hunk undo", () => {
 
     const p = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't1', paths: ['code.txt'], lines: { start: 17, end: 17 } } });
     expect(p.files[0]!.hunks).toEqual([
-      { set: '1', start: 5, end: 5, taken: false },
-      { set: '1', start: 17, end: 17, taken: true },
+      { set: '1', start: 5, end: 5, lines: 1, before: { start: 3, lines: 1 }, after: { start: 3, lines: 1 }, taken: false },
+      { set: '1', start: 17, end: 17, lines: 1, before: { start: 15, lines: 1 }, after: { start: 15, lines: 1 }, taken: true },
     ]);
     expect(p.files[0]!.diff).toContain('-agent 15\n+line 15\n');
     expect(p.files[0]!.diff).not.toContain('agent 3');
@@ -116,5 +118,39 @@ describe("the sidecar's per-hunk undo", () => {
     const none = await e.request('undo/apply', { selector: { turn: 't1', paths: ['code.txt'], lines: { start: 9, end: 10 } } }).catch((x: { code: number }) => x);
     expect(none).toMatchObject({ code: ErrorCodes.NotFound });
     expect(ws.read('code.txt')!.toString()).toBe(AGENT);
+  });
+
+  it('over stdio: changes/list with hunks and undo/preview place each hunk in the unsaved document, moved by an edit above; none without hunks asked', async () => {
+    ws = makeWorkspace();
+    agentEdits(ws);
+    const { editor: e } = overStdio(ws.root, 'neovim', ws.env);
+    editor = e;
+    await e.initialize();
+    await e.open('code.txt');
+    const hunksOf = async (): Promise<unknown> => {
+      const list = await e.request<ListResult>('changes/list', { hunks: path.join(ws!.root, 'code.txt') });
+      return list.sets.find((s) => s.id === '1')!.files.find((f) => f.path === 'code.txt')!.hunks;
+    };
+    const span = (start: number, n: number) => ({ start, lines: n });
+    expect(await hunksOf()).toEqual([
+      { before: span(3, 1), after: span(3, 1), now: span(3, 1) },
+      { before: span(15, 1), after: span(15, 1), now: span(15, 1) },
+    ]);
+    expect((await e.request<ListResult>('changes/list', {})).sets[0]!.files[0]).not.toHaveProperty('hunks');
+
+    // Two lines typed above, not saved: the hunks are where the document has them.
+    await e.type('code.txt', EDITED);
+    expect(ws.read('code.txt')!.toString()).toBe(AGENT);
+    expect(await hunksOf()).toEqual([
+      { before: span(3, 1), after: span(3, 1), now: span(5, 1) },
+      { before: span(15, 1), after: span(15, 1), now: span(17, 1) },
+    ]);
+    const p = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't1', paths: ['code.txt'] } });
+    expect(p.files[0]!.hunks).toEqual([
+      { set: '1', start: 5, end: 5, lines: 1, before: span(3, 1), after: span(3, 1), taken: true },
+      { set: '1', start: 17, end: 17, lines: 1, before: span(15, 1), after: span(15, 1), taken: true },
+    ]);
+    const out = await e.request('changes/list', { hunks: '/elsewhere/code.txt' }).catch((x: { code: number }) => x);
+    expect(out).toMatchObject({ code: ErrorCodes.OutsideWorkspace });
   });
 });

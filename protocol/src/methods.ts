@@ -26,12 +26,20 @@ export const ChangesListParams = v.object({
   all: maybe(v.boolean()),
   /** Only this agent's turns and sets (`claude-code`, `codex`, `gemini`, `cli`). */
   agent: maybe(v.string()),
+  /**
+   * A path (workspace-relative, or absolute inside the workspace): every listed set's summary of
+   * this file carries its `hunks`, placed in the file as it is now (the client's document when it
+   * is open). Only this file is read, with the kept copies of the sets that touch it; without it
+   * no file is read. A path outside the workspace is `OutsideWorkspace`.
+   */
+  hunks: maybe(v.string()),
 });
 export type ChangesListParams = v.InferInput<typeof ChangesListParams>;
 
 /**
- * `changes/list`: the change sets of the workspace, newest first, with their turns.
- * Errors: `NotFound`, `InvalidId` (a bad `turn`), `InvalidParams`.
+ * `changes/list`: the change sets of the workspace, newest first, with their turns; with `hunks`,
+ * the hunks of that file in each set. Errors: `NotFound`, `InvalidId` (a bad `turn`),
+ * `InvalidParams`, `OutsideWorkspace`.
  */
 export namespace ChangesListRequest {
   export const method = 'changes/list' as const;

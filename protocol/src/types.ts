@@ -92,6 +92,38 @@ export interface FileSummary {
   partial?: boolean;
   /** What the path is (after the change, or before it when deleted). */
   type: FileType;
+  /**
+   * The change's hunks of this path, only for the path `changes/list` names in `hunks` (or
+   * `takeback list --hunks PATH`), and only when both sides are text; absent otherwise.
+   */
+  hunks?: FileHunk[];
+}
+
+/**
+ * A run of lines: the first (1-based) and how many. `lines: 0` is a place with no line of its
+ * own, just before line `start` (where lines go in, or where they were taken out).
+ */
+export interface LineSpan {
+  start: number;
+  lines: number;
+}
+
+/**
+ * One hunk of a change to a file: a hunk of the change's own unified diff (3 lines of context,
+ * as `diff` shows), by its changed lines without the context.
+ */
+export interface FileHunk {
+  /** Its lines in the file as the change found it. */
+  before: LineSpan;
+  /** Its lines in the file as the change left it. */
+  after: LineSpan;
+  /**
+   * Its lines in the file as it is now (the client's document when it is open): the lines of
+   * `after` still there, moved by the later edits above them; null when none is (changed since,
+   * or taken back). A hunk that only took lines out has its place (`lines: 0`) while the lines on
+   * both sides of it are still next to each other.
+   */
+  now: LineSpan | null;
 }
 
 /** One change set in a listing. */
@@ -227,6 +259,12 @@ export interface Hunk {
   start: number;
   /** Its last changed line; `end < start` when it has none there (lines the step puts in just before `start`). */
   end: number;
+  /** How many changed lines it has there (`end - start + 1`; 0: none, lines go in just before `start`). */
+  lines: number;
+  /** Its changed lines in the file as the change found it. */
+  before: LineSpan;
+  /** Its changed lines in the file as the change left it. */
+  after: LineSpan;
   /** True when the step moves it: every hunk without `lines`, those touching the lines with. */
   taken: boolean;
 }

@@ -60,11 +60,23 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
     const mark = MARK[f.status] ? ` ${p(f.status === 'deleted' ? 'red' : f.status === 'created' ? 'green' : 'cyan', `(${MARK[f.status]})`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `[gap: ${f.gap}]`)}` : '';
     const undone = f.partial ? ` ${p('yellow', '[partly undone]')}` : s.state === 'partial' && f.undone ? ` ${p('yellow', '[undone]')}` : '';
-    lines.push(`        ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}`);
+    lines.push(`        ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}${f.hunks ? hunksText(f.hunks, p) : ''}`);
   }
   const hidden = files.length - shown.length;
   if (hidden > 0) lines.push(p('dim', `        … ${plural(hidden, 'more file')}: takeback show ${s.id}`));
   return lines;
+}
+
+/**
+ * `list --hunks PATH`: where the change's hunks of that file are now, as `--lines` takes them
+ * (` · hunks at lines 5, 17-18`; a hunk that only took lines out as the line after its place),
+ * and how many are no longer there.
+ */
+function hunksText(hunks: W.FileHunk[], p: Paint): string {
+  const at = hunks.flatMap((h) => (h.now ? [h.now.lines <= 1 ? `${h.now.start}` : `${h.now.start}-${h.now.start + h.now.lines - 1}`] : []));
+  const gone = hunks.length - at.length;
+  const place = at.length > 0 ? ` · ${at.length === 1 ? 'hunk at line' : 'hunks at lines'} ${at.join(', ')}` : '';
+  return place + (gone > 0 ? p('dim', ` · ${plural(gone, 'hunk')} no longer in place`) : '');
 }
 
 /** At most this many files of a set are listed by `takeback list` (`show` lists them all). */

@@ -11,11 +11,22 @@ export function registerList(p: Command, ctx: CommandContext): void {
     .option('--turn <T>', 'only this turn')
     .option('--all', 'every turn, and expired changes too')
     .option('--agent <NAME>', 'only this agent: claude-code, codex, gemini, qwen-code, copilot, cline, cli')
+    .option('--hunks <path>', "where each change's hunks of this file are in it now (the only file read)")
     .option('--json', 'print JSON (see README)')
-    .action(async (o: { turn?: string; all?: boolean; agent?: string; json?: boolean }, cmd: Command) => {
+    .action(async (o: { turn?: string; all?: boolean; agent?: string; hunks?: string; json?: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);
       const { listChanges } = await import('../../service/history.js');
-      const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
+      let hunks: string | undefined;
+      if (o.hunks !== undefined) {
+        const { toWorkspacePath } = await import('../../core/workspace.js');
+        const rel = toWorkspacePath(e.root, o.hunks, process.cwd());
+        if (rel === null) {
+          const { TakebackError } = await import('../../core/errors.js');
+          throw new TakebackError('outside-workspace', `${o.hunks} is outside the workspace ${e.root}`, { path: o.hunks });
+        }
+        hunks = rel;
+      }
+      const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, hunks });
       if (o.json) json(r);
       else {
         // Nothing by that agent: name the agents that did change something here.

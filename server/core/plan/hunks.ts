@@ -35,6 +35,8 @@ export interface Hunk {
   toLines: number;
   /** The changed lines in `from`, without context (`end < start`: none, an insertion just before `start`). */
   changed: LineRange;
+  /** The same in `to`: the lines the hunk puts there (`end < start`: none, lines taken out just before `start`). */
+  changedTo: LineRange;
 }
 
 /** A hunk with its place in the file as it is now. */
@@ -54,7 +56,8 @@ export function diffHunks(from: Buffer, to: Buffer): Hunk[] {
   if (!patch) {
     // Past what the diff follows: the whole file is one hunk.
     const n = splitLines(from).length;
-    return [{ fromStart: 1, fromLines: n, toStart: 1, toLines: splitLines(to).length, changed: { start: 1, end: n } }];
+    const m = splitLines(to).length;
+    return [{ fromStart: 1, fromLines: n, toStart: 1, toLines: m, changed: { start: 1, end: n }, changedTo: { start: 1, end: m } }];
   }
   return patch.hunks.map((h) => {
     // The changed lines: each removed line, and for lines added, the line just before where they go.
@@ -63,24 +66,37 @@ export function diffHunks(from: Buffer, to: Buffer): Hunk[] {
     let end = -Infinity;
     let removed = false;
     let insertAt = -1;
+    // The same walk in `to`: the lines added, or where the removed ones were.
+    let toAt = h.newStart;
+    let toStart = -1;
+    let toEnd = -1;
+    let removeAt = -1;
     for (const l of h.lines) {
       const sign = l[0];
       if (sign === '\\') continue;
-      if (sign === ' ') at++;
-      else if (sign === '-') {
+      if (sign === ' ') {
+        at++;
+        toAt++;
+      } else if (sign === '-') {
         start = Math.min(start, at);
         end = Math.max(end, at);
         removed = true;
+        if (removeAt < 0) removeAt = toAt;
         at++;
       } else if (sign === '+') {
         if (insertAt < 0) insertAt = at;
         start = Math.min(start, at);
         end = Math.max(end, at - 1);
+        if (toStart < 0) toStart = toAt;
+        toEnd = toAt;
+        toAt++;
       }
     }
     // A hunk that only adds lines has no changed line of its own: its place is where they go.
     const changed = removed ? { start, end: Math.max(end, start) } : { start: insertAt, end: insertAt - 1 };
-    return { fromStart: h.oldStart, fromLines: h.oldLines, toStart: h.newStart, toLines: h.newLines, changed };
+    // One that only removes lines puts none in `to`: its place there is where they were.
+    const changedTo = toStart > 0 ? { start: toStart, end: toEnd } : { start: removeAt, end: removeAt - 1 };
+    return { fromStart: h.oldStart, fromLines: h.oldLines, toStart: h.newStart, toLines: h.newLines, changed, changedTo };
   });
 }
 
@@ -122,6 +138,39 @@ export function placeHunks(hunks: Hunk[], from: Buffer, now: Buffer): PlacedHunk
     if (lo < 0) return { ...h, now: null, intact: false };
     return { ...h, now: { start: lo + 1, end: hi + 1 }, intact: all && hi - lo === end - start };
   });
+}
+
+/**
+ * One hunk of a change's own diff, from what it found (`before`) to what it left (`after`), and
+ * where it is in the file now: the lines of `after` it changed, mapped through the later edits.
+ * Ranges are 1-based and inclusive; `end < start` is the place just before `start` (no line).
+ */
+export interface ChangeHunk {
+  before: LineRange;
+  after: LineRange;
+  /** Its changed lines in the file now, or null when none is still there (changed since, or taken back); a hunk that only removed lines has a place while the lines on both sides of it are still next to each other. */
+  now: LineRange | null;
+}
+
+/**
+ * The hunks of a change from `before` to `after` (as preview's unified diff draws them), each
+ * placed in `now`, the file as it is now ({@link ChangeHunk}). Empty when `before` equals `after`.
+ */
+export function changeHunks(before: Buffer, after: Buffer, now: Buffer): ChangeHunk[] {
+  // The undo's hunks: from what the change left, so that each is placed by the agent's own lines.
+  return placeHunks(diffHunks(after, before), after, now).map((h) => {
+    const here = h.now && (h.changed.end >= h.changed.start || h.intact) ? h.now : null;
+    return { before: h.changedTo, after: h.changed, now: here };
+  });
+}
+
+/**
+ * Line ranges of `from` mapped to `to` as {@link placeHunks} places a hunk's changed lines (each
+ * range what it covers of the lines kept), null for a range with no line left there.
+ */
+export function mapRanges(ranges: LineRange[], from: Buffer, to: Buffer): (LineRange | null)[] {
+  const as = ranges.map((r) => ({ fromStart: r.start, fromLines: 0, toStart: r.start, toLines: 0, changed: r, changedTo: r }));
+  return placeHunks(as, from, to).map((h) => h.now);
 }
 
 /**

@@ -4,7 +4,7 @@ import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { TakebackError } from '../errors.js';
-import { applyHunks, diffHunks, placeHunks, rangeText, touches } from './hunks.js';
+import { applyHunks, diffHunks, mapRanges, placeHunks, rangeText, touches, type Hunk } from './hunks.js';
 import { isMergeableText, linesText, mergeBytes, type LineRange, type MergeOverlap } from './merge.js';
 
 /**
@@ -74,10 +74,16 @@ export interface Narrowing {
   bytes?: CurrentBytes;
 }
 
-/** One hunk of a planned path: the set it is of, its changed lines in the file now, and whether the step moves it. */
+/**
+ * One hunk of a planned path: the set it is of, its changed lines in the file now, in what the
+ * change found (`before`) and in what it left (`after`), and whether the step moves it. Ranges
+ * are 1-based and inclusive; `end < start` is the place just before `start` (no line there).
+ */
 export interface PlanHunk {
   set: string;
   now: LineRange;
+  before: LineRange;
+  after: LineRange;
   taken: boolean;
 }
 
@@ -205,8 +211,8 @@ function inverseOf(ws: Workspace, op: number, path: string): { found: FileState;
 /** What a merge attempt gives: the bytes and state to write, or why not (null: no merge is possible, the conflict stays as it is). */
 type MergeAttempt = { merged: Buffer; target: FileState } | { detail: string } | null;
 
-/** The bytes of kept file state `s` from the blob store (null: not a text file that can be merged). */
-function textBlob(ws: Workspace, s: FileState): Buffer | null {
+/** The bytes of kept file state `s` from the blob store, or null when it is not a text file a merge takes (not a kept file, binary, a missing or damaged blob). */
+export function textBlob(ws: Workspace, s: FileState): Buffer | null {
   if (!s.exists || s.type !== 'file' || !s.sha256) return null;
   let b: Buffer;
   try {
@@ -269,6 +275,25 @@ function stillPartial(ws: Workspace, file: PlannedFile, steps: WalkStep[]): void
   }
 }
 
+/**
+ * The lines of each of `hunks` (of the diff from the step's `from` to its `to`) in what the
+ * change found (`before`) and in what it left (`after`). An undo's step goes from what the change
+ * left to what it found, a redo's the other way; a redo that is the inverse of a step by hunks
+ * goes between what that step found and wrote, whose lines are mapped to the change's own sides
+ * (a range with no line there stays as the step has it).
+ */
+function hunkSides(ws: Workspace, step: WalkStep, from: Buffer, to: Buffer, hunks: Hunk[], direction: 'undo' | 'redo'): { before: LineRange; after: LineRange }[] {
+  const fromSide = hunks.map((h) => h.changed);
+  const toSide = hunks.map((h) => h.changedTo);
+  const [before, after] = direction === 'undo' ? [toSide, fromSide] : [fromSide, toSide];
+  const own = step.change && { before: textBlob(ws, step.change.before), after: textBlob(ws, step.change.after) };
+  if (!own || !own.before || !own.after) return hunks.map((_, k) => ({ before: before[k]!, after: after[k]! }));
+  const [beforeOf, afterOf] = direction === 'undo' ? [to, from] : [from, to];
+  const b = mapRanges(before, beforeOf, own.before);
+  const a = mapRanges(after, afterOf, own.after);
+  return hunks.map((_, k) => ({ before: b[k] ?? before[k]!, after: a[k] ?? after[k]! }));
+}
+
 /** Why a step of a path has no hunks: a side that is not a kept text file. */
 function noHunks(s: FileState, b: Buffer | null): string {
   if (!s.exists) return 'it does not exist on one side of the change (created or deleted)';
@@ -293,7 +318,7 @@ function setsText(ids: string[]): string {
  * Throws `usage` when a side is not text (a binary file, a link, a file created or deleted: no
  * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written).
  */
-function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined): void {
+function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined, direction: 'undo' | 'redo'): void {
   const texts = steps.map((s) => ({ id: s.id, from: textBlob(ws, s.from), to: textBlob(ws, s.to), step: s }));
   const bad = texts.find((t) => !t.from || !t.to);
   if (bad || now === null || !isMergeableText(now)) {
@@ -303,7 +328,10 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
   }
   const placed = texts.map((t) => placeHunks(diffHunks(t.from!, t.to!), t.from!, now));
   const chosen = placed.map((p) => new Set(lines ? p.filter((h) => h.now && touches(h.now, lines)) : p));
-  file.hunks = placed.flatMap((p, i) => p.filter((h) => h.now).map((h) => ({ set: texts[i]!.id, now: h.now!, taken: chosen[i]!.has(h) })));
+  file.hunks = placed.flatMap((p, i) => {
+    const sides = hunkSides(ws, texts[i]!.step, texts[i]!.from!, texts[i]!.to!, p, direction);
+    return p.flatMap((h, k) => (h.now ? [{ set: texts[i]!.id, now: h.now, ...sides[k]!, taken: chosen[i]!.has(h) }] : []));
+  });
   if (!lines) return;
   const where = `line${lines.end > lines.start ? 's' : ''} ${rangeText(lines)} of ${file.path} as it is now`;
   if (chosen.every((c) => c.size === 0)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} touches ${where}`, { path: file.path });
@@ -471,7 +499,7 @@ export function makePlan(
       sets: acc.sets,
       merged,
     };
-    if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines);
+    if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines, direction);
     if (!gapReason && !file.conflict) stillPartial(ws, file, acc.steps);
     files.push(file);
   }

@@ -3,6 +3,7 @@ import { unifiedDiff } from '../diffs.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { CaptureGap, FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
+import type { LineRange } from './merge.js';
 import { heldDiskReader, type Action, type Conflict, type CurrentBytes, type CurrentReader, type Plan } from './plan.js';
 
 /** One path of a preview: what will happen, the diff from now to after, and why it may not. */
@@ -26,9 +27,22 @@ export interface PreviewFile {
    * With the step narrowed to files: the selected changes' hunks of this path that are still in
    * the file, each placed by its changed lines in the file now (1-based; `end < start`: lines go
    * in just before `start`) with its set, and `taken` when the step moves it (all of them, without
-   * `--lines`). Absent otherwise, and for a path that is not text.
+   * `--lines`). `lines` is how many changed lines it has there; `before` and `after` are its changed
+   * lines in what the change found and in what it left (`lines: 0`: the place just before
+   * `start`). Absent otherwise, and for a path that is not text.
    */
-  hunks?: { set: string; start: number; end: number; taken: boolean }[];
+  hunks?: { set: string; start: number; end: number; lines: number; before: LineSpan; after: LineSpan; taken: boolean }[];
+}
+
+/** A run of lines: the first (1-based) and how many (0: the place just before `start`). */
+export interface LineSpan {
+  start: number;
+  lines: number;
+}
+
+/** The span of an inclusive range (`end < start`: none, the place just before `start`). */
+export function lineSpan(r: LineRange): LineSpan {
+  return { start: r.start, lines: Math.max(0, r.end - r.start + 1) };
 }
 
 /**
@@ -144,7 +158,9 @@ export function previewPlan(ws: Workspace, plan: Plan, readBytes: BytesReader = 
       note,
       sets: f.sets,
       ...(f.merged ? { merged: true } : {}),
-      ...(f.hunks ? { hunks: f.hunks.map((h) => ({ set: h.set, start: h.now.start, end: h.now.end, taken: h.taken })) } : {}),
+      ...(f.hunks
+        ? { hunks: f.hunks.map((h) => ({ set: h.set, start: h.now.start, end: h.now.end, lines: lineSpan(h.now).lines, before: lineSpan(h.before), after: lineSpan(h.after), taken: h.taken })) }
+        : {}),
     };
   });
 }

@@ -13,6 +13,7 @@ import { EmacsTmux, newEmacsCase, runErt, writeEmacsParams, type EmacsCase } fro
 import { waitFor } from './support/helix.js';
 import { AGENT_AFTER, AGENT_BEFORE, AGENT_COMMAND } from './support/editor-case.js';
 import { BIN, readTree } from './support/nvim.js';
+import { lines } from './support/takeback.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
 const emacs = findEmacs();
@@ -77,6 +78,20 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
     expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
     expect(r.code, r.output).toBe(0);
     expect(readTree(c.workspace)).toEqual({ 'crlf.txt': 'one\r\nTWO\r\n', 'noeol.txt': 'alpha\nBETA' });
+  });
+
+  it.concurrent('ERT takeback-hunks: takeback-undo-hunk at point and C-c C-u in the preview each take back one hunk through the buffer, moved by an edit above; `undo` brings back the last alone', async () => {
+    const twenty = lines('line', 20);
+    const files = { 'code.txt': twenty };
+    const after = twenty.replace('line 3\n', 'agent 3\n').replace('line 15\n', 'agent 15\n');
+    const c = start('hunks', files);
+    const agent = "sed -i -e 's/^line 3$/agent 3/' -e 's/^line 15$/agent 15/' code.txt";
+    const r = await runErt(c, 'takeback-hunks', writeEmacsParams(c, { agent, before: files, after: { 'code.txt': after } }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    // `undo` changed the buffer only: the disk stays as the second hunk's undo left it.
+    expect(readTree(c.workspace)).toEqual({ 'code.txt': `// mine 1\n// mine 2\n${twenty}` });
+    expect(journal(c)).toEqual([['1', 'undone']]);
   });
 
   it.concurrent('under tmux, as a person: M-x takeback-list, u on the change, then C-/ in the file brings it back', async () => {

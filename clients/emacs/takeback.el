@@ -17,6 +17,8 @@
 ;; M-x takeback-preview  what an undo would do, in a `diff-mode' buffer
 ;; M-x takeback-undo     undo the last change (C-u: replace later changes)
 ;; M-x takeback-redo     redo it
+;; M-x takeback-undo-hunk  undo only the agent's hunk at point (or the region's lines)
+;; C-c C-u               in the preview buffer: undo only the hunk at point
 ;;
 ;; The sidecar plans every step; this package applies the text edits it sends
 ;; (`workspace/applyEdit') to the buffers, one undo group per file, so `undo'
@@ -324,7 +326,11 @@ change\"."
          ((plist-get sel :turn) (format "turn %s" (plist-get sel :turn)))
          ((plist-get sel :afterTurn) (format "everything after turn %s" (plist-get sel :afterTurn)))
          (t "the last change"))
-   (if (plist-get sel :paths) (concat " to " (takeback--join (append (plist-get sel :paths) nil))) "")))
+   (if (plist-get sel :paths) (concat " to " (takeback--join (append (plist-get sel :paths) nil))) "")
+   (let ((l (plist-get sel :lines)))
+     (cond ((null l) "")
+           ((= (plist-get l :start) (plist-get l :end)) (format " at line %d" (plist-get l :start)))
+           (t (format " at lines %d-%d" (plist-get l :start) (plist-get l :end)))))))
 
 (defun takeback--join (names)
   "\"a\", \"a and b\", \"a, b and c\"."
@@ -420,11 +426,36 @@ ListResult."
                         ((plist-get f :note) (insert (format "# %s: %s\n" (plist-get f :path) (plist-get f :note))))))
       (buffer-string))))
 
+(defvar-local takeback--preview-root nil "The workspace a `*takeback-preview*' buffer shows a step of.")
+(defvar-local takeback--preview-sets nil "The change sets (ids, a vector) the preview's undo would move.")
+
+(defvar takeback-preview-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-u") #'takeback-preview-undo-hunk)
+    map)
+  "Keys of `takeback-preview-mode', over `diff-mode''s own.")
+
+(define-minor-mode takeback-preview-mode
+  "A takeback preview in `diff-mode': \[takeback-preview-undo-hunk] undoes only
+the hunk at point, through the file's buffer (one undo group: `undo' there
+brings it back).
+\{takeback-preview-mode-map}"
+  :lighter " takeback")
+
+(defun takeback--current-root ()
+  "The workspace of the current buffer: the one `*takeback*' lists or the
+preview shows, else the one around the file visited (or `default-directory')."
+  (cond ((derived-mode-p 'takeback-list-mode) takeback--list-root)
+        (takeback--preview-root takeback--preview-root)
+        (t (takeback--root (buffer-file-name)))))
+
 (defun takeback-preview (&optional selector)
   "Show what undoing SELECTOR (default: the change at point, or the last one)
-would do. Return the PreviewResult."
+would do. Return the PreviewResult. In the preview,
+\<takeback-preview-mode-map>\[takeback-preview-undo-hunk] undoes only the
+hunk at point."
   (interactive)
-  (let* ((root (if (derived-mode-p 'takeback-list-mode) takeback--list-root (takeback--root (buffer-file-name))))
+  (let* ((root (takeback--current-root))
          (sel (or selector (takeback--read-selector)))
          (p (takeback--request root :undo/preview (list :selector sel :direction "undo")))
          (buf (get-buffer-create "*takeback-preview*")))
@@ -433,10 +464,62 @@ would do. Return the PreviewResult."
         (erase-buffer)
         (insert (takeback--preview-text sel p)))
       (diff-mode)
+      (takeback-preview-mode 1)
+      (setq takeback--preview-root root)
+      (setq takeback--preview-sets (plist-get p :sets))
+      (setq default-directory (file-name-as-directory root))
       (setq buffer-read-only t)
       (goto-char (point-min)))
     (when (called-interactively-p 'any) (display-buffer buf))
     p))
+
+(defun takeback--preview-hunk-at-point ()
+  "The hunk of the preview at point: (PATH START END), PATH its file's
+workspace path and START..END the lines of the file now that the hunk changes
+(for a hunk that only adds lines, the line before which they go, both). Nil
+when point is on no hunk."
+  (save-excursion
+    (let ((here (line-beginning-position)))
+      (end-of-line)
+      (when (re-search-backward "^@@ -\\([0-9]+\\)\\(?:,\\([0-9]+\\)\\)? \\+[0-9]+\\(?:,[0-9]+\\)? @@" nil t)
+        (let* ((count (if (match-beginning 2) (string-to-number (match-string 2)) 1))
+               ;; A side with no line names the line before the hunk (as unified diffs do).
+               (line (+ (string-to-number (match-string 1)) (if (= count 0) 1 0)))
+               (path (save-excursion
+                       (and (re-search-backward "^\\+\\+\\+ b/\\(.*\\)$" nil t) (match-string-no-properties 1))))
+               start end insert)
+          (forward-line 1)
+          (while (and (not (eobp)) (looking-at "[-+ \\\\]"))
+            (pcase (char-after)
+              (?- (setq start (or start line) end line line (1+ line)))
+              (?+ (unless insert (setq insert line)))
+              (?\s (setq line (1+ line))))
+            (forward-line 1))
+          ;; Point is on the hunk: its header or one of its lines.
+          (when (and path (or start insert) (> (point) here))
+            (list path (or start insert) (or end insert))))))))
+
+(defun takeback-preview-undo-hunk (&optional force)
+  "Undo only the hunk at point of the preview: the hunks of the previewed
+changes that it touches, through the file's buffer (one undo group, so `undo'
+there brings it back), saved as the agent saved. With a prefix argument
+(FORCE), replace later changes. Then show the preview again. Return the
+ApplyResult."
+  (interactive "P")
+  (let ((hunk (takeback--preview-hunk-at-point))
+        (sets takeback--preview-sets)
+        (line (line-number-at-pos)))
+    (cond
+     ((null hunk) (user-error "takeback: no hunk at point"))
+     ((zerop (length sets)) (user-error "takeback: the preview has nothing to undo"))
+     (t
+      (let ((r (takeback--run "undo" (list :ids sets :paths (vector (nth 0 hunk))
+                                           :lines (list :start (nth 1 hunk) :end (nth 2 hunk)))
+                              force)))
+        (takeback-preview (list :ids sets))
+        (goto-char (point-min))
+        (forward-line (1- line))
+        r)))))
 
 ;;;; M-x takeback-undo / takeback-redo
 
@@ -528,7 +611,7 @@ reverted, or killed when their file is gone."
                 (when (equal (plist-get a :action) "remove") (kill-buffer b)))))
 
 (defun takeback--run (direction selector force)
-  (let* ((root (if (derived-mode-p 'takeback-list-mode) takeback--list-root (takeback--root (buffer-file-name))))
+  (let* ((root (takeback--current-root))
          (sel (or selector (takeback--read-selector)))
          r err)
     (takeback--reload root)
@@ -553,6 +636,55 @@ change). With a prefix argument (FORCE), replace later changes and unsaved
 text. Return the ApplyResult."
   (interactive (list nil current-prefix-arg))
   (takeback--run "undo" selector force))
+
+(defun takeback--touches (span start end)
+  "Whether the LineSpan SPAN (a plist :start :lines) of the file now touches
+lines START..END: they share a line, or, for a span of no line (lines the
+agent took out, put back just before its start), START..END holds the line
+before it or the line after it."
+  (let ((s (plist-get span :start)) (n (plist-get span :lines)))
+    (if (> n 0)
+        (and (<= start (+ s n -1)) (>= end s))
+      (and (<= start s) (>= end (1- s))))))
+
+(defun takeback--hunk-selector (root rel start end)
+  "The selector of the agent's hunks at lines START..END of ROOT's file REL as
+its buffer has it now: the newest change still in place (in part or whole)
+with a hunk there, narrowed to the file and those lines; nil when there is
+none."
+  (let ((list (takeback--request root :changes/list (list :hunks rel))))
+    (cl-loop for set across (plist-get list :sets)
+             when (member (plist-get set :state) '("applied" "partial"))
+             when (cl-loop for f across (plist-get set :files)
+                           thereis (and (equal (plist-get f :path) rel)
+                                        (cl-loop for h across (or (plist-get f :hunks) [])
+                                                 for now = (plist-get h :now)
+                                                 thereis (and now (takeback--touches now start end)))))
+             return (list :ids (vector (plist-get set :id)) :paths (vector rel)
+                          :lines (list :start start :end end)))))
+
+(defun takeback-undo-hunk (&optional force)
+  "Undo only the agent's hunk under point (with an active region, the hunks
+its lines touch) in the current file, as the buffer has it now: of the newest
+change still in place that has one there. It arrives as an edit of the
+buffer, one undo group (`undo' brings the hunk back), saved as the agent
+saved. With a prefix argument (FORCE), replace later changes. Return the
+ApplyResult, or nil when no hunk of the agent's is there."
+  (interactive "P")
+  (let* ((file (or (takeback--buffer-file (current-buffer)) (user-error "takeback: this buffer visits no file")))
+         (root (takeback--root file))
+         (rel (or (takeback--relative root file) (user-error "takeback: %s is not in the workspace %s" file root)))
+         (start (line-number-at-pos (if (use-region-p) (region-beginning) (point))))
+         (end (if (use-region-p)
+                  (line-number-at-pos (max (region-beginning) (1- (region-end))))
+                start))
+         (sel (takeback--hunk-selector root rel start end)))
+    (if sel
+        (takeback--run "undo" sel force)
+      ;; Through "%s": `message' would turn the apostrophe into a curved one.
+      (message "%s" (format "takeback: no change of the agent's is at %s of %s"
+                            (if (= start end) (format "line %d" start) (format "lines %d-%d" start end)) rel))
+      nil)))
 
 (defun takeback-redo (&optional selector force)
   "Redo SELECTOR (default: the change at point in `*takeback*', else the last

@@ -197,4 +197,82 @@ the agent's change back."
     (should (equal (takeback-tests--journal) '(("1" . "applied"))))
     (takeback-stop)))
 
+;; Its own workspace: code.txt of twenty lines "line N"; the agent changes lines 3 and 15 (two
+;; hunks).  The person then adds two lines above them and saves.
+(ert-deftest takeback-hunks ()
+  "Per hunk: `takeback-undo-hunk' at point in the file, then C-c C-u on a hunk of the
+preview, each only that hunk, through the buffer as one undo group each: `undo' brings back
+the last one alone."
+  (setq takeback-command (takeback-tests--p 'cmd))
+  (let* ((default-directory (file-name-as-directory (takeback-tests--p 'workspace)))
+         (code (find-file-noselect (takeback-tests--ws "code.txt")))
+         (before (takeback-tests--before "code.txt"))
+         (mine "// mine 1\n// mine 2\n")
+         (line-of (lambda (text) (with-current-buffer code
+                                   (save-excursion (goto-char (point-min))
+                                                   (search-forward text)
+                                                   (line-number-at-pos))))))
+    (set-buffer code)
+    (takeback-list)
+    (sleep-for 1.1)
+    (takeback-tests--agent)
+    (takeback-tests--wait "the buffer reverted"
+                          (lambda () (equal (takeback-tests--text code) (takeback-tests--after "code.txt"))))
+    (with-current-buffer code
+      (goto-char (point-min))
+      (insert mine)
+      (let ((require-final-newline nil)) (save-buffer)))
+    (should (equal (takeback-tests--disk "code.txt") (concat mine (takeback-tests--after "code.txt"))))
+    ;; The agent's line 3 is line 5 now, its line 15 line 17.
+    (should (= (funcall line-of "agent 3") 5))
+    (should (= (funcall line-of "agent 15") 17))
+
+    ;; On a line of no hunk of the agent's: nothing.
+    (with-current-buffer code
+      (goto-char (point-min))
+      (forward-line 9)
+      (should-not (takeback-undo-hunk)))
+    (should (string-match-p "takeback: no change of the agent's is at line 10 of code\\.txt" (takeback-tests--messages)))
+    (should (equal (takeback-tests--disk "code.txt") (concat mine (takeback-tests--after "code.txt"))))
+
+    ;; At point on the agent's line 5: that hunk only, saved; the change is partial.
+    (with-current-buffer code
+      (goto-char (point-min))
+      (forward-line 4)
+      (let ((r (takeback-undo-hunk)))
+        (should (eq (plist-get r :written) t))
+        (should (equal (plist-get r :sets) ["1"]))))
+    (should (string-match-p "takeback: undid change 1 to code\\.txt at line 5 (change 1): code\\.txt" (takeback-tests--messages)))
+    (takeback-tests--wait-recorded "undone")
+    (let ((one-back (concat mine (replace-regexp-in-string "^agent 3$" "line 3" (takeback-tests--after "code.txt")))))
+      (should (equal (takeback-tests--text code) one-back))
+      (should-not (buffer-modified-p code))
+      (should (equal (takeback-tests--disk "code.txt") one-back)))
+    (should (equal (takeback-tests--journal) '(("1" . "partial"))))
+
+    ;; The preview shows the other hunk, at its line now; C-c C-u on it takes it back.
+    (with-current-buffer code (takeback-preview))
+    (with-current-buffer "*takeback-preview*"
+      (should (bound-and-true-p takeback-preview-mode))
+      (should (string-match-p "^@@ -14,7 \\+14,7 @@" (buffer-string)))
+      (should-not (string-match-p "agent 3" (buffer-string)))
+      (goto-char (point-min))
+      (search-forward "-agent 15")
+      (let ((r (call-interactively (key-binding (kbd "C-c C-u")))))
+        (should (eq (plist-get r :written) t)))
+      ;; Shown again: nothing left to undo.
+      (should-not (string-match-p "agent 15" (buffer-string))))
+    (takeback-tests--wait-recorded "undone")
+    (should (equal (takeback-tests--text code) (concat mine before)))
+    (should (equal (takeback-tests--disk "code.txt") (concat mine before)))
+    (should (equal (takeback-tests--journal) '(("1" . "undone"))))
+
+    ;; Each hunk came as an undo group of its own: `undo' brings back the last one alone.
+    (with-current-buffer code
+      (let ((last-command nil)) (undo))
+      (should (equal (takeback-tests--text code)
+                     (concat mine (replace-regexp-in-string "^line 15$" "agent 15" before))))
+      (should (buffer-modified-p)))
+    (takeback-stop)))
+
 ;;; takeback-tests.el ends here

@@ -5,8 +5,9 @@
 // point (the Edit really made between PreToolUse and PostToolUse); then, in VS Code as a person
 // would: the Takeback view lists the turn, Preview opens the diff editor, Undo puts the file back
 // in the editor and on disk (saved, so the journal records it), Ctrl+Z brings the agent's change
-// back, and unsaved text in the buffer is a conflict that writes nothing until "Undo, replacing
-// later changes" is picked.
+// back, the sidecar's "Undo the agent's change here" in the Source Action menu takes the hunk at
+// the cursor back, and unsaved text in the buffer is a conflict that writes nothing until "Undo,
+// replacing later changes" is picked.
 // Everything is private: HOME, XDG folders, TAKEBACK_HOME, VS Code's user data and extensions.
 // The tests are skipped only when code-server or Chromium cannot be found, and fail instead with
 // TAKEBACK_REQUIRE_EDITORS=1.
@@ -105,7 +106,7 @@ async function withSession<T>(s: { page: import('playwright-core').Page; log(): 
 }
 
 describe('VS Code (code-server) with the takeback extension', () => {
-  it('lists the turn, previews it, undoes it through the buffer and the disk, Ctrl+Z brings the change back, and Redo records it', async (ctx) => {
+  it("lists the turn, previews it, undoes it through the buffer and the disk, Ctrl+Z brings the change back, Redo records it, and the Source Action 'Undo the agent's change here' takes the hunk back", async (ctx) => {
     needVscode(ctx);
     const w = world();
     const s = await w.open();
@@ -162,6 +163,19 @@ describe('VS Code (code-server) with the takeback extension', () => {
       await clickRowAction(turn, 'Redo');
       await until('the journal to record the redo', () => w.states().join() === 'Edit notes.md: applied', 30_000);
       expect(w.read('notes.md')).toBe(AFTER);
+
+      // The sidecar's per-hunk code action, in VS Code's Source Action menu with the cursor on the
+      // agent's line: the hunk goes back through the buffer, saved, recorded.
+      await page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: 'The slow brown fox.' }).click();
+      await page.keyboard.press('F1');
+      await page.keyboard.type('Source Action');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: /^Source Action/ }).first().click();
+      const here = page.locator('.action-widget .monaco-list-row', { hasText: "Undo the agent's change here" });
+      await here.waitFor();
+      await here.click();
+      await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
+      await until('the editor to show the file before the agent', async () => (await editorText(page)).includes('The quick brown fox.'), 30_000);
+      await until('the journal to record the undo', () => w.states().join() === 'Edit notes.md: undone', 30_000);
     });
   }, 300_000);
 

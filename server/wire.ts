@@ -4,7 +4,7 @@ import type { ApplyResult } from './core/plan/apply.js';
 import type { Action, Conflict, Plan } from './core/plan/plan.js';
 import type { ChangeHunk } from './core/plan/hunks.js';
 import type { LineRange } from './core/plan/merge.js';
-import type { PreviewFile } from './core/plan/preview.js';
+import type { LineSpan, PreviewFile } from './core/plan/preview.js';
 import type * as D from './core/types.js';
 import type { ChangeSet, FileChange, FileState, Turn } from './core/types.js';
 
@@ -57,6 +57,7 @@ export type VocabularyChecks = [
   Holds<Same<Conflict, W.Conflict>>,
   Holds<Same<Conflict['reason'], W.Conflict['reason']>>,
   Holds<Same<PreviewFile, W.PreviewFile>>,
+  Holds<Same<LineSpan, W.LineSpan>>,
   Holds<Same<CommandScan, W.CaptureScan>>,
   Holds<Same<CommandScan['status'], W.CaptureScan['status']>>,
   Holds<Same<Plan['direction'], W.PreviewResult['direction']>>,

@@ -5,7 +5,7 @@
 // them gives back exact bytes (CRLF, a BOM, no final newline, bytes that are not UTF-8).
 import { describe, expect, it } from 'vitest';
 import { unifiedDiff } from '../server/core/diffs.js';
-import { applyHunks, diffHunks, parseLines, placeHunks, touches } from '../server/core/plan/hunks.js';
+import { applyHunks, changeHunks, diffHunks, mapRanges, parseLines, placeHunks, touches } from '../server/core/plan/hunks.js';
 import { lines } from './support/takeback.js';
 
 const B = (s: string | number[]) => (typeof s === 'string' ? Buffer.from(s, 'latin1') : Buffer.from(s));
@@ -172,5 +172,32 @@ describe('parseLines', () => {
     expect(parseLines('8')).toEqual({ start: 8, end: 8 });
     expect(parseLines('8-10')).toEqual({ start: 8, end: 10 });
     for (const bad of ['0', '10-8', '-3', 'x', '3-', '1.5', '']) expect(parseLines(bad)).toBeNull();
+  });
+});
+
+describe("changeHunks: a change's hunks, each with its place in the file now", () => {
+  const before = TWENTY;
+  const after = withLine(TWENTY, 3, 'agent 3').replace('line 11\n', '');
+
+  it('by the lines the change left: moved by lines added above, a removal placed while its neighbours stay next to each other', () => {
+    const r = (s: number, e: number) => ({ start: s, end: e });
+    expect(changeHunks(B(before), B(after), B(after))).toEqual([
+      { before: r(3, 3), after: r(3, 3), now: r(3, 3) },
+      { before: r(11, 11), after: r(11, 10), now: r(11, 10) },
+    ]);
+    expect(changeHunks(B(before), B(after), B(`mine\n${after}`))).toEqual([
+      { before: r(3, 3), after: r(3, 3), now: r(4, 4) },
+      { before: r(11, 11), after: r(11, 10), now: r(12, 11) },
+    ]);
+  });
+
+  it('a hunk taken back, or whose lines were all changed since, has no place; a removal whose lines came back has none either', () => {
+    expect(changeHunks(B(before), B(after), B(before)).map((h) => h.now)).toEqual([null, null]);
+    const mine = withLine(after, 3, 'mine 3');
+    expect(changeHunks(B(before), B(after), B(mine)).map((h) => h.now)).toEqual([null, { start: 11, end: 10 }]);
+  });
+
+  it('mapRanges maps line ranges through the diff, null where none of their lines is left', () => {
+    expect(mapRanges([{ start: 2, end: 3 }, { start: 5, end: 5 }], B(TWENTY), B(`a\nb\n${TWENTY.replace('line 5\n', 'five\n')}`))).toEqual([{ start: 4, end: 5 }, null]);
   });
 });

@@ -1,12 +1,5 @@
 import type { Workspace } from '../core/open-workspace.js';
-import { readWorkspaceState } from '../core/fsstate.js';
-import { changeHunks } from '../core/plan/hunks.js';
-import { isMergeableText } from '../core/plan/merge.js';
-import { textBlob } from '../core/plan/plan.js';
-import type { BytesReader } from '../core/plan/preview.js';
-import type { ChangeSet } from '../core/types.js';
-import { fromWorkspacePath } from '../core/workspace.js';
-import { toFileHunk, toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
+import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
 /*
  * The journal's history as a person reads it: the change sets and turns of a workspace (`list`),
@@ -29,11 +22,10 @@ export function captureStatus(ws: Workspace): CaptureStatus {
  * The change sets of the workspace, newest first, with their turns. Without `all`, the sets of
  * the newest {@link DEFAULT_LIST_TURNS} turns (and any outside turns since) and no expired
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
- * `codex`, `gemini`, `cli`). `hunks` (a workspace-relative path) gives that file's summary in
- * each listed set its hunks, placed in the file as `now` reads it (default: the disk). Throws
+ * `codex`, `gemini`, `cli`). Reads no file (`list-hunks.ts` adds a file's hunks). Throws
  * `not-found`/`invalid-id` for a bad turn.
  */
-export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string; hunks?: string; now?: BytesReader } = {}): ListResult {
+export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
   const { journal } = ws;
   let turns;
   let omittedTurns = 0;
@@ -58,48 +50,13 @@ export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean;
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
   if (opts.agent !== undefined) sets = sets.filter((s) => s.agent === opts.agent);
-  sets.reverse();
-  const summaries = sets.map(toSetSummary);
-  if (opts.hunks !== undefined) placeHunksOf(ws, opts.hunks, sets, summaries, opts.now);
   return {
     workspace: ws.root,
     capture: captureStatus(ws),
     turns: turns.reverse().map(toTurnSummary),
-    sets: summaries,
+    sets: sets.reverse().map(toSetSummary),
     omittedTurns,
   };
-}
-
-/** The bytes of workspace path `path` on the disk now; 'secret' for a secret's, null when there are none. */
-function diskBytesNow(ws: Workspace): BytesReader {
-  return (path, abs) => {
-    const r = readWorkspaceState(ws, path, { abs });
-    return r.gap === 'secret' ? 'secret' : (r.bytes ?? null);
-  };
-}
-
-/**
- * Gives `path`'s summary in each of `summaries` (those of `sets`, in the same order) the hunks of
- * its set's change, placed in the file now. The file is read once, and only when a set touches
- * it; a change whose sides are not both kept text (created, deleted, binary, a link) gets none,
- * and so does every change while the file now is not text.
- */
-function placeHunksOf(ws: Workspace, path: string, sets: ChangeSet[], summaries: ListResult['sets'], now: BytesReader = diskBytesNow(ws)): void {
-  let bytes: Buffer | null | undefined;
-  for (const [i, s] of sets.entries()) {
-    const f = s.files.find((x) => x.path === path);
-    if (!f) continue;
-    if (bytes === undefined) {
-      const b = now(path, fromWorkspacePath(ws.root, path));
-      bytes = b instanceof Buffer && isMergeableText(b) ? b : null;
-    }
-    if (bytes === null) return;
-    const before = textBlob(ws, f.before);
-    const after = before && textBlob(ws, f.after);
-    if (!before || !after) continue;
-    const summary = summaries[i]!.files.find((x) => x.path === path)!;
-    summary.hunks = changeHunks(before, after, bytes).map(toFileHunk);
-  }
 }
 
 /** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */

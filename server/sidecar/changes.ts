@@ -4,6 +4,7 @@ import type * as v from 'valibot';
 import { TakebackError } from '../core/errors.js';
 import { toWorkspacePath } from '../core/workspace.js';
 import { listChanges, showChange } from '../service/history.js';
+import { withHunks } from '../service/list-hunks.js';
 import type { Session } from './session.js';
 
 /* `changes/list` and `changes/show`: the journal read through the same service functions as `takeback list` and `show`. */
@@ -17,7 +18,7 @@ export function list(s: Session, p: v.InferOutput<typeof ChangesListParams>): W.
   if (p.hunks === undefined) return listChanges(s.ws, { turn: p.turn, all: p.all, agent: p.agent });
   const rel = p.hunks.includes('\0') ? null : toWorkspacePath(s.ws.root, p.hunks);
   if (rel === null) throw new TakebackError('outside-workspace', `changes/list: ${p.hunks} is outside the workspace ${s.ws.root}`, { path: p.hunks });
-  return listChanges(s.ws, { turn: p.turn, all: p.all, agent: p.agent, hunks: rel, now: s.docs.bytesReader(s.ws) });
+  return withHunks(s.ws, listChanges(s.ws, { turn: p.turn, all: p.all, agent: p.agent }), rel, s.docs.bytesReader(s.ws));
 }
 
 /** `changes/show`: one change set in full. Throws the engine's `invalid-id`, `not-found`, `expired`. */

@@ -26,7 +26,8 @@ export function registerList(p: Command, ctx: CommandContext): void {
         }
         hunks = rel;
       }
-      const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, hunks });
+      const r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
+      if (hunks !== undefined) (await import('../../service/list-hunks.js')).withHunks(e, r, hunks);
       if (o.json) json(r);
       else {
         // Nothing by that agent: name the agents that did change something here.

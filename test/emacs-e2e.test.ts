@@ -94,6 +94,13 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
     expect(journal(c)).toEqual([['1', 'undone']]);
   });
 
+  it.concurrent("ERT takeback-preview-hunk-at-point: a preview's hunk at point is read by its header's counts, not into the next file's header", async () => {
+    const c = start('hunk-at-point', {});
+    const r = await runErt(c, 'takeback-preview-hunk-at-point', writeEmacsParams(c, { agent: 'true', before: {}, after: {} }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+  });
+
   it.concurrent('under tmux, as a person: M-x takeback-list, u on the change, then C-/ in the file brings it back', async () => {
     const c = start('tmux');
     const session = new EmacsTmux(c);

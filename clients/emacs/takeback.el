@@ -481,19 +481,23 @@ when point is on no hunk."
   (save-excursion
     (let ((here (line-beginning-position)))
       (end-of-line)
-      (when (re-search-backward "^@@ -\\([0-9]+\\)\\(?:,\\([0-9]+\\)\\)? \\+[0-9]+\\(?:,[0-9]+\\)? @@" nil t)
-        (let* ((count (if (match-beginning 2) (string-to-number (match-string 2)) 1))
+      (when (re-search-backward "^@@ -\\([0-9]+\\)\\(?:,\\([0-9]+\\)\\)? \\+[0-9]+\\(?:,\\([0-9]+\\)\\)? @@" nil t)
+        (let* ((old (if (match-beginning 2) (string-to-number (match-string 2)) 1))
+               (new (if (match-beginning 3) (string-to-number (match-string 3)) 1))
                ;; A side with no line names the line before the hunk (as unified diffs do).
-               (line (+ (string-to-number (match-string 1)) (if (= count 0) 1 0)))
+               (line (+ (string-to-number (match-string 1)) (if (= old 0) 1 0)))
+               ;; The file's header above it: `+++ /dev/null' for a file the step removes.
                (path (save-excursion
-                       (and (re-search-backward "^\\+\\+\\+ b/\\(.*\\)$" nil t) (match-string-no-properties 1))))
+                       (and (re-search-backward "^\\+\\+\\+ \\(?:b/\\(.*\\)\\|.*\\)$" nil t) (match-string-no-properties 1))))
                start end insert)
           (forward-line 1)
-          (while (and (not (eobp)) (looking-at "[-+ \\\\]"))
+          ;; The hunk's lines, as many as its header counts on each side.
+          (while (and (not (eobp)) (or (> old 0) (> new 0) (eq (char-after) ?\\)))
             (pcase (char-after)
-              (?- (setq start (or start line) end line line (1+ line)))
-              (?+ (unless insert (setq insert line)))
-              (?\s (setq line (1+ line))))
+              (?- (setq start (or start line) end line line (1+ line) old (1- old)))
+              (?+ (setq insert (or insert line) new (1- new)))
+              (?\\ nil)
+              (_ (setq line (1+ line) old (1- old) new (1- new))))
             (forward-line 1))
           ;; Point is on the hunk: its header or one of its lines.
           (when (and path (or start insert) (> (point) here))
@@ -510,7 +514,7 @@ ApplyResult."
         (sets takeback--preview-sets)
         (line (line-number-at-pos)))
     (cond
-     ((null hunk) (user-error "takeback: no hunk at point"))
+     ((null hunk) (user-error "takeback: no hunk of a file's lines at point (a file made or removed whole has none)"))
      ((zerop (length sets)) (user-error "takeback: the preview has nothing to undo"))
      (t
       (let ((r (takeback--run "undo" (list :ids sets :paths (vector (nth 0 hunk))

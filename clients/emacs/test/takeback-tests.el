@@ -197,6 +197,26 @@ the agent's change back."
     (should (equal (takeback-tests--journal) '(("1" . "applied"))))
     (takeback-stop)))
 
+(ert-deftest takeback-preview-hunk-at-point ()
+  "The hunk at point of a preview: its file and the lines of the file now it changes, by the
+counts of its header, so that the next file's `---' and `+++' lines are not taken for its own."
+  (with-temp-buffer
+    (insert "--- a/x.txt\n+++ b/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+            "@@ -10,2 +10,4 @@\n j\n+new1\n+new2\n k\n"
+            "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-made\n\\ No newline at end of file\n"
+            "--- a/y.txt\n+++ b/y.txt\n@@ -0,0 +1 @@\n+only\n")
+    (diff-mode)
+    (let ((at (lambda (text) (goto-char (point-min)) (search-forward text) (takeback--preview-hunk-at-point))))
+      (should (equal (funcall at " c") '("x.txt" 2 2)))
+      (should (equal (funcall at "@@ -1,3") '("x.txt" 2 2)))
+      ;; Lines only added: the line before which they go.
+      (should (equal (funcall at "+new2") '("x.txt" 11 11)))
+      (should (equal (funcall at " k") '("x.txt" 11 11)))
+      ;; A file the step removes has no hunk to take alone; nor has a file's header.
+      (should-not (funcall at "-made"))
+      (should-not (funcall at "+++ b/y.txt"))
+      (should (equal (funcall at "+only") '("y.txt" 1 1))))))
+
 ;; Its own workspace: code.txt of twenty lines "line N"; the agent changes lines 3 and 15 (two
 ;; hunks).  The person then adds two lines above them and saves.
 (ert-deftest takeback-hunks ()

@@ -158,6 +158,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
       ['PostToolUse', tools],
       ['PostToolUseFailure', tools],
       ['Stop', undefined],
+      ['StopFailure', undefined],
     ];
     const command = expectHookGroups(settings.hooks, expected, (hooks, event) => {
       expect(hooks, event).toHaveLength(1);

@@ -117,7 +117,7 @@ describe('the hook command keeps what takeback gives the agent', () => {
     const installed = installedPath(sb);
     expect(sb.tb(['init', 'claude-code', '--http', '--port', '29999'], { env: { ...sb.env, PATH: `${installed}:${process.env.PATH}` } }).code).toBe(0);
     const commands = commandsIn(path.join(sb.ws, '.claude', 'settings.local.json'));
-    expect(commands.map((c) => c.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']);
+    expect(commands.map((c) => c.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure']);
     for (const { event, command } of commands) {
       for (const shell of ['sh', 'bash']) {
         const r = runHook(sb, shell, command, barePath(sb));

@@ -1,6 +1,7 @@
 // `takeback hook claude-code`: never in the agent's way (exit 0, nothing on stdout, failures
 // logged under $TAKEBACK_HOME/logs/hook.log), and the recorded events of a real Claude Code
 // session (test/fixtures/claude-events/) replayed against a real folder give the right sets.
+import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -203,5 +204,43 @@ describe('replaying a real Claude Code session', () => {
     expect(list.sets).toHaveLength(1);
     expect(list.sets[0]).toMatchObject({ turn: 't1', source: { kind: 'turn' }, label: 'changed during this turn' });
     expect(filesOf(list.sets[0])).toEqual({ 'during.txt': 'created' });
+  });
+
+  it('a prompt that failed (StopFailure, as Claude Code sends it instead of Stop) ends its turn', () => {
+    const sb = sandbox();
+    const failure = fixture(sb, 'stop-failure.json');
+    sb.hook({ ...fixture(sb, 'user-prompt-submit.json'), session_id: failure.session_id, prompt_id: failure.prompt_id });
+    sb.write('during.txt', 'made before the error\n');
+    expect(sb.hook(failure)).toMatchObject({ code: 0, stdout: '' });
+    const list = sb.json(['list']);
+    expect(list.turns.map((t: any) => [t.id, t.end !== null])).toEqual([['t1', true]]);
+    expect(list.sets.map((s: any) => [s.turn, filesOf(s)])).toEqual([['t1', { 'during.txt': 'created' }]]);
+    expect(sb.json(['doctor']).turns).toEqual({ total: 1, open: 0 });
+  });
+
+  it('doctor names a turn open for over an hour and what ends it; the next prompt of its session does', () => {
+    const sb = sandbox();
+    const submit = fixture(sb, 'user-prompt-submit.json');
+    sb.hook(submit);
+    sb.tb(['turn', 'begin', '--label', 'a script of mine']);
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    // Both began two hours ago, as far as the journal knows.
+    const db = new Database(path.join(sb.journalDir(), 'journal.db'));
+    db.prepare('UPDATE turns SET started_at = started_at - ?').run(2 * 60 * 60 * 1000);
+    db.close();
+    const problems = sb.json(['doctor']).problems;
+    expect(problems).toEqual([
+      `turn t1 (claude-code, '${submit.prompt}') began 2 h ago and never ended (its prompt may have failed before the agent stopped, or the agent was killed): the session's next prompt ends it, as does \`takeback turn end --id t1\``,
+      "turn t2 (cli, 'a script of mine') began 2 h ago and never ended (its prompt may have failed before the agent stopped, or the agent was killed): `takeback turn end --id t2` ends it",
+    ]);
+    expect(sb.tb(['doctor']).stdout).toContain(`! ${problems[0]}`);
+    sb.hook({ ...submit, prompt: 'Next prompt', prompt_id: 'the-next-prompt' });
+    sb.tb(['turn', 'end', '--id', 't2']);
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    expect(sb.json(['list']).turns.map((t: any) => [t.id, t.end === null])).toEqual([
+      ['t3', true],
+      ['t2', false],
+      ['t1', false],
+    ]);
   });
 });

@@ -139,9 +139,9 @@ describe('init claude-code --http', () => {
     expect(token).toMatch(/^[0-9a-f]{64}$/);
     expect(fs.statSync(path.join(sb.home, 'http-token')).mode & 0o777).toBe(0o600);
     expect(fs.statSync(h.settings).mode & 0o777).toBe(0o600);
-    expect(Object.keys(s.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']);
+    expect(Object.keys(s.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure']);
     expect(s.hooks.SessionStart).toEqual([{ hooks: [{ type: 'command', command: expect.stringMatching(new RegExp(`^if .*; then TAKEBACK_HOOK_HTTP_PORT=${port} .*takeback.* hook claude-code; (elif .*)?fi$`)), timeout: 30 }] }]);
-    for (const ev of ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop']) {
+    for (const ev of ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure']) {
       const [group] = s.hooks[ev];
       expect(group.hooks[0]).toEqual({ type: 'http', url: `http://127.0.0.1:${port}/takeback/hook/claude-code`, headers: { Authorization: `Bearer ${token}` }, timeout: 30 });
       expect(group.hooks[1].type).toBe('command');

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sandbox, type Sandbox } from './support/takeback.js';
 
-const EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'];
+const EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'StopFailure'];
 const TOOL_MATCHER = 'Write|Edit|MultiEdit|NotebookEdit|Bash';
 
 /** Where plain `init claude-code` writes: Claude Code's settings for one person. */

@@ -25,11 +25,14 @@ const TOOLS = 'Write|Edit|MultiEdit|NotebookEdit|Bash';
 /**
  * Claude Code: UserPromptSubmit begins a turn; PreToolUse of a file tool keeps its path (paired
  * by `tool_use_id`), of Bash snapshots the workspace; PostToolUse and PostToolUseFailure end the
- * capture; Stop ends the turn; SessionStart makes sure a baseline snapshot exists.
+ * capture; Stop ends the turn, and so does StopFailure (the prompt failed: an API error, and no
+ * Stop comes); SessionStart makes sure a baseline snapshot exists.
  */
 export const claudeCode: AgentSpec<ClaudeHookEvent> = {
   name: 'claude-code',
-  events: claudeShapedEvents(TOOLS),
+  // StopFailure is Claude Code's own: a prompt that fails (the model's API answers with an error)
+  // sends it instead of Stop, and without it the turn stays open.
+  events: [...claudeShapedEvents(TOOLS), { event: 'StopFailure' }],
   hookEntry: (command) => ({ type: 'command', command, timeout: 30 }),
   settingsFile: {
     project: ['.claude', 'settings.json'],
@@ -65,6 +68,7 @@ function claudeActions(ev: ClaudeHookEvent, ctx: EventContext): AgentAction[] {
     case 'PostToolUseFailure':
       return [{ kind: 'tool-end', pairing, tool }];
     case 'Stop':
+    case 'StopFailure':
       return [{ kind: 'turn-end' }];
     default:
       return [{ kind: 'ignore', why: `${ev.hook_event_name}: ignored` }];

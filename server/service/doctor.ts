@@ -10,6 +10,7 @@ import { queued } from '../core/journal/spill.js';
 import { unkeptText, type UnkeptSummary } from '../core/journal/unkept.js';
 import { haveNativeCheck } from '../core/scan/native.js';
 import { isUnlisted, rowStamp } from '../core/scan/packed.js';
+import type { Turn } from '../core/types.js';
 import { captureStatus } from './history.js';
 
 /**
@@ -66,6 +67,23 @@ function lockProblem(lock: LockState): string {
   return `the journal is locked by pid ${h.pid} (${shown}) for ${secs} s${state}: hooks queue their events until it lets go`;
 }
 
+/** How long a turn may stay open before doctor names it: an hour, as for a tool call. */
+const STALE_TURN_MS = 60 * 60 * 1000;
+
+/**
+ * What doctor says of a turn open for over {@link STALE_TURN_MS}: an agent whose prompt failed
+ * before it could say it stopped (or was killed) leaves it so, and every change seen until it
+ * ends is taken for the turn's. It names the turn and what ends it: the same session's next
+ * prompt, or `takeback turn end`.
+ */
+function staleTurnProblem(t: Turn): string {
+  const hours = Math.max(1, Math.floor((Date.now() - t.start) / (60 * 60 * 1000)));
+  const who = [t.agent, t.label ? `'${t.label}'` : null].filter(Boolean).join(', ');
+  const end = `\`takeback turn end --id ${t.id}\``;
+  const ends = t.session ? `the session's next prompt ends it, as does ${end}` : `${end} ends it`;
+  return `turn ${t.id}${who ? ` (${who})` : ''} began ${hours} h ago and never ended (its prompt may have failed before the agent stopped, or the agent was killed): ${ends}`;
+}
+
 /**
  * Health and size of the journal, and whether commands are captured here. `outside` are the
  * problems found outside the journal (the capture daemon's, the agents' hooks'), listed after
@@ -81,6 +99,7 @@ export function journalHealth(ws: Workspace, version: string, outside: string[])
   const meta = journal.snapshot.meta();
   const captures = journal.captures.counts(60 * 60 * 1000);
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
+  problems.push(...journal.turns.openBegunBefore(Date.now() - STALE_TURN_MS).map(staleTurnProblem));
   const txns = journal.txns.all().length;
   if (txns > 0) problems.push(`${txns} unfinished undo transaction(s) could not be rolled back`);
   const lock = lockState(journal.db, journal.dir);

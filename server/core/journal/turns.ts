@@ -76,6 +76,12 @@ export class Turns {
     return row ? toTurn(row) : null;
   }
 
+  /** The turns not ended that began before `before` (ms since the epoch), oldest first. */
+  openBegunBefore(before: number): Turn[] {
+    const rows = this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND started_at < ? ORDER BY seq').all(before) as TurnRow[];
+    return rows.map(toTurn);
+  }
+
   /**
    * The turn a tool call of `session` belongs to: the session's open turn, else the newest open
    * turn that belongs to no session (one a script began), else none. Never another session's

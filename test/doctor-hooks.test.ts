@@ -63,6 +63,27 @@ describe('doctor: the agents hooked here', () => {
     expect(mine.find((c: any) => c.agent === 'copilot').trust).toMatch(/trusted/);
   });
 
+  it("cline: a hook program of an older takeback's is not current, named with the init that rewrites it (then doctor is content)", () => {
+    const sb = agentSandbox();
+    expect(sb.tb(['init', 'cline']).code).toBe(0);
+    const dir = sb.abs('.cline/hooks');
+    expect(checkOf(sb.json(['doctor']), 'cline', dir)).toEqual({ agent: 'cline', scope: 'workspace', file: dir, installed: 'all', current: true, trusted: null });
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    // The script another install wrote: the same marker, another takeback's command.
+    const program = path.join(dir, 'PostToolUse');
+    const text = fs.readFileSync(program, 'utf8');
+    const old = text.replace(/^if .*$/m, "NODE_EXTRA_CA_CERTS= '/opt/node/bin/node' '/srv/old/bin/takeback.js' hook cline >/dev/null 2>&1");
+    expect(old).not.toBe(text);
+    fs.writeFileSync(program, old);
+    const d = sb.json(['doctor']);
+    expect(checkOf(d, 'cline', dir)).toMatchObject({ installed: 'all', current: false });
+    expect(d.problems).toEqual([`takeback's cline hooks in ${dir} run another takeback than this one, or an older command: run \`takeback init cline\` again`]);
+    expect(sb.tb(['init', 'cline']).code).toBe(0);
+    expect(fs.readFileSync(program, 'utf8')).toBe(text);
+    expect(checkOf(sb.json(['doctor']), 'cline', dir)).toMatchObject({ installed: 'all', current: true });
+    expect(sb.json(['doctor']).problems).toEqual([]);
+  });
+
   it('claude-code hooked by init: every event, current, no trust asked; no problems', () => {
     const sb = agentSandbox();
     expect(sb.tb(['init', 'claude-code']).code).toBe(0);

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { absolutePath, str } from './actions.js';
 import { patchPaths } from './codex-patch.js';
-import type { AgentAction, AgentSpec, EventContext, HookCheck } from './spec.js';
+import type { AgentAction, AgentSpec, EventContext } from './spec.js';
 
 /**
  * One Cline CLI hook event, as its hook programs get it on stdin (see
@@ -80,11 +79,11 @@ export const cline: AgentSpec<ClineHookEvent> = {
     user: (env, home) => [env.CLINE_DIR || join(home, '.cline'), 'hooks'],
     projectDir: 'cwd',
   },
-  // The hooks folder of the folder doctor runs in (and the workspace root's) and the user's: its
-  // programs are told apart by their text, not read as settings.
+  // The hooks folder of the folder doctor runs in (and the workspace root's) and the user's: each
+  // program of takeback's there is current when it is the very script init writes now.
   checkHooks: (ctx) => [
-    ...[...new Set([ctx.cwd, ctx.workspace])].map((f) => programsCheck('workspace', join(f, ...cline.settingsFile.project))),
-    programsCheck('user', join(...cline.settingsFile.user(ctx.env, ctx.home))),
+    ...[...new Set([ctx.cwd, ctx.workspace])].map((f) => ctx.programsIn('workspace', join(f, ...cline.settingsFile.project))),
+    ctx.programsIn('user', join(...cline.settingsFile.user(ctx.env, ctx.home))),
   ],
   context: (ev, fallbackCwd) => ({
     agent: 'cline',
@@ -131,30 +130,5 @@ function clineActions(ev: ClineHookEvent, ctx: EventContext): AgentAction[] {
       return [{ kind: 'turn-end' }];
     default:
       return [{ kind: 'ignore', why: `${ev.hook_event_name}: ignored` }];
-  }
-}
-
-/**
- * doctor's check of the hooks folder `dir`: how many of the events have a program of takeback's
- * there (by its marker and command). Whether each is current is not judged (null): the program
- * is takeback's own script, rewritten by `init cline`.
- */
-function programsCheck(scope: HookCheck['scope'], dir: string): HookCheck {
-  const ours = cline.events.filter(({ event }) =>
-    [event, `${event}.sh`].some((n) => {
-      const t = readText(join(dir, n));
-      return t !== null && t.includes('takeback') && t.includes('hook cline');
-    }),
-  );
-  const installed = ours.length === 0 ? 'none' : ours.length === cline.events.length ? 'all' : 'some';
-  return { agent: 'cline', scope, file: dir, installed, current: null, trusted: null };
-}
-
-/** A file's text, or null when it cannot be read. */
-function readText(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
   }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as jsoncParser from 'jsonc-parser';
 import { parse as parseToml } from 'smol-toml';
+import { ourHookPrograms } from './hook-programs.js';
 import { isCurrentHook, ourHookPlaces } from './hooks-file.js';
 import type { AgentSpec, HookCheck, HookCheckContext } from './spec.js';
 
@@ -36,6 +37,9 @@ export function checkAgentHooks(spec: AnySpec, where: { workspace: string; cwd: 
       const installed = places.length === 0 ? 'none' : spec.events.every((e) => hooked.has(e.event)) ? 'all' : 'some';
       const current = places.length === 0 ? null : places.every((p) => isCurrentHook(spec, p.hook, where.command));
       return { check: { agent: spec.name, scope, file, installed, current, trusted: null }, places };
+    },
+    programsIn(scope, dir) {
+      return { agent: spec.name, scope, file: dir, ...ourHookPrograms(spec, dir, where.command), trusted: null };
     },
     readConfig,
   };

@@ -30,6 +30,33 @@ function isOurs(spec: AnySpec, path: string): boolean {
 }
 
 /**
+ * takeback's programs for `spec`'s events in the hooks folder `dir` (see {@link initHookPrograms}):
+ * for every event (`all`), some or none; `current` is whether each is the very text `init` writes
+ * now for `command` (false for one an older takeback or another install wrote; null when none is
+ * there). Reads files only; never throws.
+ */
+export function ourHookPrograms(spec: AnySpec, dir: string, command: string): { installed: 'all' | 'some' | 'none'; current: boolean | null } {
+  const want = spec.hookProgram!(command);
+  const texts = spec.events.flatMap(({ event }) => {
+    const path = namesFor(event)
+      .map((n) => join(dir, n))
+      .find((p) => isOurs(spec, p));
+    return path ? [readText(path)] : [];
+  });
+  const installed = texts.length === 0 ? 'none' : texts.length === spec.events.length ? 'all' : 'some';
+  return { installed, current: texts.length === 0 ? null : texts.every((t) => t === want) };
+}
+
+/** A file's text, or null when it cannot be read. */
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Writes (or with `remove`, deletes) takeback's program for each of `spec`'s events in the
  * hooks folder `dir`, each running `command` (see `spec.hookProgram`), mode 0755. A program of
  * ours already there is rewritten only when its text differs, so running it twice changes

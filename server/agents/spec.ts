@@ -66,7 +66,9 @@ export interface HookCheck {
   installed: 'all' | 'some' | 'none';
   /**
    * Every takeback command hook there runs this install as `init` writes it now (variables put
-   * before it aside); false for one of an older takeback or another install, null when none is installed.
+   * before it aside), or for an agent that runs a program per event, every program of takeback's
+   * there is the script `init` writes now; false for one of an older takeback or another install,
+   * null when none is installed.
    */
   current: boolean | null;
   /**
@@ -102,6 +104,12 @@ export interface HookCheckContext {
    * where they are.
    */
   hooksIn(scope: HookCheck['scope'], file: string): { check: HookCheck; places: HookPlace[] };
+  /**
+   * The check of hooks folder `dir` (absolute) of `scope`, for an agent that runs a program per
+   * event (see {@link AgentSpec.hookProgram}), without the agent's trust: whether takeback's
+   * program is there for every event, and whether each is the text `init` writes now.
+   */
+  programsIn(scope: HookCheck['scope'], dir: string): HookCheck;
   /** File `file` parsed: TOML for a `.toml` name, else JSON with comments; null when missing or not readable as such. */
   readConfig(file: string): unknown;
 }

@@ -60,7 +60,66 @@ describe('doctor: the agents hooked here', () => {
       ['copilot', sb.abs('.github/hooks/takeback.json'), 'all'],
       ['cline', sb.abs('.cline/hooks'), 'all'],
     ]);
-    expect(mine.find((c: any) => c.agent === 'copilot').trust).toMatch(/trusted/);
+    // A folder Copilot CLI has not been told to trust (its own trust is below).
+    expect(mine.find((c: any) => c.agent === 'copilot')).toMatchObject({ trusted: false, trust: expect.stringMatching(/does not trust/) });
+  });
+
+  it('copilot: the repository\'s hooks are trusted once config.json\'s trustedFolders holds this folder or one above it (as Copilot CLI keeps it)', () => {
+    const sb = agentSandbox();
+    const copilotHome = path.join(sb.base, 'copilot-home');
+    sb.env.COPILOT_HOME = copilotHome;
+    expect(sb.tb(['init', 'copilot']).code).toBe(0);
+    const file = sb.abs('.github/hooks/takeback.json');
+    const copilot = () => checkOf(sb.json(['doctor']), 'copilot', file);
+    expect(copilot()).toMatchObject({ installed: 'all', current: true, trusted: false, trust: expect.stringMatching(/does not trust .* yet.*without a word.*Yes, and remember this folder/) });
+    expect(sb.json(['doctor']).problems).toEqual([expect.stringMatching(new RegExp(`^copilot will not run takeback's hooks in ${file}: Copilot CLI does not trust ${sb.ws} yet`))]);
+    // The file as Copilot CLI writes it when a folder is trusted for good.
+    const config = path.join(copilotHome, 'config.json');
+    fs.mkdirSync(copilotHome);
+    for (const [folders, trusted] of [
+      [[path.join(sb.ws, 'sub')], false],
+      [[sb.ws], true],
+      [[sb.base], true],
+    ] as const) {
+      fs.writeFileSync(config, `// User settings belong in settings.json.\n// This file is managed automatically.\n${JSON.stringify({ firstLaunchAt: '2026-12-01T19:43:08.553Z', trustedFolders: folders }, null, 2)}\n`);
+      expect(copilot().trusted, JSON.stringify(folders)).toBe(trusted);
+    }
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    // Every folder trusted for the run.
+    fs.rmSync(config);
+    expect(checkOf(sb.json(['doctor'], { env: { ...sb.env, COPILOT_ALLOW_ALL: 'true' } }), 'copilot', file)).toMatchObject({ trusted: true });
+  });
+
+  it('qwen-code: with folder trust on, trusted as Qwen Code decides: no rule (not trusted), the deepest rule, DO_NOT_TRUST on a tie; off, not asked', () => {
+    const sb = agentSandbox();
+    const qwenHome = path.join(sb.base, 'qwen-home');
+    sb.env.QWEN_HOME = qwenHome;
+    expect(sb.tb(['init', 'qwen-code']).code).toBe(0);
+    const file = sb.abs('.qwen/settings.json');
+    const qwen = () => checkOf(sb.json(['doctor']), 'qwen-code', file);
+    expect(qwen()).toMatchObject({ installed: 'all', current: true, trusted: null });
+    fs.mkdirSync(qwenHome);
+    fs.writeFileSync(path.join(qwenHome, 'settings.json'), '{ // mine\n "security": { "folderTrust": { "enabled": true } } }\n');
+    expect(qwen()).toMatchObject({ trusted: false, trust: expect.stringMatching(/does not trust .* yet.*\/trust/) });
+    expect(sb.json(['doctor']).problems).toEqual([expect.stringMatching(new RegExp(`^qwen-code will not run takeback's hooks in ${file}: folder trust is on and Qwen Code does not trust ${sb.ws} yet`))]);
+    const folders = path.join(qwenHome, 'trustedFolders.json');
+    for (const [rules, trusted] of [
+      [{ [sb.ws]: 'TRUST_FOLDER' }, true],
+      [{ [path.join(sb.ws, 'x')]: 'TRUST_PARENT' }, true],
+      [{ [sb.base]: 'DO_NOT_TRUST', [sb.ws]: 'TRUST_FOLDER' }, true],
+      [{ [sb.base]: 'TRUST_FOLDER', [sb.ws]: 'DO_NOT_TRUST' }, false],
+      [{ [sb.ws]: 'TRUST_FOLDER', [path.join(sb.ws, 'y')]: 'TRUST_PARENT', [`${sb.ws}/`]: 'DO_NOT_TRUST' }, false],
+      [{ [path.join(sb.ws, 'sub')]: 'TRUST_FOLDER' }, false],
+    ] as const) {
+      fs.writeFileSync(folders, JSON.stringify(rules));
+      expect(qwen().trusted, JSON.stringify(rules)).toBe(trusted);
+    }
+    fs.writeFileSync(folders, JSON.stringify({ [sb.base]: 'TRUST_FOLDER' }));
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    // QWEN_CODE_TRUSTED_FOLDERS_PATH names another file.
+    const other = path.join(sb.base, 'other-trust.json');
+    fs.writeFileSync(other, JSON.stringify({ [sb.ws]: 'DO_NOT_TRUST' }));
+    expect(checkOf(sb.json(['doctor'], { env: { ...sb.env, QWEN_CODE_TRUSTED_FOLDERS_PATH: other } }), 'qwen-code', file)).toMatchObject({ trusted: false });
   });
 
   it("cline: a hook program of an older takeback's is not current, named with the init that rewrites it (then doctor is content)", () => {

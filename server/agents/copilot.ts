@@ -1,6 +1,7 @@
 import { join } from 'node:path';
+import { isWithin } from './trust-paths.js';
 import { contextOf, orderKey, str, toolBegin } from './actions.js';
-import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookEventBase } from './spec.js';
+import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookCheckContext, type HookEventBase } from './spec.js';
 
 /**
  * One GitHub Copilot CLI hook event of a hook file with Claude Code's event names (PascalCase),
@@ -43,17 +44,39 @@ export const copilot: AgentSpec<CopilotHookEvent> = {
     dropEmpty: true,
   },
   // The repository's hook file and the user's. Copilot runs the repository's only in a folder it
-  // trusts, which takeback does not read: said, not judged.
+  // trusts (see copilotTrust), the user's anywhere.
   checkHooks: (ctx) => {
     const project = ctx.hooksIn('workspace', join(ctx.workspace, ...copilot.settingsFile.project)).check;
     return [
-      project.installed === 'none' ? project : { ...project, trust: 'Copilot CLI runs these only in a folder you trusted (it asks when it first opens one)' },
+      project.installed === 'none' ? project : { ...project, ...copilotTrust(ctx, ctx.cwd) },
       ctx.hooksIn('user', join(...copilot.settingsFile.user(ctx.env, ctx.home))).check,
     ];
   },
   context: (ev, fallbackCwd) => contextOf('copilot', ev, fallbackCwd),
   actions: (ev, ctx) => copilotActions(ev, ctx),
 };
+
+/**
+ * Whether Copilot CLI trusts `folder` (the folder it starts in: doctor's), and so runs the
+ * repository's hooks there: `COPILOT_ALLOW_ALL=true` trusts every folder for the run; else a
+ * folder is trusted when it is, or is inside, one of the `trustedFolders` of
+ * `$COPILOT_HOME/config.json` (`~/.copilot`, JSON with comments; where Copilot keeps the answer
+ * "Yes, and remember this folder" to its trust question) or of its `settings.json` beside it.
+ */
+function copilotTrust(ctx: HookCheckContext, folder: string): { trusted: boolean; trust: string } {
+  if (ctx.env.COPILOT_ALLOW_ALL === 'true') return { trusted: true, trust: 'trusted: COPILOT_ALLOW_ALL=true' };
+  const home = copilot.settingsFile.user(ctx.env, ctx.home)[0]!;
+  for (const name of ['config.json', 'settings.json']) {
+    const file = join(home, name);
+    const trusted = (ctx.readConfig(file) as { trustedFolders?: unknown } | null)?.trustedFolders;
+    if (!Array.isArray(trusted)) continue;
+    if (trusted.some((t) => typeof t === 'string' && isWithin(folder, t))) return { trusted: true, trust: `trusted (${file})` };
+  }
+  return {
+    trusted: false,
+    trust: `Copilot CLI does not trust ${folder} yet, and skips the repository's hooks there without a word: run copilot there and answer its trust question with "Yes, and remember this folder"`,
+  };
+}
 
 function copilotActions(ev: CopilotHookEvent, ctx: EventContext): AgentAction[] {
   const tool = ev.tool_name ?? '';

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
+import { isWithin, pathForms } from './trust-paths.js';
 import { contextOf, str, toolBegin } from './actions.js';
 import { claudeShapedEvents, type AgentAction, type AgentSpec, type EventContext, type HookCheck, type HookCheckContext, type HookEventBase } from './spec.js';
 
@@ -54,19 +55,53 @@ export const qwenCode: AgentSpec<QwenHookEvent> = {
   actions: (ev, ctx) => qwenActions(ev, ctx),
 };
 
+/** A rule of Qwen Code's `trustedFolders.json`: a folder and its level. */
+type TrustLevel = 'TRUST_FOLDER' | 'TRUST_PARENT' | 'DO_NOT_TRUST';
+
+/** How many names `p` has below the root of the file system (`/a/b`: 2). */
+function depth(p: string): number {
+  return p.split(sep).filter(Boolean).length;
+}
+
+/**
+ * Whether Qwen Code trusts `folder`, as it decides when folder trust is on: the rules of
+ * `$QWEN_CODE_TRUSTED_FOLDERS_PATH` (else `$QWEN_HOME/trustedFolders.json`), where a rule
+ * covers its folder and everything below (TRUST_PARENT: its parent's), the deepest rule that
+ * covers the folder decides, DO_NOT_TRUST winning a tie; with no rule the folder is not trusted
+ * (Qwen Code asks in its interactive mode, and `qwen -p` takes it as not trusted).
+ */
+function qwenTrust(ctx: HookCheckContext, qwenHome: string, folder: string): { trusted: boolean; trust: string } {
+  const file = ctx.env.QWEN_CODE_TRUSTED_FOLDERS_PATH || join(qwenHome, 'trustedFolders.json');
+  const rules = (ctx.readConfig(file) ?? {}) as Record<string, TrustLevel>;
+  let best: { depth: number; level: TrustLevel } | null = null;
+  for (const [rule, level] of Object.entries(rules)) {
+    if (level !== 'TRUST_FOLDER' && level !== 'TRUST_PARENT' && level !== 'DO_NOT_TRUST') continue;
+    for (const dir of pathForms(level === 'TRUST_PARENT' ? dirname(rule) : rule)) {
+      if (!isWithin(folder, dir)) continue;
+      const d = depth(dir);
+      if (!best || d > best.depth || (d === best.depth && level === 'DO_NOT_TRUST')) best = { depth: d, level };
+    }
+  }
+  const how = 'run qwen there and trust the folder with /trust';
+  if (!best) return { trusted: false, trust: `folder trust is on and Qwen Code does not trust ${folder} yet: it leaves this folder's settings out, hooks included (${how})` };
+  if (best.level === 'DO_NOT_TRUST') return { trusted: false, trust: `${file} says not to trust ${folder}: Qwen Code leaves this folder's settings out, hooks included (${how})` };
+  return { trusted: true, trust: `trusted (${file})` };
+}
+
 /**
  * Qwen Code reads the hooks of the folder it starts in (doctor's folder, and the workspace
  * root's when that is another) and the user's. With folder trust turned on in the user's
- * settings (`security.folderTrust.enabled`) it runs a project's hooks only in a folder it
- * trusts, which takeback does not read: said, not judged.
+ * settings (`security.folderTrust.enabled`) it reads a folder's own settings, and so runs its
+ * hooks, only where it trusts the folder (see {@link qwenTrust}); the user's hooks run anywhere.
  */
 function qwenHookChecks(ctx: HookCheckContext): HookCheck[] {
-  const user = join(...qwenCode.settingsFile.user(ctx.env, ctx.home));
+  const qwenHome = qwenCode.settingsFile.user(ctx.env, ctx.home)[0]!;
+  const user = join(qwenHome, 'settings.json');
   const settings = ctx.readConfig(user) as { security?: { folderTrust?: { enabled?: boolean } } } | null;
   const folderTrust = settings?.security?.folderTrust?.enabled === true;
   const project = [...new Set([ctx.cwd, ctx.workspace])].map((f) => {
     const c = ctx.hooksIn('workspace', join(f, '.qwen', 'settings.json')).check;
-    return c.installed === 'none' || !folderTrust ? c : { ...c, trust: 'folder trust is on (security.folderTrust.enabled): Qwen Code runs these only in a folder it trusts' };
+    return c.installed === 'none' || !folderTrust ? c : { ...c, ...qwenTrust(ctx, qwenHome, f) };
   });
   return [...project, ctx.hooksIn('user', user).check];
 }

@@ -14,12 +14,16 @@ import path from 'node:path';
 import { describe, expect } from 'vitest';
 import { gateAgent } from './support/agent-gate.js';
 import { agentE2E } from './support/agent-e2e.js';
-import { CLINE_BIN, CLINE_TOOLS, runCline } from './support/cline.js';
+import { CLINE_BIN, CLINE_TOOLS, clineHubs, runCline, stopClineHubs } from './support/cline.js';
+import { freePort } from './support/procs.js';
 
 const { bin: CLINE, version: VERSION, skipReason: SKIP_REASON } = gateAgent(CLINE_BIN, 'takeback end to end with the real Cline CLI', '[cline-e2e]');
 const EVENTS = ['PostToolUse', 'PreToolUse', 'TaskCancel', 'TaskComplete', 'TaskError', 'TaskResume', 'TaskStart'];
 
 describe.skipIf(!CLINE)(CLINE ? `takeback end to end with the real Cline CLI ${VERSION}` : `takeback end to end with the real Cline CLI — ${SKIP_REASON}`, () => {
+  // Cline's hub listens on a port of its own here (else on Cline's fixed one, where a hub of
+  // another run may already be), and is ended with the test.
+  let hubPort: number | undefined;
   agentE2E({
     agent: 'cline',
     label: '[cline-e2e]',
@@ -28,7 +32,14 @@ describe.skipIf(!CLINE)(CLINE ? `takeback end to end with the real Cline CLI ${V
     pairedBy: 'id',
     oneSession: false,
     labelled: false,
-    runTurn: (_n, o) => runCline({ bin: CLINE!, cwd: o.work, home: o.home, prompt: o.prompt, baseUrl: o.baseUrl, env: o.hookEnv }),
+    runTurn: async (_n, o) => {
+      hubPort ??= await freePort();
+      return runCline({ bin: CLINE!, cwd: o.work, home: o.home, prompt: o.prompt, baseUrl: o.baseUrl, env: { ...o.hookEnv, CLINE_HUB_PORT: String(hubPort) } });
+    },
+    cleanup: async (work) => {
+      await stopClineHubs(work);
+      expect(clineHubs(work)).toEqual([]);
+    },
     checkInit: (work) => {
       const dir = path.join(work, '.cline', 'hooks');
       expect(fs.readdirSync(dir).sort()).toEqual(EVENTS);

@@ -54,6 +54,8 @@ export interface AgentScenario {
   checkInit(work: string): void;
   /** Run on the workspace after init, before it is committed (what the agent writes there on its first start, say). */
   prepare?(work: string): void;
+  /** Ends what the agent's runs left running in `work` (a background process of its own), before the folders go. */
+  cleanup?(work: string): Promise<void>;
 }
 
 const PROMPT_1 = 'Turn one: add a greeter, reword, retune, move.';
@@ -168,6 +170,7 @@ export function agentE2E(s: AgentScenario): void {
 
   afterAll(async () => {
     await stub?.close();
+    if (work) await s.cleanup?.(work);
     reportTimings(s.label, timings);
     if (process.env.KEEP_E2E) console.info(`${s.label} kept ${work} (TAKEBACK_HOME=${tbHome}, HOME=${home})`);
     else rmAll(work, home, tbHome);

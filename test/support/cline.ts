@@ -8,10 +8,12 @@
 // a session of its own: `--id <session>` (going on with a session) is refused with a prompt on
 // the command line (`--json`: "interactive mode is unsupported").
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { agentBin, hermeticEnv, runAgentProcess } from './agent-bin.js';
 import type { AgentRun, AgentTurnOptions } from './agent-bin.js';
 import type { AgentTools } from './agent-e2e.js';
 import { toolCall, toolCalls } from './openai-chat-stub.js';
+import { alive, until } from './procs.js';
 
 /** How the cline binary is found (the CLINE variable, .cache/cline, PATH); TAKEBACK_REQUIRE_AGENTS=1 requires it. */
 export const CLINE_BIN = agentBin({
@@ -44,4 +46,51 @@ export function runCline(o: RunClineOptions): Promise<AgentRun> {
   const auth = spawnSync(o.bin, ['auth', '-p', 'openai-compatible', '-k', 'x', '-m', CLINE_MODEL, '-b', o.baseUrl], { cwd: o.cwd, env, encoding: 'utf8', timeout: 60_000 });
   if (auth.status !== 0) throw new Error(`cline auth exited ${auth.status}: ${auth.stdout}${auth.stderr}`);
   return runAgentProcess(o.bin, ['--json', o.prompt], { cwd: o.cwd, env, timeoutMs: o.timeoutMs ?? 120_000 });
+}
+
+/**
+ * The processes of Cline's hub (`cline --cline-hub-daemon --cwd <work> …`), which a run starts
+ * in the background for the folder it works in (in a process group of its own) and which stays
+ * when the run ends: their pids, read from /proc.
+ */
+export function clineHubs(work: string): number[] {
+  const pids: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const cwd = argv.indexOf('--cwd');
+    if (argv.includes('--cline-hub-daemon') && cwd >= 0 && argv[cwd + 1] === work) pids.push(Number(name));
+  }
+  return pids;
+}
+
+/** Ends the hub Cline's runs in `work` started (see {@link clineHubs}): its process group, SIGTERM, then SIGKILL; throws when one is left. */
+export async function stopClineHubs(work: string): Promise<void> {
+  const pids = clineHubs(work);
+  const signal = (sig: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(-pid, sig);
+      } catch {
+        // Not a group leader, or gone: the process itself.
+        try {
+          process.kill(pid, sig);
+        } catch {
+          /* gone */
+        }
+      }
+    }
+  };
+  signal('SIGTERM');
+  try {
+    await until('the Cline hub to end', () => pids.every((p) => !alive(p)), 30_000);
+  } catch {
+    signal('SIGKILL');
+    await until('the Cline hub to end after SIGKILL', () => pids.every((p) => !alive(p)), 30_000);
+  }
 }

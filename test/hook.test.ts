@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, filesOf, hook, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { FIXTURES, filesOf, hook, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 
 const EVENTS = path.join(FIXTURES, 'claude-events');
 
@@ -204,6 +204,24 @@ describe('replaying a real Claude Code session', () => {
     expect(list.sets).toHaveLength(1);
     expect(list.sets[0]).toMatchObject({ turn: 't1', source: { kind: 'turn' }, label: 'changed during this turn' });
     expect(filesOf(list.sets[0])).toEqual({ 'during.txt': 'created' });
+  });
+
+  it('one prompt handled by several processes at once (the http hook and the command hook beside it, as a daemon starts) begins one turn', async () => {
+    const sb = sandbox();
+    const submit = fixture(sb, 'user-prompt-submit.json');
+    sb.write('a.txt', 'a\n');
+    sb.hook(fixture(sb, 'session-start.json'));
+    for (let round = 1; round <= 3; round++) {
+      const event = { ...submit, prompt: `prompt ${round}`, prompt_id: `prompt-${round}` };
+      const runs = await Promise.all(Array.from({ length: 4 }, () => hookAsync(event, { cwd: sb.ws, env: sb.env })));
+      expect(runs.map((r) => [r.code, r.stdout])).toEqual(runs.map(() => [0, '']));
+    }
+    const turns = sb.json(['list']).turns;
+    expect(turns.map((t: any) => [t.label, t.agentTurn])).toEqual([
+      ['prompt 3', 'prompt-3'],
+      ['prompt 2', 'prompt-2'],
+      ['prompt 1', 'prompt-1'],
+    ]);
   });
 
   it('a prompt that failed (StopFailure, as Claude Code sends it instead of Stop) ends its turn', () => {

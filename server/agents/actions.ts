@@ -55,13 +55,18 @@ export function orderKey(tool: string, input: unknown): string {
 /**
  * Begins the turn of `ctx`'s session — unless the agent names it (`agentTurn`: Codex's turn_id,
  * Claude Code's prompt_id) and it has begun already (the same event handled twice, or a tool call
- * after its prompt). Returns the turn's id and whether it is new.
+ * after its prompt). Returns the turn's id and whether it is new. The look and the begin are one
+ * write transaction: the same event handled by two processes at once (the capture daemon's http
+ * hook and the command hook beside it, while the daemon starts) begins one turn, where the second
+ * would otherwise end the first's turn and begin another.
  */
 function beginTurnOnce(ws: Workspace, ctx: EventContext, agentTurn: string | null, label: string | null): { id: string; begun: boolean } {
-  const known = agentTurn ? ws.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
-  if (known) return { id: known.id, begun: false };
-  const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label });
-  return { id: turn.id, begun: true };
+  return ws.journal.write(() => {
+    const known = agentTurn ? ws.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
+    if (known) return { id: known.id, begun: false };
+    const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label });
+    return { id: turn.id, begun: true };
+  });
 }
 
 function begin(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {

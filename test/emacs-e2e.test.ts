@@ -112,7 +112,7 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
       session.mx('takeback-list');
       await session.waitScreen('the change listed', /#1\s+applied\s+f\.txt \+1 -1, g\.txt \+1 -1, new\.txt/);
       session.keys('u');
-      await session.waitScreen('the undo reported', /takeback: undid change 1 .*notes\.md/);
+      await session.waitScreen('the undo reported', /takeback: undid change 1: .*notes\.md/);
       await session.waitScreen('the listing shows it undone', /#1\s+undone\s+f\.txt/);
       await waitFor('the disk put back', () => fs.readFileSync(`${c.workspace}/notes.md`, 'utf8') === BEFORE['notes.md'] || undefined);
       expect(readTree(c.workspace)).toEqual(BEFORE);

@@ -340,6 +340,14 @@ change\"."
 
 (defun takeback--plural (n word) (format "%d %s%s" n word (if (= n 1) "" "s")))
 
+(defun takeback--sets-phrase (sel sets)
+  "\"change 3\" or \"changes 2, 3\" for SETS (ids, a list), or nil when SEL
+names exactly those ids already: a message says each id once."
+  (let ((sorted (lambda (ids) (sort (copy-sequence ids) (lambda (a b) (< (string-to-number a) (string-to-number b)))))))
+    (unless (or (null sets)
+                (equal (funcall sorted (append (plist-get sel :ids) nil)) (funcall sorted sets)))
+      (format "%s %s" (if (cdr sets) "changes" "change") (mapconcat #'identity (funcall sorted sets) ", ")))))
+
 (defun takeback--read-selector ()
   "The selector of the change at point in `*takeback*', else the last change."
   (let ((id (and (derived-mode-p 'takeback-list-mode) (tabulated-list-get-id))))
@@ -413,8 +421,10 @@ ListResult."
   "The text of a preview buffer for the PreviewResult P of SEL."
   (let ((sets (append (plist-get p :sets) nil)))
     (with-temp-buffer
-      (insert (format "# takeback: undo of %s: %s\n" (takeback--describe-selector sel)
-                      (if sets (format "%s %s" (if (cdr sets) "changes" "change") (mapconcat #'identity sets ", ")) "nothing to undo")))
+      (insert (format "# takeback: undo of %s%s\n" (takeback--describe-selector sel)
+                      (if sets
+                          (let ((named (takeback--sets-phrase sel sets))) (if named (concat ": " named) ""))
+                        ": nothing to undo")))
       (cl-loop for f across (plist-get p :files)
                for c = (plist-get f :conflict)
                when c do (insert (format "# conflict: %s: %s (%s)\n" (plist-get f :path)
@@ -564,9 +574,9 @@ not be saved."
                     direction)
             parts))
      ((or applied (> (length (plist-get r :sets)) 0))
-      (let ((sets (sort (append (plist-get r :sets) nil) (lambda (a b) (< (string-to-number a) (string-to-number b))))))
+      (let ((sets (takeback--sets-phrase sel (append (plist-get r :sets) nil))))
         (push (format "%s %s%s: %s" (if (equal direction "redo") "redid" "undid") what
-                      (if sets (format " (%s %s)" (if (cdr sets) "changes" "change") (mapconcat #'identity sets ", ")) "")
+                      (if sets (format " (%s)" sets) "")
                       (takeback--files-phrase applied))
               parts))
       (when (and (eq (plist-get r :forced) t) conflicts)

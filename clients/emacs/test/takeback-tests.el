@@ -105,6 +105,8 @@ the agent's change back."
           (should (equal (plist-get p :sets) ["1"])))
         (with-current-buffer "*takeback-preview*"
           (should (eq major-mode 'diff-mode))
+          ;; The change at point is named once.
+          (should (string-prefix-p "# takeback: undo of change 1\n" (buffer-string)))
           (should (string-match-p (regexp-quote "-The slow brown fox.\n+The quick brown fox.") (buffer-string))))))
     (with-current-buffer notes
       (let ((r (takeback-undo)))
@@ -262,7 +264,8 @@ the last one alone."
       (let ((r (takeback-undo-hunk)))
         (should (eq (plist-get r :written) t))
         (should (equal (plist-get r :sets) ["1"]))))
-    (should (string-match-p "takeback: undid change 1 to code\\.txt at line 5 (change 1): code\\.txt" (takeback-tests--messages)))
+    ;; Each id once: the selector names the change already.
+    (should (string-match-p "takeback: undid change 1 to code\\.txt at line 5: code\\.txt$" (takeback-tests--messages)))
     (takeback-tests--wait-recorded "undone")
     (let ((one-back (concat mine (replace-regexp-in-string "^agent 3$" "line 3" (takeback-tests--after "code.txt")))))
       (should (equal (takeback-tests--text code) one-back))

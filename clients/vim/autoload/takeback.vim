@@ -510,6 +510,16 @@ def DescribeSelector(sel: dict<any>): string
   return s .. (empty(get(sel, 'paths', [])) ? '' : ' to ' .. Join(sel.paths))
 enddef
 
+# "change 3" or "changes 2, 3" for the ids `sets`, or '' when `sel` names exactly those ids
+# already: a message says each id once.
+def SetsPhrase(sel: dict<any>, sets: list<string>): string
+  var sorted = sets->copy()->sort('N')
+  if empty(sets) || get(sel, 'ids', [])->copy()->sort('N') == sorted
+    return ''
+  endif
+  return (len(sets) == 1 ? 'change ' : 'changes ') .. join(sorted, ', ')
+enddef
+
 # ---------------------------------------------------------------------------------------------
 # :Takeback list
 
@@ -590,8 +600,9 @@ enddef
 
 # The lines of the preview buffer: what the step would do to each file, with its diff.
 def PreviewLines(sel: dict<any>, direction: string, p: dict<any>): list<string>
-  var out = [printf('# takeback: %s of %s: %s', direction, DescribeSelector(sel),
-    empty(p.sets) ? 'nothing to ' .. direction : (len(p.sets) == 1 ? 'change ' : 'changes ') .. join(p.sets, ', '))]
+  var named = SetsPhrase(sel, p.sets)
+  var out = [printf('# takeback: %s of %s%s', direction, DescribeSelector(sel),
+    empty(p.sets) ? ': nothing to ' .. direction : named == '' ? '' : ': ' .. named)]
   if p.conflicts > 0
     out->add(printf('# %s changed since (`:Takeback %s! %s` replaces later changes):', Plural(p.conflicts, 'file'), direction, FormatSelector(sel)))
   endif
@@ -679,9 +690,9 @@ def Describe(sel: dict<any>, r: dict<any>, unwritten: list<string>): list<string
       direction == 'redo' ? 'redone' : 'undone', what, Plural(len(r.conflicts), 'file'), Join(names), direction, FormatSelector(sel)))
     level = 'warn'
   elseif !empty(r.applied) || !empty(r.sets)
-    var sets = r.sets->copy()->sort('N')
+    var sets = SetsPhrase(sel, r.sets)
     parts->add(printf('%s %s%s: %s', direction == 'redo' ? 'redid' : 'undid', what,
-      empty(sets) ? '' : printf(' (%s %s)', len(sets) == 1 ? 'change' : 'changes', join(sets, ', ')), FilesPhrase(r.applied)))
+      sets == '' ? '' : printf(' (%s)', sets), FilesPhrase(r.applied)))
     if r.forced && !empty(r.conflicts)
       parts->add('replaced later changes in ' .. Join(r.conflicts->copy()->map((_, x) => x.path)))
     endif

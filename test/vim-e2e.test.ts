@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { findVim, missingEditorMessage, vimUsable } from './support/editors.js';
 import { AGENT_AFTER, AGENT_BEFORE, AGENT_COMMAND } from './support/editor-case.js';
 import { BIN, readTree } from './support/nvim.js';
+import { lines } from './support/takeback.js';
 import { newVimCase, runVim, type VimCase, type VimReport } from './support/vim.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
@@ -189,6 +190,67 @@ g:WaitRecorded('undone')
       disk_notes: BEFORE['notes.md'],
       disk_f: BEFORE['f.txt'],
     });
+  });
+
+  it.concurrent('list: runs of one turn as the command line shows them, each entry at its change, turns that changed nothing not counted; messages name each change once', async () => {
+    const files = { 'code.txt': lines('line', 20), 'other.txt': 'a\nb\nc\n' };
+    const c = start('list', files);
+    const r = ok(
+      await runVim(
+        c,
+        String.raw`
+def Tb(args: list<string>)
+  var out = system(join([P.node, P.bin] + args->mapnew((_, a) => shellescape(a))))
+  if v:shell_error != 0
+    throw 'takeback ' .. join(args) .. ' failed: ' .. out
+  endif
+enddef
+edit code.txt
+var code = bufnr()
+g:Cmd('list', 'TakebackListed')
+sleep 1100m
+Tb(['turn', 'begin', '--label', 'first'])
+g:Agent("sed -i 's/^line 12$/agent 12/' code.txt")
+Tb(['turn', 'end'])
+Tb(['turn', 'begin', '--label', 'idle'])
+Tb(['turn', 'end'])
+g:Agent("sed -i 's/^b$/B/' other.txt")
+g:Wait('code.txt reloaded', () => getbufline(code, 12) == ['agent 12'])
+var listed = g:Cmd('list', 'TakebackListed')
+g:Out.title = getqflist({title: 1}).title
+g:Out.qf = getqflist()->mapnew((_, i) => [i.bufnr > 0 ? bufname(i.bufnr)->fnamemodify(':t') : '', i.lnum, i.text])
+cclose
+g:Cmd('preview 1', 'TakebackPreviewed')
+g:Out.preview_head = getline(1)
+close
+messages clear
+g:Out.undo = g:Cmd('undo 1', 'TakebackApplied').result
+g:WaitRecorded('undone')
+g:Out.undo_messages = execute('messages')
+`,
+      ),
+    );
+    // Newest first, as `takeback list`: the change outside any turn, then turn 1; the turn that
+    // changed nothing is neither shown nor counted.
+    expect(r.title).toBe('takeback: 2 changes in 1 turn');
+    const qf = r.qf as [string, number, string][];
+    expect(qf.map(([file, , text]) => [file, text.replace(/ .*/, '')])).toEqual([
+      ['', 'Outside'],
+      ['other.txt', '#2'],
+      ['', 'Turn'],
+      ['code.txt', '#1'],
+    ]);
+    expect(qf[0]![2]).toBe('Outside any turn');
+    expect(qf[2]![2]).toMatch(/^Turn 1 · first · cli/);
+    // Each entry opens its file at the agent's line.
+    expect(qf.filter(([file]) => file !== '').map(([file, lnum]) => [file, lnum])).toEqual([
+      ['other.txt', 2],
+      ['code.txt', 12],
+    ]);
+    expect(r.preview_head).toBe('# takeback: undo of change 1');
+    expect((r.undo as { written: boolean }).written).toBe(true);
+    expect(r.undo_messages).toMatch(/takeback: undid change 1: code\.txt$/m);
+    expect(readTree(c.workspace)).toEqual({ ...files, 'other.txt': 'a\nB\nc\n' });
   });
 
   it.concurrent('undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {

@@ -525,30 +525,43 @@ enddef
 
 const status_words = {created: 'created', modified: 'modified', deleted: 'deleted', mode: 'mode changed', type: 'type changed'}
 
-# The quickfix items of a ListResult: a heading per turn (newest first), under it one entry per
-# file of each change, which opens the file.
-def ListItems(root: string, list: dict<any>): list<any>
-  var by_turn: dict<list<any>> = {}
-  var order: list<string> = []
+# The sets of a ListResult in runs of one turn, newest first: a new run starts wherever the turn
+# changes, so changes outside any turn sit among the turns by their time, as `takeback list`
+# shows them. Returns [{key: turn id or '', sets: [ChangeSetSummary]}].
+def Runs(list: dict<any>): list<dict<any>>
+  var runs: list<dict<any>> = []
   for set in list.sets
     var key = set.turn ?? ''
-    if !has_key(by_turn, key)
-      by_turn[key] = []
-      order->add(key)
+    if empty(runs) || runs[-1].key != key
+      runs->add({key: key, sets: []})
     endif
-    by_turn[key]->add(set)
+    runs[-1].sets->add(set)
   endfor
+  return runs
+enddef
+
+# How many turns of a ListResult changed something (a turn with no change set is left out).
+def TurnsWithChanges(list: dict<any>): number
+  var seen: dict<bool> = {}
+  for set in list.sets
+    if (set.turn ?? '') != ''
+      seen[set.turn] = true
+    endif
+  endfor
+  return len(seen)
+enddef
+
+# The quickfix items of a ListResult: a heading per run of one turn (see Runs()), under it one
+# entry per file of each change, which opens the file. Entries are at line 0 until Locate()
+# finds the lines of their changes.
+def ListItems(root: string, list: dict<any>): list<any>
   var turns: dict<any> = {}
-  var keys: list<string> = []
   for t in list.turns
     turns[t.id] = t
-    if has_key(by_turn, t.id)
-      keys->add(t.id)
-    endif
   endfor
-  keys += order->copy()->filter((_, k) => index(keys, k) < 0)
   var items = []
-  for key in keys
+  for run in Runs(list)
+    var key = run.key
     var head = 'Outside any turn'
     if key != ''
       var t = get(turns, key, {})
@@ -561,7 +574,7 @@ def ListItems(root: string, list: dict<any>): list<any>
       endif
     endif
     items->add({text: head, valid: 0})
-    for set in by_turn[key]
+    for set in run.sets
       var state = set.state != 'applied' ? printf(' [%s]', set.state) : ''
       for f in set.files
         if f.type == 'dir'
@@ -577,6 +590,77 @@ def ListItems(root: string, list: dict<any>): list<any>
   return items
 enddef
 
+# The line of the file now where a unified diff of undo/preview ("now" against after the step)
+# first changes it, or 0 when it has no hunk.
+def FirstChangedLine(diff: string): number
+  var line = -1
+  for l in split(diff, "\n")
+    var m = matchlist(l, '^@@ -\(\d\+\)\%(,\(\d\+\)\)\? +')
+    if !empty(m)
+      # "@@ -5,0" means after line 5.
+      line = str2nr(m[1]) + (m[2] == '0' ? 1 : 0)
+    elseif line < 0 || l[0] == '\'
+      continue
+    elseif l[0] == '-'
+      return line
+    elseif l[0] == '+'
+      # Lines the step brings back go after the line above them.
+      return max([line - 1, 1])
+    else
+      line += 1
+    endif
+  endfor
+  return 0
+enddef
+
+# Moves the quickfix entries of one change set (`id`, in `state`) to the lines where its change is
+# in their files now: from its undo/preview (a redo preview for an undone set). Then Finish().
+def LocateSet(root: string, id: string, state: string, entries: list<any>, Finish: func())
+  Request(root, 'undo/preview', {selector: {ids: [id]}, direction: state == 'undone' ? 'redo' : 'undo'}, (err, p) => {
+    if err == null && p != null
+      var first: dict<number> = {}
+      for f in p.files
+        if f.diff != null
+          first[f.path] = FirstChangedLine(f.diff)
+        endif
+      endfor
+      for it in entries
+        it.lnum = get(first, it.user_data.path, 0)
+      endfor
+    endif
+    Finish()
+  })
+enddef
+
+# Moves each file entry of the quickfix `items` to the line of its change (LocateSet(), one
+# preview per change set), then Done(items) once every set has answered.
+def Locate(root: string, items: list<any>, Done: func(list<any>))
+  var by_set: dict<dict<any>> = {}
+  for it in items
+    var u = get(it, 'user_data', {})
+    if type(u) == v:t_dict && has_key(u, 'path') && u.state != 'expired'
+      if !has_key(by_set, u.set)
+        by_set[u.set] = {state: u.state, items: []}
+      endif
+      by_set[u.set].items->add(it)
+    endif
+  endfor
+  # One more than the sets, taken off once every request is sent: Done runs once, at the end.
+  var waiting = {n: len(by_set) + 1}
+  var Finish = () => {
+    waiting.n -= 1
+    if waiting.n == 0
+      Done(items)
+    endif
+  }
+  for [id, s] in items(by_set)
+    LocateSet(root, id, s.state, s.items, Finish)
+  endfor
+  Finish()
+enddef
+
+# Fills the quickfix list from changes/list (and opens it), then moves each entry to the line of
+# its change (Locate()) and fires `User TakebackListed` { root, list }.
 def List(root: string, params: dict<any>)
   Request(root, 'changes/list', params, (err, list) => {
     if err != null
@@ -584,14 +668,22 @@ def List(root: string, params: dict<any>)
       return
     endif
     lists[root] = list
-    setqflist([], ' ', {title: printf('takeback: %s in %s', Plural(len(list.sets), 'change'),
-      Plural(len(list.turns), 'turn')), items: ListItems(root, list)})
+    var title = printf('takeback: %s in %s', Plural(len(list.sets), 'change'), Plural(TurnsWithChanges(list), 'turn'))
+    var items = ListItems(root, list)
+    setqflist([], ' ', {title: title, items: items})
+    var qf = getqflist({id: 0}).id
     if empty(list.sets)
       Notify('no changes recorded in ' .. root)
     else
       botright copen
     endif
-    Emit('TakebackListed', {root: root, list: list})
+    Locate(root, items, (located) => {
+      # The list as it is unless another listing replaced it meanwhile.
+      if getqflist({id: qf}).id == qf
+        setqflist([], 'r', {id: qf, items: located})
+      endif
+      Emit('TakebackListed', {root: root, list: list})
+    })
   })
 enddef
 

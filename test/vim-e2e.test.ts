@@ -253,6 +253,41 @@ g:Out.undo_messages = execute('messages')
     expect(readTree(c.workspace)).toEqual({ ...files, 'other.txt': 'a\nB\nc\n' });
   });
 
+  it.concurrent('a redo the sidecar writes on disk while the buffer already holds its text (`u` after the undo) leaves the buffer unmodified, in line with the disk', async () => {
+    const files = { 'code.txt': lines('line', 20) };
+    const after = { 'code.txt': files['code.txt'].replace('line 12\n', 'agent 12\n') };
+    const c = start('redo-in-place', files);
+    const r = ok(
+      await runVim(
+        c,
+        String.raw`
+edit code.txt
+var code = bufnr()
+g:Cmd('list', 'TakebackListed')
+sleep 1100m
+g:Agent("sed -i 's/^line 12$/agent 12/' code.txt")
+g:Wait('code.txt reloaded', () => g:Text(code) == P.data.after['code.txt'])
+g:Cmd('undo 1', 'TakebackApplied')
+g:WaitRecorded('undone')
+# The editor's own undo brings the agent's text back, unsaved; then takeback's redo.
+g:Undo(code)
+g:Out.after_u = {text: g:Text(code), modified: &modified}
+g:Out.redo = g:Cmd('redo 1', 'TakebackApplied').result
+g:WaitRecorded('redone')
+g:Out.after_redo = {text: g:Text(code), modified: &modified, disk: g:Disk('code.txt')}
+`,
+        { after },
+      ),
+    );
+    expect(r.after_u).toEqual({ text: after['code.txt'], modified: true });
+    const redo = r.redo as { written: boolean; applied: { path: string; via: string }[] };
+    expect(redo.written).toBe(true);
+    expect(redo.applied.map((a) => [a.path, a.via])).toEqual([['code.txt', 'disk']]);
+    expect(r.after_redo).toEqual({ text: after['code.txt'], modified: false, disk: after['code.txt'] });
+    expect(readTree(c.workspace)).toEqual(after);
+    expect(journal(c)).toEqual([{ id: '1', state: 'applied' }]);
+  });
+
   it.concurrent('undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {
     const files = { 'crlf.txt': 'one\r\ntwo\r\n', 'noeol.txt': 'alpha\nbeta' };
     const after = { 'crlf.txt': 'one\r\nTWO\r\n', 'noeol.txt': 'alpha\nBETA' };

@@ -832,18 +832,25 @@ def WriteBuffers(c: dict<any>, r: dict<any>): list<string>
   return failed
 enddef
 
-# Brings unmodified buffers in line with what the sidecar wrote on disk itself: reloaded, or
-# closed when their file is gone.
+# Brings buffers in line with what the sidecar wrote on disk itself: reloaded, or closed when
+# their file is gone. A modified buffer is left alone unless it holds the very bytes written
+# (the step's text typed or brought back by `u` before it): then it is reloaded too, which
+# loses nothing, so that it is not left modified and Vim does not take the file for one changed
+# behind its back at the next write.
 def SyncDiskBuffers(c: dict<any>, r: dict<any>)
   for a in r.applied
     var file = c.root .. '/' .. a.path
     var b = get(a, 'via', '') != 'editor' ? FindBuf(file) : -1
-    if b == -1 || getbufvar(b, '&modified')
+    if b == -1
+      continue
+    endif
+    var modified = getbufvar(b, '&modified')
+    if modified && !(filereadable(file) && Text(b) == join(readfile(file, 'b'), "\n"))
       continue
     endif
     if filereadable(file)
       BreakUndo(b)
-      InBuffer(b, 'silent! keepalt keepjumps edit')
+      InBuffer(b, modified ? 'silent! keepalt keepjumps edit!' : 'silent! keepalt keepjumps edit')
       BreakUndo(b)
     elseif a.action == 'remove' && bufwinid(b) == -1
       execute 'silent! bdelete' b

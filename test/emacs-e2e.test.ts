@@ -94,6 +94,17 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', () => {
     expect(journal(c)).toEqual([['1', 'undone']]);
   });
 
+  it.concurrent('ERT takeback-redo-in-place: a redo written on disk while the buffer already holds its text leaves the buffer unmodified, in line with the file', async () => {
+    const files = { 'code.txt': lines('line', 20) };
+    const after = { 'code.txt': files['code.txt'].replace('line 12\n', 'agent 12\n') };
+    const c = start('redo-in-place', files);
+    const agent = "sed -i 's/^line 12$/agent 12/' code.txt";
+    const r = await runErt(c, 'takeback-redo-in-place', writeEmacsParams(c, { agent, before: files, after }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    expect(readTree(c.workspace)).toEqual(after);
+  });
+
   it.concurrent("ERT takeback-preview-hunk-at-point: a preview's hunk at point is read by its header's counts, not into the next file's header", async () => {
     const c = start('hunk-at-point', {});
     const r = await runErt(c, 'takeback-preview-hunk-at-point', writeEmacsParams(c, { agent: 'true', before: {}, after: {} }));

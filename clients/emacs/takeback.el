@@ -613,13 +613,28 @@ paths not saved, with the reason."
                   (error (push (format "%s (%s)" (plist-get a :path) (error-message-string err)) failed))))
     (nreverse failed)))
 
+(defun takeback--holds-file-p (buffer file)
+  "Whether BUFFER's text, encoded as its file is, is the bytes of FILE."
+  (with-current-buffer buffer
+    (let ((bytes (encode-coding-string (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max)))
+                                       buffer-file-coding-system t)))
+      (with-temp-buffer
+        (set-buffer-multibyte nil)
+        (insert-file-contents-literally file)
+        (string= (buffer-string) bytes)))))
+
 (defun takeback--sync-disk-buffers (root r)
-  "Bring unmodified buffers in line with what the sidecar wrote on disk itself:
-reverted, or killed when their file is gone."
+  "Bring buffers in line with what the sidecar wrote on disk itself: reverted,
+or killed when their file is gone. A modified buffer is left alone unless it
+holds the very bytes written (the step's text typed, or brought back by `undo',
+before it): then it is reverted too, which loses nothing, so that it is not
+left modified and Emacs does not take its file for one changed behind its back
+at the next edit or save."
   (cl-loop for a across (plist-get r :applied)
            for file = (expand-file-name (plist-get a :path) root)
            for b = (and (not (equal (plist-get a :via) "editor")) (takeback--file-buffer file))
-           when (and b (not (buffer-modified-p b)))
+           when (and b (or (not (buffer-modified-p b))
+                           (and (file-regular-p file) (takeback--holds-file-p b file))))
            do (if (file-exists-p file)
                   (takeback--revert b)
                 (when (equal (plist-get a :action) "remove") (kill-buffer b)))))

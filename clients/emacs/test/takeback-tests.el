@@ -199,6 +199,38 @@ the agent's change back."
     (should (equal (takeback-tests--journal) '(("1" . "applied"))))
     (takeback-stop)))
 
+;; Its own workspace: code.txt of twenty lines "line N"; the agent changes line 12.
+(ert-deftest takeback-redo-in-place ()
+  "A redo the sidecar writes on disk while the buffer already holds its text (`undo' after
+takeback's undo brought the agent's text back, unsaved) leaves the buffer unmodified and in
+line with the file, so that the next edit or save does not take it for a file changed behind
+its back."
+  (setq takeback-command (takeback-tests--p 'cmd))
+  (let* ((default-directory (file-name-as-directory (takeback-tests--p 'workspace)))
+         (code (find-file-noselect (takeback-tests--ws "code.txt")))
+         (after (takeback-tests--after "code.txt")))
+    (set-buffer code)
+    (takeback-list)
+    (sleep-for 1.1)
+    (takeback-tests--agent)
+    (takeback-tests--wait "the buffer reverted" (lambda () (equal (takeback-tests--text code) after)))
+    (takeback-undo)
+    (takeback-tests--wait-recorded "undone")
+    (with-current-buffer code
+      (let ((last-command nil)) (undo))
+      (should (equal (takeback-tests--text code) after))
+      (should (buffer-modified-p)))
+    (let ((r (takeback-redo)))
+      (should (eq (plist-get r :written) t))
+      (should (equal (mapcar (lambda (a) (plist-get a :via)) (plist-get r :applied)) '("disk"))))
+    (takeback-tests--wait-recorded "redone")
+    (should (equal (takeback-tests--disk "code.txt") after))
+    (should (equal (takeback-tests--text code) after))
+    (should-not (buffer-modified-p code))
+    (should (verify-visited-file-modtime code))
+    (should (equal (takeback-tests--journal) '(("1" . "applied"))))
+    (takeback-stop)))
+
 (ert-deftest takeback-preview-hunk-at-point ()
   "The hunk at point of a preview: its file and the lines of the file now it changes, by the
 counts of its header, so that the next file's `---' and `+++' lines are not taken for its own."

@@ -225,6 +225,33 @@ d = H.cmd_and_wait('Takeback undo turn 1 %', 'TakebackApplied'); H.out.undo_file
       }
     });
 
+    it('a redo the sidecar writes on disk while the buffer already holds its text (`u` after the undo) leaves the buffer unmodified, in line with the disk', async () => {
+      const c = start(bin(), `redo-in-place-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+-- The editor's own undo brings the agent's text back into notes.md, unsaved; then takeback's redo.
+vim.cmd.buffer(notes)
+vim.cmd('silent normal! u')
+H.out.after_u = { notes = H.text(notes), modified = vim.bo[notes].modified }
+local d = H.cmd_and_wait('Takeback redo turn 1', 'TakebackApplied')
+H.out.redo = d.result
+H.out.after_redo = { notes = H.text(notes), modified = vim.bo[notes].modified, disk = disk() }
+`,
+          turnData(c),
+        ),
+      );
+      const after = WORKSPACE_AFTER_TURN_ONE;
+      expect(r.after_u).toEqual({ notes: after['notes.md'], modified: true });
+      const redo = r.redo as { written: boolean; applied: { path: string; via?: string }[] };
+      expect(redo.written).toBe(true);
+      expect(redo.applied.find((a) => a.path === 'notes.md')?.via).toBe('disk');
+      expect(r.after_redo).toEqual({ notes: after['notes.md'], modified: false, disk: after });
+    });
+
     it('a buffer with unsaved later edits is a conflict and is left untouched; undo! replaces it', async () => {
       const c = start(bin(), `conflict-${version}`);
       const r = ok(

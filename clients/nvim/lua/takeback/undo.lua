@@ -71,14 +71,41 @@ local function write_buffers(root, result, c)
   return failed
 end
 
+--- Whether buffer `b` holds the bytes of `file`: its lines with the file's line ends, the last
+--- one ended when 'eol' says so, and the byte-order mark when 'bomb' says so.
+---@param b integer
+---@param file string
+---@return boolean
+local function holds_file(b, file)
+  local fd = io.open(file, 'rb')
+  if not fd then
+    return false
+  end
+  local bytes = fd:read('a')
+  fd:close()
+  local ff = vim.bo[b].fileformat
+  local nl = ff == 'dos' and '\r\n' or ff == 'mac' and '\r' or '\n'
+  local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), nl) .. (vim.bo[b].eol and nl or '')
+  if vim.bo[b].bomb then
+    text = '\239\187\191' .. text
+  end
+  return text == bytes
+end
+
 --- Brings buffers in line with what the sidecar wrote on disk itself (binary files, files it
 --- removed or brought back without the editor): reload them, and close unmodified buffers of
---- files that are gone, as Neovim does for a DeleteFile edit.
+--- files that are gone, as Neovim does for a DeleteFile edit. A modified buffer is left alone
+--- unless it holds the very bytes written (the step's text typed, or brought back by `u`,
+--- before it): then it is reloaded too, which loses nothing, so that it is not left modified
+--- and Neovim does not take its file for one changed behind its back at the next write.
 local function sync_disk_buffers(root, result)
   for _, a in ipairs(result.applied or {}) do
     if a.via ~= 'editor' then
       local file = util.absolute(root, a.path)
       local b = util.find_buf(file)
+      if b and vim.bo[b].modified and vim.api.nvim_buf_is_loaded(b) and holds_file(b, file) then
+        vim.bo[b].modified = false
+      end
       if b and not vim.bo[b].modified then
         if vim.uv.fs_stat(file) then
           util.reload(b)

@@ -75,8 +75,10 @@ vim.cmd('close')
 vim.api.nvim_set_current_buf(b)
 
 vim.api.nvim_win_set_cursor(0, { 17, 0 })
+local m = #H.messages
 local d = H.cmd_and_wait('Takeback undo hunk', 'TakebackApplied')
 H.out.undo_error = d.error
+H.out.undo_messages = H.messages_since(m)
 H.out.after_undo = H.text(b)
 H.out.disk_after_undo = H.read(H.path('code.txt'))
 H.out.modified_after_undo = vim.bo[b].modified
@@ -137,6 +139,8 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
       expect(r.after_undo).toBe(oneBack);
       expect(r.disk_after_undo).toBe(oneBack);
       expect(r.modified_after_undo).toBe(false);
+      // The turn as the listing names it ("Turn 1"), not by its id ("turn t1").
+      expect((r.undo_messages as { msg: string }[]).map((x) => x.msg)).toEqual(['takeback: undid turn 1 to code.txt at line 17 (change 1): code.txt']);
       expect(r.state_after_undo).toBe('partial');
       expect(r.after_u).toBe(edited);
       expect(r.after_redo_keys).toBe(oneBack);

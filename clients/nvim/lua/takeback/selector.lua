@@ -73,14 +73,22 @@ end
 
 --- The selector for people ("turn 2", "change 3", "the last change", "everything after turn 1"),
 --- with the files it is narrowed to.
+--- A turn as people read it, as the listing's headings name it: "5" for the turn id "t5" (a
+--- selector the plugin makes from a listing carries the id), any other value as it is.
+---@param turn string|integer
+---@return string
+function M.turn_number(turn)
+  return (tostring(turn):gsub('^t(%d+)$', '%1'))
+end
+
 function M.describe(sel)
   local s
   if sel.ids then
     s = (#sel.ids == 1 and 'change ' or 'changes ') .. table.concat(sel.ids, ', ')
   elseif sel.turn then
-    s = 'turn ' .. sel.turn
+    s = 'turn ' .. M.turn_number(sel.turn)
   elseif sel.afterTurn then
-    s = 'everything after turn ' .. sel.afterTurn
+    s = 'everything after turn ' .. M.turn_number(sel.afterTurn)
   else
     s = 'the last change'
   end

@@ -479,6 +479,7 @@ local row = {}
 for col = 1, vim.o.columns do table.insert(row, vim.fn.screenstring(1, col)) end
 H.out.tabline = vim.trim(table.concat(row))
 H.out.preview_name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':t')
+H.out.preview_head = H.lines(0)[1]
 vim.cmd('tabclose')
 
 -- Neovim's own vim.notify on a narrow screen: each message fits the command line (a taller one
@@ -530,6 +531,7 @@ H.out.notes_after = H.text(notes)
       expect(r.preview_name).toBe('takeback: undo 4');
       expect(r.tabline).toContain('takeback: undo 4');
       expect(r.tabline).not.toMatch(/t\/\//);
+      expect(r.preview_head, 'the change is named once').toBe('# takeback: undo change 4 would change 1 file');
 
       expect(r.full, 'the change is named once').toBe('takeback: undid change 4: notes.md');
       const echoed = r.echoed as string;

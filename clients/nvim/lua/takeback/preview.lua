@@ -19,13 +19,27 @@ function M.lines(sel, p)
   local out = {}
   local files = p.files or {}
   local step = p.direction == 'redo' and 'redo' or 'undo'
+  local sets = vim.deepcopy(p.sets or {})
+  table.sort(sets, function(a, b)
+    return tonumber(a) < tonumber(b)
+  end)
+  local named = {}
+  for _, id in ipairs(sel.ids or {}) do
+    table.insert(named, id)
+  end
+  table.sort(named, function(a, b)
+    return tonumber(a) < tonumber(b)
+  end)
   table.insert(
     out,
     ('# takeback: %s %s would change %s%s'):format(
       step,
       selector.describe(sel),
       util.plural(#files, 'file'),
-      #(p.sets or {}) > 0 and (' (changes %s)'):format(table.concat(p.sets, ', ')) or ''
+      -- The ids are named unless the selector named exactly those already.
+      #sets > 0 and not vim.deep_equal(named, sets)
+          and (' (%s %s)'):format(#sets == 1 and 'change' or 'changes', table.concat(sets, ', '))
+        or ''
     )
   )
   for _, s in ipairs(p.skipped or {}) do

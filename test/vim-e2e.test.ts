@@ -11,7 +11,7 @@ import { findVim, missingEditorMessage, vimUsable } from './support/editors.js';
 import { AGENT_AFTER, AGENT_BEFORE, AGENT_COMMAND } from './support/editor-case.js';
 import { BIN, readTree } from './support/nvim.js';
 import { lines } from './support/takeback.js';
-import { newVimCase, runVim, type VimCase, type VimReport } from './support/vim.js';
+import { newVimCase, runVim, VimTmux, type VimCase, type VimReport } from './support/vim.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
 const vim = findVim();
@@ -286,6 +286,33 @@ g:Out.after_redo = {text: g:Text(code), modified: &modified, disk: g:Disk('code.
     expect(r.after_redo).toEqual({ text: after['code.txt'], modified: false, disk: after['code.txt'] });
     expect(readTree(c.workspace)).toEqual(after);
     expect(journal(c)).toEqual([{ id: '1', state: 'applied' }]);
+  });
+
+  it.concurrent('under tmux, as a person: a conflict too long for the command line shows its start, the file it names, and says where the rest is', async () => {
+    const files = { 'code.txt': lines('line', 20) };
+    const c = start('tmux', files);
+    const session = new VimTmux(c);
+    try {
+      session.start(['code.txt'], 100);
+      await session.waitScreen('code.txt open', /^line 1\s*$/m);
+      execFileSync(process.execPath, [BIN, 'run', '--', 'sh', '-c', "sed -i 's/^line 12$/agent 12/' code.txt"], { cwd: c.workspace, env: c.env, stdio: 'ignore' });
+      session.ex('edit');
+      await session.waitScreen('the agent change shown', /^agent 12\s*$/m);
+      // The person types in the buffer and does not save: undo is a conflict naming code.txt.
+      session.keys('G', 'o');
+      session.run('send-keys', '-t', session.name, '-l', 'mine');
+      session.keys('Escape');
+      session.ex('Takeback undo 1');
+      const screen = await session.waitScreen('the conflict shown', /^takeback: nothing undone.*\(:messages\)\s*$/m);
+      const last = screen.trimEnd().split('\n').pop()!;
+      expect(last).toMatch(/^takeback: nothing undone for change 1: 1 file changed since: code\.txt.* … \(:messages\)$/);
+      expect(readTree(c.workspace)).toEqual({ 'code.txt': files['code.txt'].replace('line 12\n', 'agent 12\n') });
+      // :messages has it whole.
+      session.ex('messages');
+      await session.waitScreen('the whole message', /replaces later changes/);
+    } finally {
+      session.stop();
+    }
   });
 
   it.concurrent('undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {

@@ -8,10 +8,11 @@
 // (`takeback run -- sh -c …` through system()), so buffers can be open before the agent changes
 // their files, as they are for a person watching an agent work.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from './editors.js';
+import { onPath, repoRoot } from './editors.js';
+import { waitFor } from './helix.js';
 import { newEditorCase, type EditorCase } from './editor-case.js';
 import { BIN } from './nvim.js';
 
@@ -167,4 +168,74 @@ export async function runVim(c: VimCase, body: string, data: unknown = {}, timeo
     throw new Error(`Vim wrote no report (exit ${code}${timedOut ? ', killed after ' + timeoutMs + ' ms' : ''}); stderr:\n${stderr}`);
   }
   return JSON.parse(fs.readFileSync(report, 'utf8')) as VimReport;
+}
+
+/**
+ * Vim as a person runs it, in a tmux session of the case's own (a socket in its folder): `vim
+ * -N -u vimrc ARGS` in the workspace, the vimrc putting the plugin on the runtimepath with this
+ * checkout's sidecar. keys() sends keys as tmux names them, screen() is what the pane shows.
+ */
+export class VimTmux {
+  readonly socket: string;
+  private readonly tmux: string;
+  private started = false;
+
+  constructor(
+    readonly c: VimCase,
+    readonly name = 'vim',
+  ) {
+    const tmux = onPath('tmux');
+    if (!tmux) throw new Error('Vim was found but tmux was not: apt-get install tmux');
+    this.tmux = tmux;
+    this.socket = path.join(c.base, `${name}.tmux`);
+  }
+
+  run(...args: string[]): string {
+    return execFileSync(this.tmux, ['-S', this.socket, ...args], { env: this.c.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  /** Starts Vim on a screen of `width` columns, 30 lines. */
+  start(args: string[], width = 80): void {
+    const vimrc = path.join(this.c.base, 'vimrc');
+    fs.writeFileSync(
+      vimrc,
+      [
+        'set nocompatible noswapfile',
+        `execute 'set runtimepath^=' .. fnameescape(${JSON.stringify(VIM_PLUGIN_DIR)})`,
+        `let g:takeback_cmd = ${JSON.stringify([process.execPath, BIN, 'serve'])}`,
+      ].join('\n') + '\n',
+    );
+    this.run('-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', String(width), '-y', '30', '-c', this.c.workspace, '--',
+      this.c.vim, '-N', '-u', vimrc, '-i', 'NONE', ...args);
+    this.started = true;
+  }
+
+  screen(): string {
+    return this.run('capture-pane', '-p', '-t', this.name);
+  }
+
+  keys(...k: string[]): void {
+    this.run('send-keys', '-t', this.name, ...k);
+  }
+
+  /** An Ex command typed as a person types it: `:`, the text, Enter. */
+  ex(command: string): void {
+    this.keys(':');
+    this.run('send-keys', '-t', this.name, '-l', command);
+    this.keys('Enter');
+  }
+
+  async waitScreen(what: string, re: RegExp, timeoutMs = 15_000): Promise<string> {
+    return waitFor(what, () => (re.test(this.screen()) ? this.screen() : undefined), timeoutMs, () => `screen:\n${this.screen()}`);
+  }
+
+  stop(): void {
+    if (!this.started) return;
+    try {
+      this.run('kill-server');
+    } catch {
+      // already gone with Vim
+    }
+    this.started = false;
+  }
 }

@@ -24,13 +24,37 @@ const levels = {info: 'None', warn: 'WarningMsg', error: 'ErrorMsg'}
 # ---------------------------------------------------------------------------------------------
 # Messages
 
-# Shows `msg` ("takeback: " before it) and keeps it in the message history.
+# Shows `msg` ("takeback: " before it) and keeps it in the message history. A line wider than
+# the command line is shown from its start, cut at the end with " … (:messages)": Vim would cut
+# it in the middle, where the files a conflict names are. The history keeps it whole.
 def Notify(msg: string, level: string = 'info')
   execute 'echohl' levels[level]
-  for line in split('takeback: ' .. msg, "\n")
+  var lines = split('takeback: ' .. msg, "\n")
+  for line in lines
     echomsg line
   endfor
+  if len(lines) == 1 && strdisplaywidth(lines[0]) > v:echospace
+    var fitted = Fit(lines[0], v:echospace)
+    if fitted != ''
+      echo fitted
+    endif
+  endif
   echohl None
+enddef
+
+# The start of `text` and " … (:messages)" in at most `width` display cells, or '' when the
+# width leaves no room for some of the text.
+def Fit(text: string, width: number): string
+  const tail = ' … (:messages)'
+  var room = width - strdisplaywidth(tail)
+  if room < 10
+    return ''
+  endif
+  var s = strcharpart(text, 0, room)
+  while strdisplaywidth(s) > room
+    s = strcharpart(s, 0, strcharlen(s) - 1)
+  endwhile
+  return s .. tail
 enddef
 
 # "a", "a and b", "a, b and c".

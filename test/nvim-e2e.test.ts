@@ -262,6 +262,11 @@ H.out.after_redo = { notes = H.text(notes), modified = vim.bo[notes].modified, d
 -- The user goes on typing in notes.md after the agent's change, and does not save.
 vim.api.nvim_buf_set_lines(notes, -1, -1, false, { 'my own line' })
 H.out.typed = H.text(notes)
+vim.cmd('Takeback preview turn 1')
+H.wait('the preview buffer', function() return vim.bo.filetype == 'diff' end)
+H.out.preview = H.lines(0)
+vim.cmd('tabclose')
+vim.cmd.buffer(notes)
 local n = #H.messages
 local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
 H.out.undo = d.result
@@ -279,6 +284,8 @@ H.out.after_force = { notes = H.text(notes), f = H.text(f), modified = vim.bo[no
       const after = WORKSPACE_AFTER_TURN_ONE;
       const typed = `${after['notes.md']}my own line\n`;
       expect(r.typed).toBe(typed);
+      // The preview names the conflict in words.
+      expect((r.preview as string[]).filter((l) => l.startsWith('# notes.md:'))).toEqual([expect.stringMatching(/^# notes\.md: put back · conflict: unsaved in editor( \(.+\))?$/)]);
       const undo = r.undo as { written: boolean; conflicts: { path: string; reason: string }[] };
       expect(undo.written).toBe(false);
       expect(undo.conflicts).toContainEqual(expect.objectContaining({ path: 'notes.md', reason: 'unsaved-in-editor' }));

@@ -60,9 +60,11 @@ function M.lines(sel, p)
   end
   for _, f in ipairs(files) do
     table.insert(out, '')
-    local head = ('# %s: %s'):format(f.path, f.action)
+    -- Words, not the protocol's names: "put back", "unsaved in editor".
+    local head = ('# %s: %s'):format(f.path, (tostring(f.action):gsub('-', ' ')))
     if f.conflict then
-      head = head .. (' · CONFLICT %s: %s'):format(f.conflict.reason, f.conflict.detail or '')
+      local detail = f.conflict.detail and f.conflict.detail ~= '' and (' (%s)'):format(f.conflict.detail) or ''
+      head = head .. (' · conflict: %s%s'):format((f.conflict.reason:gsub('-', ' ')), detail)
     end
     table.insert(out, head)
     if f.note then

@@ -1,4 +1,6 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/support/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -8,5 +10,13 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // One file per core at once (vitest's default leaves one core out: a single worker on a
+    // 2-core machine). A test file spends most of its time waiting for the processes it starts
+    // (takeback itself, real agents and editors), which do the work on the cores; with one worker
+    // the second core mostly idles. The files are independent: each makes its own temporary
+    // folders, homes and ports.
+    maxWorkers: Math.max(2, os.availableParallelism()),
+    // The long files start first, so that no worker is left with one at the end (see sequencer.ts).
+    sequence: { sequencer: LongFirstSequencer },
   },
 });

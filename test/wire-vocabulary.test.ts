@@ -9,9 +9,17 @@ import { REPO_ROOT } from './support/lsp-client.js';
 
 const WIRE = path.join(REPO_ROOT, 'server', 'wire.ts');
 
+const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, skipLibCheck: true, noEmit: true, types: ['node'] };
+
+/**
+ * The parsed files no edit touches, by path, shared by every program of this file: they are the
+ * same text under the same options each time (Node's types, TypeScript's libraries, the sources),
+ * and a program only reads a source file, as a language service's programs share theirs.
+ */
+const unedited = new Map<string, ts.SourceFile>();
+
 /** The errors tsc reports in wire.ts, with `edits` (file → [text, replacement]) applied in memory. */
 function wireErrors(edits: Record<string, [string, string]>): string[] {
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, skipLibCheck: true, noEmit: true, types: ['node'] };
   const host = ts.createCompilerHost(options);
   const read = host.readFile.bind(host);
   host.readFile = (file) => {
@@ -23,8 +31,13 @@ function wireErrors(edits: Record<string, [string, string]>): string[] {
   };
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (file, lang) => {
+    const edited = edits[path.relative(REPO_ROOT, file)] !== undefined;
+    const kept = edited ? undefined : unedited.get(file);
+    if (kept) return kept;
     const text = host.readFile(file);
-    return text === undefined ? getSourceFile(file, lang) : ts.createSourceFile(file, text, lang);
+    const parsed = text === undefined ? getSourceFile(file, lang) : ts.createSourceFile(file, text, lang);
+    if (!edited && parsed) unedited.set(file, parsed);
+    return parsed;
   };
   const program = ts.createProgram([WIRE], options, host);
   return ts.getPreEmitDiagnostics(program, program.getSourceFile(WIRE)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));

@@ -13,22 +13,36 @@ it('takeback serve starts a sweep when one is due, and not again while it is not
   const home = path.join(base, 'home');
   fs.mkdirSync(path.join(base, 'ws', '.git'), { recursive: true });
   const env = { ...process.env, TAKEBACK_HOME: home };
-  const serveOnce = async () => {
+  const stamp = path.join(home, 'gc.json');
+  const finished = () => {
+    try {
+      return typeof JSON.parse(fs.readFileSync(stamp, 'utf8')).finished === 'number';
+    } catch {
+      return false; // not written yet
+    }
+  };
+  /** Runs `takeback serve` until `done` resolves, then kills it. */
+  const serveUntil = async (done: () => Promise<unknown>) => {
     const child = spawn(process.execPath, [BIN, 'serve'], { cwd: path.join(base, 'ws'), env, stdio: ['pipe', 'pipe', 'pipe'] });
-    await new Promise((r) => setTimeout(r, 1500));
+    await done();
     child.kill('SIGKILL');
   };
-  await serveOnce();
-  const stamp = path.join(home, 'gc.json');
-  const deadline = Date.now() + 10_000;
-  while (!fs.existsSync(stamp) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  // The first sidecar runs until its sweep has written its report (the stamp's `finished`);
+  // `first` is the stamp's mtime when it is first seen (the claim, or already the report).
+  let first: number | undefined;
+  await serveUntil(async () => {
+    for (const deadline = Date.now() + 30_000; !finished() && Date.now() < deadline; ) {
+      if (first === undefined && fs.existsSync(stamp)) first = fs.statSync(stamp).mtimeMs;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (first === undefined && fs.existsSync(stamp)) first = fs.statSync(stamp).mtimeMs;
+  });
   expect(fs.existsSync(stamp)).toBe(true);
-  const first = fs.statSync(stamp).mtimeMs;
-  // Not due again for 6 hours: a second sidecar leaves the stamp alone.
-  await new Promise((r) => setTimeout(r, 2500)); // let the first sweep finish writing its report
+  expect(finished()).toBe(true);
+  // Not due again for 6 hours: a second sidecar, given 1.5 s, leaves the stamp alone.
   const settled = fs.statSync(stamp).mtimeMs;
-  await serveOnce();
+  await serveUntil(() => new Promise((r) => setTimeout(r, 1500)));
   expect(fs.statSync(stamp).mtimeMs).toBe(settled);
-  expect(settled).toBeGreaterThanOrEqual(first);
+  expect(settled).toBeGreaterThanOrEqual(first!);
   fs.rmSync(base, { recursive: true, force: true });
 });

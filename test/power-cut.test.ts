@@ -128,7 +128,9 @@ function everyCut(sb: Sandbox, args: string[], back: string[][]): void {
   expect(same(wsTree(sb), after)).toBe(true);
 }
 
-describe('a power cut', () => {
+// Each case runs takeback two or three times for every cut point (tens of them): minutes on a
+// loaded machine, where the default minute would fail a case that is only slow.
+describe('a power cut', { timeout: 300_000 }, () => {
   it("during a forced undo: each cut leaves it whole or rolled back, and the person's edit it replaced comes back", () => {
     const sb = sandbox({ git: true });
     agentThenPerson(sb);

@@ -64,9 +64,10 @@ function patched(row: Buffer | null, edits: readonly RowEdit[]): { buf: Buffer |
 }
 
 function countsOf(entries: PackedEntry[]): RowCounts {
-  const c = { entries: entries.length, files: 0, copied: 0, keptBytes: 0 };
+  const c = { entries: entries.length, files: 0, copied: 0, pending: 0, keptBytes: 0 };
   for (const e of entries) {
     if (e.type !== 'dir') c.files++;
+    if (e.gap === 'baseline-incomplete') c.pending++;
     if (e.type !== 'dir' && !e.git) c.copied++;
     if (e.type === 'file' && e.sha256) c.keptBytes += e.size;
   }
@@ -86,6 +87,7 @@ describe('patchRow', () => {
     entry('héllo wörld.md', { size: 3 }),
     entry('sha256-git.ts', { git: GIT32('2'), size: 11 }),
     entry('zz', { size: 1 }),
+    entry('pending.txt', { sha256: null, gap: 'baseline-incomplete', size: 40 }),
   ]);
 
   const cases: [string, RowEdit[]][] = [
@@ -106,6 +108,8 @@ describe('patchRow', () => {
     ['a link retargeted', [set('link', { type: 'symlink', sha256: null, target: 'x', size: 0 })]],
     ['a name with a lone surrogate is new', [set('bad\uD800name'), set('zz', { size: 2 })]],
     ['a kept file becomes a gap', [set('a.ts', { sha256: null, gap: 'secret', size: 100 })]],
+    ['a file the baseline had not kept is kept', [set('pending.txt', { size: 40 })]],
+    ['a file the baseline had not kept goes, another comes', [del('pending.txt'), set('later.txt', { sha256: null, gap: 'baseline-incomplete' })]],
     ['nothing to remove', [del('not-there')]],
     ['no edits', []],
     ['many edits (found by decoded name)', [...'abcdefghij'.split('').map((c) => set(`${c}.new`)), set('zz', { size: 5 }), del('a.ts'), del('sub'), set('link', { size: 1 })]],
@@ -148,7 +152,7 @@ describe('patchRow', () => {
       if (kind === 0) return entry(name, { type: 'dir', sha256: null, size: 0, mode: 0o755 });
       if (kind === 1) return entry(name, { type: 'symlink', sha256: null, target: 't'.repeat(rnd(30)), size: 0 });
       if (kind === 2) return entry(name, { sha256: null, git: rnd(2) ? GIT20('c') : GIT32('d'), size: rnd(1000) });
-      if (kind === 3) return entry(name, { sha256: null, gap: 'too-large', size: rnd(1e9) });
+      if (kind === 3) return entry(name, { sha256: null, gap: rnd(2) ? 'too-large' : 'baseline-incomplete', size: rnd(1e9) });
       return entry(name, { size: rnd(100000), sha256: SHA(String(rnd(10))), ino: rnd(1e6), mtimeMs: rnd(1e12) + 0.5 });
     };
     for (let round = 0; round < 400; round++) {

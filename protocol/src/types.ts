@@ -36,9 +36,10 @@ export interface FileState {
  * `unreadable` (a file that could not be read, a folder that could not be listed), `not-kept` (the
  * journal could not take it when it changed: a full disk, a lock held too long), `name-not-utf8`
  * (a name that is not valid UTF-8: never captured; its path shows U+FFFD for the bytes it cannot
- * spell).
+ * spell), `baseline-incomplete` (the workspace's first copy was still being made in the background
+ * and had not kept this file's bytes yet when it changed: the change is named, its "before" not kept).
  */
-export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept' | 'name-not-utf8';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept' | 'name-not-utf8' | 'baseline-incomplete';
 
 /** A capture gap: a path, the reason, and a sentence for people. */
 export interface CaptureGap {

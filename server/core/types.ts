@@ -22,9 +22,12 @@ export type FileType = 'file' | 'symlink' | 'dir';
  * - `not-kept`: the journal could not take it when it changed (its disk was full, its lock held
  *   too long): the change is named, its bytes were not kept;
  * - `name-not-utf8`: its name is not valid UTF-8 (its path shows U+FFFD for the bytes it cannot
- *   spell): the change is named, nothing is kept nor written there.
+ *   spell): the change is named, nothing is kept nor written there;
+ * - `baseline-incomplete`: the workspace's baseline copy (made in the background by a long-lived
+ *   process, past `maxWorkspaceFiles`) had not kept this file's bytes yet when it changed: the
+ *   change is named, its "before" was not kept.
  */
-export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept' | 'name-not-utf8';
+export type GapReason = 'too-large' | 'secret' | 'symlink-target' | 'excluded' | 'outside-workspace' | 'workspace-too-large' | 'unreadable' | 'not-kept' | 'name-not-utf8' | 'baseline-incomplete';
 
 /** A capture gap: the path, why, and a sentence for people. */
 export interface CaptureGap {

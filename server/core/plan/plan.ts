@@ -116,6 +116,7 @@ const GAP_TEXT: Record<GapReason, string> = {
   unreadable: 'could not be read when it changed (a folder: what it held is not known)',
   'not-kept': 'could not be kept when it changed: the journal could not be written then',
   'name-not-utf8': 'its name is not valid UTF-8: never captured',
+  'baseline-incomplete': 'changed before the workspace\'s first copy had kept it: its bytes before were not kept',
 };
 
 const isDir = (s: FileState) => s.exists && s.type === 'dir';

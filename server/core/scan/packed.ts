@@ -31,7 +31,8 @@ export interface IndexEntry {
  *
  * Row layout (little-endian):
  *   u8 version (1) | u8 0 | u16 0 | f64 mtimeMs | f64 ctimeMs | f64 ino   (NaN: not known: list again)
- *   u32 entries | u32 files (not folders) | u32 copied (files without a git reference) | u32 0 | f64 kept bytes
+ *   u32 entries | u32 files (not folders) | u32 copied (files without a git reference)
+ *   | u32 pending (files the baseline has not kept yet: gap `baseline-incomplete`) | f64 kept bytes
  *   entries, each:
  *     u8 type (0 file, 1 symlink, 2 folder) | u8 flags | u8 gap | u8 0 | u32 mode
  *     f64 size | f64 mtimeMs | f64 ctimeMs | f64 ino
@@ -67,6 +68,8 @@ export interface RowCounts {
   entries: number;
   files: number;
   copied: number;
+  /** Files whose bytes the baseline made in the background has not kept yet (gap `baseline-incomplete`). */
+  pending: number;
   keptBytes: number;
 }
 
@@ -86,8 +89,9 @@ export function isUnlisted(stamp: DirStamp): boolean {
 
 const TYPES: FileType[] = ['file', 'symlink', 'dir'];
 const TYPE_CODE: Record<FileType, number> = { file: 0, symlink: 1, dir: 2 };
-const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept', 'name-not-utf8'];
+const GAPS: (GapReason | null)[] = [null, 'too-large', 'secret', 'symlink-target', 'excluded', 'outside-workspace', 'workspace-too-large', 'unreadable', 'not-kept', 'name-not-utf8', 'baseline-incomplete'];
 const GAP_CODE = new Map(GAPS.map((g, i) => [g, i]));
+const PENDING_CODE = GAP_CODE.get('baseline-incomplete')!;
 
 const F_SHA = 1;
 const F_GIT20 = 2;
@@ -157,6 +161,7 @@ function writeHeader(buf: Buffer, v: DataView, stamp: DirStamp | Uint8Array, c: 
   v.setUint32(32, c.entries, true);
   v.setUint32(36, c.files, true);
   v.setUint32(40, c.copied, true);
+  v.setUint32(44, c.pending, true);
   v.setFloat64(48, c.keptBytes, true);
 }
 
@@ -165,6 +170,7 @@ function count(c: RowCounts, e: PackedEntry): void {
   c.entries++;
   if (e.type !== 'dir') c.files++;
   if (isCopied(e)) c.copied++;
+  if (e.gap === 'baseline-incomplete') c.pending++;
   if (e.type === 'file' && e.sha256) c.keptBytes += e.size;
 }
 
@@ -179,7 +185,7 @@ export function encodeRow(stamp: DirStamp, entries: readonly PackedEntry[]): Buf
   });
   const buf = Buffer.alloc(len);
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const c: RowCounts = { entries: 0, files: 0, copied: 0, keptBytes: 0 };
+  const c: RowCounts = { entries: 0, files: 0, copied: 0, pending: 0, keptBytes: 0 };
   let o = HEADER_BYTES;
   for (const x of bytes) {
     count(c, x.e);
@@ -324,7 +330,7 @@ export function patchRow<E extends RowEdit>(row: Uint8Array | null, edits: reado
   }
   if (out.length > 1) out.sort((a, b) => a.at - b.at);
   if (added.length > 1) added.sort((a, b) => a.seq - b.seq);
-  const c: RowCounts = v ? rowCounts(v) : { entries: 0, files: 0, copied: 0, keptBytes: 0 };
+  const c: RowCounts = v ? rowCounts(v) : { entries: 0, files: 0, copied: 0, pending: 0, keptBytes: 0 };
   let len = src ? src.length : HEADER_BYTES;
   for (let k = 0; k < out.length; k++) {
     const s = out[k]!;
@@ -336,6 +342,7 @@ export function patchRow<E extends RowEdit>(row: Uint8Array | null, edits: reado
       c.files--;
       if (!(flags & (F_GIT20 | F_GIT32))) c.copied--;
     }
+    if (v!.getUint8(s.at + 2) === PENDING_CODE) c.pending--;
     if (type === TYPE_CODE.file && flags & F_SHA) c.keptBytes -= v!.getFloat64(s.at + 8, true);
     if (s.kept) {
       len += entryLength(s.put!);
@@ -384,7 +391,7 @@ export function rowStamp(buf: Uint8Array): DirStamp {
 /** The counts a row carries in its header. */
 export function rowCounts(buf: Uint8Array | DataView): RowCounts {
   const v = buf instanceof DataView ? buf : new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  return { entries: v.getUint32(32, true), files: v.getUint32(36, true), copied: v.getUint32(40, true), keptBytes: v.getFloat64(48, true) };
+  return { entries: v.getUint32(32, true), files: v.getUint32(36, true), copied: v.getUint32(40, true), pending: v.getUint32(44, true), keptBytes: v.getFloat64(48, true) };
 }
 
 /** Every entry of a row, decoded. */

@@ -3,7 +3,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * Limits and retention. Defaults: 5 MB per file; 10,000 files or 200 MB per workspace for
- * command capture; 30 days; 1 GB. Set them in
+ * command capture, 200,000 files or 2 GB where a long-lived process makes the baseline in the
+ * background; 30 days; 1 GB. Set them in
  * `$TAKEBACK_HOME/config.json` (same keys) or with the environment variables named below.
  */
 export interface Config {
@@ -13,6 +14,15 @@ export interface Config {
   maxWorkspaceFiles: number;
   /** Past this many kept bytes, likewise. `TAKEBACK_MAX_WORKSPACE_BYTES`. */
   maxWorkspaceBytes: number;
+  /**
+   * Where a long-lived process (the capture daemon, the sidecar) makes the workspace's baseline,
+   * commands are captured up to this many files instead of `maxWorkspaceFiles`: a baseline past
+   * `maxWorkspaceFiles` or `maxWorkspaceBytes` keeps the files' stats at once and their bytes in
+   * the background, slice by slice. `TAKEBACK_MAX_BACKGROUND_FILES`.
+   */
+  maxBackgroundFiles: number;
+  /** Likewise, in kept bytes, instead of `maxWorkspaceBytes`. `TAKEBACK_MAX_BACKGROUND_BYTES`. */
+  maxBackgroundBytes: number;
   /** Folder names the command scan always skips, besides `.gitignore` rules. */
   excludeNames: string[];
   /**
@@ -48,6 +58,8 @@ export const DEFAULT_CONFIG: Config = {
   maxFileBytes: 5 * 1024 * 1024,
   maxWorkspaceFiles: 10_000,
   maxWorkspaceBytes: 200 * 1024 * 1024,
+  maxBackgroundFiles: 200_000,
+  maxBackgroundBytes: 2 * 1024 * 1024 * 1024,
   excludeNames: DEFAULT_EXCLUDES,
   excludePaths: [],
   retentionDays: 30,
@@ -88,6 +100,8 @@ export function loadConfig(home: string, env: NodeJS.ProcessEnv = process.env): 
   cfg.maxFileBytes = envNumber(env, 'TAKEBACK_MAX_FILE_BYTES') ?? cfg.maxFileBytes;
   cfg.maxWorkspaceFiles = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_FILES') ?? cfg.maxWorkspaceFiles;
   cfg.maxWorkspaceBytes = envNumber(env, 'TAKEBACK_MAX_WORKSPACE_BYTES') ?? cfg.maxWorkspaceBytes;
+  cfg.maxBackgroundFiles = envNumber(env, 'TAKEBACK_MAX_BACKGROUND_FILES') ?? cfg.maxBackgroundFiles;
+  cfg.maxBackgroundBytes = envNumber(env, 'TAKEBACK_MAX_BACKGROUND_BYTES') ?? cfg.maxBackgroundBytes;
   cfg.retentionDays = envNumber(env, 'TAKEBACK_RETENTION_DAYS') ?? cfg.retentionDays;
   cfg.maxJournalBytes = envNumber(env, 'TAKEBACK_MAX_JOURNAL_BYTES') ?? cfg.maxJournalBytes;
   return cfg;

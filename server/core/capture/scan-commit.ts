@@ -17,6 +17,23 @@ export function useChangeHints(source: HintSource | null): void {
   hintSource = source;
 }
 
+/**
+ * Where a long-lived process keeps a large baseline's bytes in the background (see
+ * BackgroundBaselines in baseline.ts): given the workspace whose scan left files pending.
+ */
+export type BaselineKeeper = (ws: Workspace) => void;
+
+let keeper: BaselineKeeper | null = null;
+
+/**
+ * From now on every {@link scanAndCommit} of this process takes the background limits and wakes
+ * `k` when it leaves files pending (null: none, the default: a baseline past `maxWorkspaceFiles`
+ * is `too-large`, as nothing would keep its bytes).
+ */
+export function useBackgroundBaseline(k: BaselineKeeper | null): void {
+  keeper = k;
+}
+
 /** The racy line of the snapshot `meta` describes (ms since the epoch), -Infinity without one. */
 function racyLineOf(meta: ScanMeta | null): number {
   return meta ? Number(BigInt(meta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;
@@ -28,7 +45,9 @@ function racyLineOf(meta: ScanMeta | null): number {
  * scan's read-compare-write. A workspace over the limits gets its index cleared: the next scan
  * under the limits starts a new baseline rather than reporting the whole tree as created.
  * `hints`, from a file watcher, narrow a warm scan to what they name (see ChangeHints); without
- * them, the process's hint source is asked ({@link useChangeHints}).
+ * them, the process's hint source is asked ({@link useChangeHints}). In a process that keeps
+ * baselines in the background ({@link useBackgroundBaseline}), a baseline past
+ * `maxWorkspaceFiles` keeps the files' stats now and leaves their bytes to it.
  */
 export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => void, hints?: ChangeHints): ScanOutcome {
   const { journal, root, config } = ws;
@@ -37,12 +56,13 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   const worker = prevMeta?.status === 'ok' ? statWorkerFor(prevMeta.files) : null;
   const rows = journal.snapshot.rows();
   const given = hints ?? (hintSource && prevMeta?.status === 'ok' ? hintSource(root, racyLineOf(prevMeta)) : undefined);
-  const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given });
+  const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
   if (r.status === 'too-large') {
     if (rows.size > 0) journal.snapshot.clear();
   } else {
     journal.snapshot.writeRows(r.put, r.del);
   }
   journal.snapshot.setMeta(r.meta);
+  if (keeper && r.meta.pending) keeper(ws);
   return { status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), changes: r.changes, meta: r.meta, read: r.read };
 }

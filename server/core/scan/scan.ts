@@ -197,7 +197,13 @@ class RulesMoved extends Error {}
  * `config.maxWorkspaceFiles`; a change to such a file reads the blob back for its "before".
  *
  * Stops as soon as the workspace passes `config.maxWorkspaceFiles` copied files or
- * `config.maxWorkspaceBytes` kept bytes (status `too-large`), before reading anything.
+ * `config.maxWorkspaceBytes` kept bytes (status `too-large`), before reading anything. With
+ * `background` (a long-lived process will keep the bytes later), or against a snapshot whose
+ * baseline was made so, the limits are `config.maxBackgroundFiles` and `maxBackgroundBytes`
+ * instead, and a baseline past the first two reads nothing: each file it would read is kept by its
+ * stat alone, named `baseline-incomplete` (pending), for `keepPending` (pending.ts) to read later. A
+ * later scan reads a pending file only when its stat moved (its change names the gap), and leaves
+ * it pending otherwise.
  * `onProgress(files)` is called every 1,000 files of a full scan. Writes nothing but blobs.
  */
 export function scanRows(opts: ScanRowsOptions): RowScanOutcome {
@@ -231,6 +237,8 @@ export interface ScanRowsOptions {
   worker?: StatWorker | null;
   /** What a watcher says may have moved: a warm scan checks only those rows (see ChangeHints). */
   hints?: ChangeHints;
+  /** A long-lived process keeps a large baseline's bytes later, in the background (see {@link scanRows}). */
+  background?: boolean;
 }
 
 function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean): RowScanOutcome {
@@ -283,6 +291,11 @@ class ScanWalk {
   private readonly rulesChanged: boolean;
   /** git's index: read up front by a full scan; by a warm one only when it can save reads. */
   private git: GitIndex | null;
+  /** The limits are the background ones (see {@link scanRows}). */
+  private readonly background: boolean;
+  /** Copied files and kept bytes past which the workspace is `too-large`. */
+  private readonly maxFiles: number;
+  private readonly maxBytes: number;
 
   /** Rows rewritten by this scan (folder → its stamp and children). */
   private readonly next = new Map<string, NextRow>();
@@ -343,6 +356,9 @@ class ScanWalk {
     this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;
     this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
     this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
+    this.background = Boolean(opts.background) || (!this.baseline && prevMeta?.background === true);
+    this.maxFiles = this.background ? config.maxBackgroundFiles : config.maxWorkspaceFiles;
+    this.maxBytes = this.background ? config.maxBackgroundBytes : config.maxWorkspaceBytes;
   }
 
   /**
@@ -368,7 +384,10 @@ class ScanWalk {
   run(): RowScanOutcome {
     const stop = this.full ? this.walkAll() : this.checkWarm();
     if (stop) return stop;
-    this.readMoved();
+    const { config } = this;
+    // A baseline past the limits of reading at once leaves the bytes to the background.
+    if (this.background && this.baseline && (this.copied > config.maxWorkspaceFiles || this.keptBytes > config.maxWorkspaceBytes)) this.leavePending();
+    else this.readMoved();
     return this.outcome();
   }
 
@@ -397,9 +416,8 @@ class ScanWalk {
 
   /** {@link tooLarge} when the counts so far pass a limit, else null. */
   private overLimits(): RowScanOutcome | null {
-    const { config } = this;
-    if (this.copied > config.maxWorkspaceFiles) return this.tooLarge(`over ${config.maxWorkspaceFiles} files`);
-    if (this.keptBytes > config.maxWorkspaceBytes) return this.tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
+    if (this.copied > this.maxFiles) return this.tooLarge(`over ${this.maxFiles} files`);
+    if (this.keptBytes > this.maxBytes) return this.tooLarge(`over ${sizeText(this.maxBytes)}`);
     return null;
   }
 
@@ -651,6 +669,16 @@ class ScanWalk {
     }
   }
 
+  /**
+   * Marks every file to be read pending (gap `baseline-incomplete`), reading none: a file over
+   * the size limit is named `too-large` at once (its stat says so), and nothing else is known
+   * of the rest until `keepPending` (pending.ts) reads them.
+   */
+  private leavePending(): void {
+    const { maxFileBytes } = this.config;
+    for (const [e, t] of this.toRead) e.gap = isRegular(t.st) && !t.secret && t.st.size > maxFileBytes ? 'too-large' : 'baseline-incomplete';
+  }
+
   /** Reads and hashes the files that moved (the limits allow it), keeping their bytes in the blob store. */
   private readMoved(): void {
     const { root, config, dropped } = this;
@@ -696,7 +724,7 @@ class ScanWalk {
 
   /** What moved (new, changed and gone paths, in path order), the rows to write, and the new meta. */
   private outcome(): RowScanOutcome {
-    const { root, rows, next, gone, dropped, changes, config, baseline } = this;
+    const { root, rows, next, gone, dropped, changes, baseline } = this;
     this.checkSkipped();
     if (!baseline) {
       for (const c of movedIn(next, (dir) => this.prevOf(dir), dropped, this.racyMs, this.unknownBefore)) changes.push(c);
@@ -709,8 +737,8 @@ class ScanWalk {
       materializeGit(root, this.opts.blobs, changes);
       changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     }
-    const { put, files, bytes, copied } = rowsToWrite(rows, next, gone, dropped);
-    if (bytes > config.maxWorkspaceBytes) return this.tooLarge(`over ${sizeText(config.maxWorkspaceBytes)}`);
+    const { put, files, bytes, copied, pending } = rowsToWrite(rows, next, gone, dropped);
+    if (bytes > this.maxBytes) return this.tooLarge(`over ${sizeText(this.maxBytes)}`);
     const rules: Record<string, string> = Object.fromEntries(this.full ? this.filter.sources : this.knownRules!);
     return {
       status: baseline ? 'baseline' : 'ok',
@@ -721,6 +749,8 @@ class ScanWalk {
         files,
         bytes,
         copied,
+        ...(this.background ? { background: true as const } : {}),
+        ...(pending > 0 ? { pending } : {}),
         excludes: this.excludes,
         rules,
         ...(this.gitIndex !== '' ? { gitIndex: this.gitIndex } : {}),
@@ -744,16 +774,18 @@ function rowsToWrite(
   next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
   gone: Set<string>,
   dropped: Set<PackedEntry>,
-): { put: Map<string, Buffer>; files: number; bytes: number; copied: number } {
+): { put: Map<string, Buffer>; files: number; bytes: number; copied: number; pending: number } {
   const put = new Map<string, Buffer>();
   let files = 0;
   let bytes = 0;
   let copied = 0;
+  let pending = 0;
   const add = (buf: Uint8Array) => {
     const c = rowCounts(buf);
     files += c.files;
     bytes += c.keptBytes;
     copied += c.copied;
+    pending += c.pending;
   };
   for (const [dir, row] of next) {
     const entries = dropped.size > 0 ? row.entries.filter((e) => !dropped.has(e)) : row.entries;
@@ -763,7 +795,7 @@ function rowsToWrite(
     add(buf);
   }
   for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
-  return { put, files, bytes, copied };
+  return { put, files, bytes, copied, pending };
 }
 
 /**

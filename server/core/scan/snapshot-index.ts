@@ -17,6 +17,13 @@ export interface ScanMeta {
   reason?: string;
   /** Files whose bytes the journal keeps itself (the rest are in git's object store). */
   copied?: number;
+  /**
+   * The baseline was made for a long-lived process (see `Config.maxBackgroundFiles`): every scan
+   * of this snapshot, in any process, counts against the background limits.
+   */
+  background?: true;
+  /** Files whose bytes the baseline has not kept yet (gap `baseline-incomplete`); absent when none. */
+  pending?: number;
   /** The excluded folder names the scan used (when they change, every folder is listed again). */
   excludes?: string;
   /** The ignore-rule files the scan used, with their stat (when one moves, every folder is listed again). */

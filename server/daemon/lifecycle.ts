@@ -8,8 +8,9 @@ import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnable
 import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
 import { createHttpHookServer } from './http.js';
-import { closeKeptWorkspaces, keepWorkspacesOpen } from './kept-workspaces.js';
+import { acquireWorkspace, closeKeptWorkspaces, keepWorkspacesOpen, releaseWorkspace } from './kept-workspaces.js';
 import { createCaptureServer } from './server.js';
+import { BackgroundBaselines, baselinePace } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
 /*
@@ -172,9 +173,12 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
   keepWorkspacesOpen(8);
   // And each workspace whose events it serves is watched, its scans fed what moved.
   const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m));
-  const daemon = new CaptureDaemon({ feed, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
+  // A large workspace outside git gets its baseline's bytes kept between events, never on a hook's time.
+  const baselines = new BackgroundBaselines((root, e) => acquireWorkspace({ workspace: root, env: e }), releaseWorkspace, (m) => logHook(home, m), baselinePace(env));
+  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
+  baselines.close();
   feed.close();
   closeKeptWorkspaces();
   // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
@@ -210,6 +214,8 @@ interface DaemonOptions {
   bin: string | undefined;
   /** The watchers of the workspaces it serves. */
   feed: WorkspaceFeed;
+  /** The baselines it keeps in the background: it is not idle while one is left. */
+  baselines: BackgroundBaselines;
 }
 
 /**
@@ -376,7 +382,7 @@ class CaptureDaemon {
   /** The watch: stops the daemon when its socket was removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), when idle too long, or rebuilt. */
   private check(): void {
     if (inode(this.o.path) !== this.mine) this.shutdown('its socket was removed or replaced');
-    else if (this.capture.pending() === 0 && Date.now() - this.last >= this.o.idleMs) this.shutdown('idle');
+    else if (this.capture.pending() === 0 && !this.o.baselines.busy() && Date.now() - this.last >= this.o.idleMs) this.shutdown('idle');
     else if (this.rebuilt()) this.shutdown('its code was rebuilt');
     // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
     else if (this.httpOpen && this.readyWritten && !this.readyIsMine()) this.shutdown('its ready file was removed or replaced');

@@ -30,6 +30,7 @@ import * as turns from './turns.js';
 import * as undo from './undo.js';
 import { checkPending } from './undo-through-editor.js';
 import { JournalWatch } from './watch.js';
+import { BackgroundBaselines, baselinePace, baselineProgress } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
 /*
@@ -106,6 +107,8 @@ export function startServer(opts: ServerOptions): Connection {
   let watch: JournalWatch | null = null;
   /** The workspace's file watcher, whose hints narrow the scans of captures and turns. */
   let feed: WorkspaceFeed | null = null;
+  /** The workspace's baseline, when it is kept in the background (a large workspace outside git). */
+  let baselines: BackgroundBaselines | null = null;
   let literals = false;
   let shutDown = false;
 
@@ -143,12 +146,15 @@ export function startServer(opts: ServerOptions): Connection {
     s.docs.on('save', guardNote(log, () => checkPending(s)));
     watch = new JournalWatch(s, log);
     feed = new WorkspaceFeed(s.ws.home, 1, log);
+    baselines = new BackgroundBaselines(() => s.ws, () => {}, log, baselinePace(process.env));
     return r.result;
   });
   connection.onInitialized(() => {
     watch?.start();
     // The watcher starts now, to be trusted by the time the first command is captured.
     void feed?.sync(session?.ws.root ?? '/');
+    // A baseline left unfinished (by a capture daemon that stopped) goes on here.
+    if (session && baselineProgress(session.ws)) baselines?.wake(session.ws);
   });
   connection.onShutdown(() => {
     shutDown = true;
@@ -159,6 +165,8 @@ export function startServer(opts: ServerOptions): Connection {
     if (ended) return;
     ended = true;
     watch?.stop();
+    baselines?.close();
+    baselines = null;
     feed?.close();
     feed = null;
     try {

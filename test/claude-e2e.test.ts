@@ -219,7 +219,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `takeback end to end with the real Claude Code
   it('list --json: one set per changing tool call, with tool names, tool_use ids, command lines and turns', () => {
     const list = tb(['list', '--json']).json;
     expect(list.workspace).toBe(work);
-    expect(list.capture).toEqual({ commands: true, reason: null });
+    expect(list.capture).toEqual({ commands: true, reason: null, baseline: null });
     expect(list.turns.map((t: any) => [t.id, t.seq, t.agent, t.session, t.label])).toEqual([
       ['t2', 2, 'claude-code', run1.sessionId, PROMPT_2],
       ['t1', 1, 'claude-code', run1.sessionId, PROMPT_1],

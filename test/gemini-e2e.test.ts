@@ -243,7 +243,7 @@ describe.skipIf(!GEMINI)(GEMINI ? `takeback end to end with the real Gemini CLI 
   it('list --json: one set per changing tool call, agent "gemini", the session, paired by order, the files each touched', () => {
     const list = tb(['list', '--json']).json;
     expect(list.workspace).toBe(work);
-    expect(list.capture).toEqual({ commands: true, reason: null });
+    expect(list.capture).toEqual({ commands: true, reason: null, baseline: null });
     expect(list.turns.map((t: any) => [t.id, t.seq, t.agent, t.session, t.agentTurn, t.label])).toEqual([
       ['t2', 2, 'gemini', run1.sessionId, null, PROMPT_2],
       ['t1', 1, 'gemini', run1.sessionId, null, PROMPT_1],

@@ -171,6 +171,14 @@ export interface CaptureStatus {
   /** False when the workspace is over the scan limits: file tools only. */
   commands: boolean;
   reason: string | null;
+  /**
+   * The baseline copy of a workspace past `maxWorkspaceFiles` (outside git), which the capture
+   * daemon or the sidecar makes in the background: the files whose bytes are kept so far (`kept`)
+   * of the files the snapshot holds (`files`, links included); null once every file is kept, or
+   * before there is a snapshot. Until it is complete, a command's change to a file not yet kept is
+   * a `baseline-incomplete` gap.
+   */
+  baseline: { kept: number; files: number } | null;
 }
 
 /** The result of `changes/list` and `takeback list --json`. Sets and turns newest first. */

@@ -82,11 +82,18 @@ function hunksText(hunks: W.FileHunk[], p: Paint): string {
 /** At most this many files of a set are listed by `takeback list` (`show` lists them all). */
 const LIST_FILES_MAX = 10;
 
+/** A baseline made in the background, in one line: `baseline: 48,000 of 200,000 files kept …`. */
+function baselineLine(b: { kept: number; files: number }): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `baseline: ${n(b.kept)} of ${n(b.files)} files kept, the rest in the background (a command's change to a file not yet kept is a capture gap)`;
+}
+
 /** `takeback list`: sets grouped by turn, newest first. */
 export function renderList(r: W.ListResult, color: boolean, filter: { agent?: string; agents?: string[] } = {}): string {
   const p = painter(color);
   const out: string[] = [];
   if (!r.capture.commands) out.push(p('yellow', `! commands are not captured here: ${r.capture.reason}`), '');
+  if (r.capture.baseline) out.push(p('yellow', `! ${baselineLine(r.capture.baseline)}`), '');
   if (r.sets.length === 0) {
     if (filter.agent !== undefined) {
       const known = filter.agents && filter.agents.length > 0 ? ` (agents with changes here: ${filter.agents.join(', ')})` : '';
@@ -353,12 +360,13 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `journal:    ${d.journal}`,
     `hook log:   ${d.log}`,
     `capture:    file tools ${p('green', 'on')}, commands ${d.capture.commands ? p('green', 'on') : p('yellow', `off (${d.capture.reason})`)}`,
+    ...(d.capture.baseline ? [`            ${p('yellow', baselineLine(d.capture.baseline))}`] : []),
     `snapshot:   ${d.snapshot ? `${d.snapshot.files} files, ${mb(d.snapshot.bytes)}` : 'none yet (taken at the first command or turn)'}; warm scans check stats ${d.scanCheck === 'native' ? 'in C (native/)' : 'in JavaScript (native/ not built by npm ci, or TAKEBACK_NATIVE=0)'}`,
     `changes:    ${d.sets.applied} applied, ${d.sets.undone} undone, ${d.sets.expired} expired; ${plural(d.turns.total, 'turn')} (${d.turns.open} open)`,
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
     ...storageLines(d.storage, mb),
     daemonLine(d.daemon),
-    `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}`,
+    `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}, up to ${d.limits.maxBackgroundFiles} / ${mb(d.limits.maxBackgroundBytes)} where the capture daemon or the sidecar makes the baseline in the background`,
   ];
   out.push(...hookLines(d.agents, p));
   const hooked = d.agents.some((c) => c.installed !== 'none');

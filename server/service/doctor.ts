@@ -12,6 +12,7 @@ import { haveNativeCheck } from '../core/scan/native.js';
 import { isUnlisted, rowStamp } from '../core/scan/packed.js';
 import type { Turn } from '../core/types.js';
 import { captureStatus } from './history.js';
+import type { CaptureStatus } from '../wire.js';
 
 /**
  * What `takeback doctor` reports of a workspace's journal and the blob store, without what lies
@@ -23,7 +24,7 @@ export interface JournalHealth {
   home: string;
   journal: string;
   log: string;
-  capture: { commands: boolean; reason: string | null };
+  capture: CaptureStatus;
   snapshot: { files: number; bytes: number; scannedAt: number | null } | null;
   sets: { applied: number; undone: number; expired: number };
   turns: { total: number; open: number };
@@ -40,7 +41,7 @@ export interface JournalHealth {
   unkept: UnkeptSummary | null;
   /** Events the hooks queued in the spill that no process has folded in yet. */
   queued: number;
-  limits: { maxFileBytes: number; maxWorkspaceFiles: number; maxWorkspaceBytes: number };
+  limits: { maxFileBytes: number; maxWorkspaceFiles: number; maxWorkspaceBytes: number; maxBackgroundFiles: number; maxBackgroundBytes: number };
   /**
    * What the blob store keeps for all workspaces, and why (`takeback gc --dry-run`): copies the
    * working state needs, copies of live change sets, young unreferenced copies, and what a sweep
@@ -140,7 +141,13 @@ export function journalHealth(ws: Workspace, version: string, outside: string[])
     lock,
     unkept,
     queued: waiting,
-    limits: { maxFileBytes: config.maxFileBytes, maxWorkspaceFiles: config.maxWorkspaceFiles, maxWorkspaceBytes: config.maxWorkspaceBytes },
+    limits: {
+      maxFileBytes: config.maxFileBytes,
+      maxWorkspaceFiles: config.maxWorkspaceFiles,
+      maxWorkspaceBytes: config.maxWorkspaceBytes,
+      maxBackgroundFiles: config.maxBackgroundFiles,
+      maxBackgroundBytes: config.maxBackgroundBytes,
+    },
     storage: {
       use: gc.use,
       expired: gc.expired,

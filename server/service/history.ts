@@ -1,3 +1,4 @@
+import { baselineProgress } from '../core/capture/baseline.js';
 import type { Workspace } from '../core/open-workspace.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
@@ -9,13 +10,13 @@ import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type Chan
 /** How many turns `list` shows without `all`. */
 export const DEFAULT_LIST_TURNS = 20;
 
-/** Whether commands are captured here (from the last scan). */
+/** Whether commands are captured here (from the last scan), and how far a baseline made in the background is. */
 export function captureStatus(ws: Workspace): CaptureStatus {
   const meta = ws.journal.snapshot.meta();
   if (meta && meta.status === 'too-large') {
-    return { commands: false, reason: `the workspace is ${meta.reason ?? 'over the scan limits'}: file tools only` };
+    return { commands: false, reason: `the workspace is ${meta.reason ?? 'over the scan limits'}: file tools only`, baseline: null };
   }
-  return { commands: true, reason: null };
+  return { commands: true, reason: null, baseline: baselineProgress(ws) };
 }
 
 /**

@@ -1,0 +1,170 @@
+// A workspace outside git past `maxWorkspaceFiles` keeps command capture where the capture
+// daemon makes its baseline: the first scan keeps every file's stat at once and the daemon keeps
+// their bytes in the background, slice by slice, between the hook events it serves. Real
+// processes: the real binary, the real daemon, a generated tree with the limits lowered by the
+// environment (TAKEBACK_MAX_WORKSPACE_FILES=50, so 300 files is "large").
+//
+// While the baseline is in progress (the daemon's pace set to one small slice and then a pause
+// longer than the test, so that the state under test holds still), a shell tool call records a
+// file already kept as any other change, and one not yet kept as a named gap
+// (`baseline-incomplete`), and `list`/`doctor` show how far the baseline is. A new daemon goes on
+// with it; once complete, changes are whole again and undo gives the bytes back. With no
+// long-lived process at all, the old limits stand: commands are not captured past them.
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { hookAsync, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { until } from './support/procs.js';
+
+const SESSION = 'bb7c4e00-0000-4000-8000-000000000001';
+const FILES = 300;
+/** Files of the first slice: the daemon keeps these and then pauses. */
+const FIRST_SLICE = 40;
+
+const content = (i: number) => `file ${i}\n${'x'.repeat(i)}\n`;
+
+function bigSandbox(env: NodeJS.ProcessEnv = {}): Sandbox {
+  const sb = sandbox({ env: { TAKEBACK_MAX_WORKSPACE_FILES: '50', TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', ...env } });
+  // Ten folders of thirty files, each file's bytes its own (so a blob in the store says which are kept).
+  // Written an hour ago, as a workspace's files mostly are: none is racy (modified within the
+  // scans' racy window, which every scan reads again), so what the daemon keeps is its own doing.
+  const hourAgo = new Date(Date.now() - 3600_000);
+  for (let i = 0; i < FILES; i++) {
+    sb.write(`d${i % 10}/f${i}.txt`, content(i));
+    fs.utimesSync(sb.abs(`d${i % 10}/f${i}.txt`), hourAgo, hourAgo);
+  }
+  return sb;
+}
+
+function ev(sb: Sandbox, name: string, extra: object = {}): object {
+  return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
+}
+
+function quiet(r: Run, what = ''): void {
+  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
+}
+
+function socketFile(sb: Sandbox): string | null {
+  try {
+    const dir = path.join(sb.home, 'run');
+    const name = fs.readdirSync(dir).find((n) => n.endsWith('.sock'));
+    return name ? path.join(dir, name) : null;
+  } catch {
+    return null;
+  }
+}
+
+function answers(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(file);
+    s.on('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+/** Starts `takeback hook-daemon` for the sandbox (with `env` over its own) and waits until it answers. Killed when the test ends. */
+async function startDaemon(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
+  const child = tbSpawn(['hook-daemon'], { cwd: sb.ws, env: { ...sb.env, ...env } });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  await until(
+    'the daemon to answer',
+    async () => {
+      const f = socketFile(sb);
+      return f !== null && (await answers(f));
+    },
+    60_000,
+  );
+  return child;
+}
+
+let calls = 0;
+
+/** One Bash tool call running `command` in the workspace, bracketed by its hooks. */
+async function bash(sb: Sandbox, command: string): Promise<void> {
+  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
+  quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
+  sb.sh(command);
+  quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
+}
+
+/** The last command set's files: path → [status, gap or null]. */
+function lastCommand(sb: Sandbox): Record<string, [string, string | null]> {
+  const set = setsOf(sb.json(['list'])).filter((s: any) => s.source.kind === 'command').at(-1);
+  return Object.fromEntries(set.files.map((f: any) => [f.path, [f.status, f.gap ?? null]]));
+}
+
+const progress = (sb: Sandbox) => sb.json(['list']).capture.baseline as { kept: number; files: number } | null;
+
+describe('a large workspace outside git, its baseline made in the background', () => {
+  it('records what it can while the baseline is in progress, names the rest, shows the progress, and is whole once complete', async () => {
+    const sb = bigSandbox();
+    const first = await startDaemon(sb, { TAKEBACK_BASELINE_SLICE_FILES: String(FIRST_SLICE), TAKEBACK_BASELINE_PAUSE_MS: '3600000' });
+    quiet(await hookAsync(ev(sb, 'SessionStart', { source: 'startup' }), { cwd: sb.ws, env: sb.env }));
+    quiet(await hookAsync(ev(sb, 'UserPromptSubmit', { prompt: 'p' }), { cwd: sb.ws, env: sb.env }));
+    // The first slice, then the pause.
+    await until('the first slice to be kept', () => progress(sb)?.kept === FIRST_SLICE, 60_000);
+    expect(progress(sb)).toEqual({ kept: FIRST_SLICE, files: FILES });
+    const kept = [...Array(FILES).keys()].filter((i) => sb.hasBlob(content(i)));
+    const notKept = [...Array(FILES).keys()].filter((i) => !sb.hasBlob(content(i)));
+    expect([kept.length, notKept.length]).toEqual([FIRST_SLICE, FILES - FIRST_SLICE]);
+
+    const k = kept[0]!;
+    const n = notKept[0]!;
+    const kp = `d${k % 10}/f${k}.txt`;
+    const np = `d${n % 10}/f${n}.txt`;
+    await bash(sb, `echo more >> ${kp} && echo more >> ${np} && echo new > new.txt`);
+    expect(lastCommand(sb)).toEqual({
+      [kp]: ['modified', null],
+      [np]: ['modified', 'baseline-incomplete'],
+      'new.txt': ['created', null],
+    });
+    // Read by the command's scan: the file not yet kept (its bytes after) and the new one.
+    const now = { kept: FIRST_SLICE + 2, files: FILES + 1 };
+    expect(sb.json(['doctor']).capture).toEqual({ commands: true, reason: null, baseline: now });
+    expect(sb.tb(['list']).stdout).toContain(`baseline: ${now.kept} of ${now.files} files kept`);
+    expect(sb.tb(['doctor']).stdout).toContain(`baseline: ${now.kept} of ${now.files} files kept`);
+
+    // The preview names the gap; the undo puts back what was kept and leaves the rest as it is.
+    const setId = setsOf(sb.json(['list'])).filter((s: any) => s.source.kind === 'command').at(-1).id;
+    const preview = sb.json(['preview', setId]);
+    expect(preview.gaps).toEqual([expect.objectContaining({ path: np, reason: 'baseline-incomplete' })]);
+    sb.json(['undo', setId]);
+    expect(sb.read(kp).toString()).toBe(content(k));
+    expect(sb.exists('new.txt')).toBe(false);
+    expect(sb.read(np).toString()).toBe(`${content(n)}more\n`);
+
+    // Another daemon at its own pace goes on with the baseline from the next event.
+    first.kill('SIGKILL');
+    await until('the daemon to die', () => first.signalCode !== null, 60_000);
+    await startDaemon(sb);
+    await bash(sb, 'true');
+    await until('the baseline to complete', () => progress(sb) === null, 120_000);
+    expect(sb.tb(['list']).stdout).not.toContain('baseline:');
+    for (const i of notKept) if (i !== n) expect(sb.hasBlob(content(i)), `f${i}`).toBe(true);
+
+    // Whole again: a change to a file the first slice had not kept is recorded and undone byte for byte.
+    const m = notKept[1]!;
+    const mp = `d${m % 10}/f${m}.txt`;
+    await bash(sb, `printf 'other' > ${mp} && rm ${np}`);
+    expect(lastCommand(sb)).toEqual({ [mp]: ['modified', null], [np]: ['deleted', null] });
+    sb.json(['undo', '--last']);
+    expect(sb.read(mp).toString()).toBe(content(m));
+    expect(sb.read(np).toString()).toBe(`${content(n)}more\n`);
+  }, 300_000);
+
+  it('without a long-lived process the old limits stand: commands are not captured past them', async () => {
+    const sb = bigSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
+    quiet(await hookAsync(ev(sb, 'SessionStart', { source: 'startup' }), { cwd: sb.ws, env: sb.env }));
+    await bash(sb, 'echo more >> d0/f0.txt');
+    const list = sb.json(['list']);
+    expect(list.capture).toEqual({ commands: false, reason: 'the workspace is over 50 files: file tools only', baseline: null });
+    expect(list.sets).toEqual([]);
+  });
+});

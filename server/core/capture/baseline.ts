@@ -37,8 +37,12 @@ export function baselineProgress(ws: Workspace): { kept: number; files: number }
   return { kept: Math.max(0, meta.files - meta.pending), files: meta.files };
 }
 
-/** What one slice may read: enough to be worth a commit, short enough that an event waits little for it. */
-export const SLICE_BUDGET: PendingBudget = { files: 2000, bytes: 32 * 1024 * 1024, ms: 40 };
+/**
+ * What one slice may read. Each slice pays a commit and the sync of its blobs (one syncfs, about
+ * 20 ms here): at 40 ms a slice half the time went to them, at 100 ms a fifth; an event that
+ * comes meanwhile waits at most about that long (bench/RESULTS.md, the 200,000-file tree).
+ */
+export const SLICE_BUDGET: PendingBudget = { files: 5000, bytes: 64 * 1024 * 1024, ms: 100 };
 
 /** The pause between two slices (ms): the events queued meanwhile go first. */
 const SLICE_PAUSE_MS = 5;

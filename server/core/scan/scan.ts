@@ -74,6 +74,9 @@ function entryChanged(a: PackedEntry, b: PackedEntry): boolean {
   if (a.type !== b.type || a.mode !== b.mode) return true;
   if (a.type === 'dir') return false;
   if (a.type === 'symlink') return a.target !== b.target;
+  // Not read yet by the baseline (pending): only its stat says whether it moved since (a racy
+  // file read again with the same stat did not).
+  if (a.gap === 'baseline-incomplete') return a.size !== b.size || !near(a.mtimeMs, b.mtimeMs) || !near(a.ctimeMs, b.ctimeMs) || a.ino !== b.ino;
   if (a.sha256 !== null && b.sha256 !== null) return a.sha256 !== b.sha256;
   if (a.git !== null && b.git !== null) return a.git !== b.git;
   // A file whose bytes were not kept on one side: judge by its stat.

@@ -65,7 +65,7 @@ function hook(env, ws, event) {
 let calls = 0;
 /** A Bash tool call appending to 10 files: its two hooks' latencies (ms). */
 function bashCall(env, ws) {
-  const id = `toolu_${++calls}`;
+  const id = `toolu_${process.pid}_${++calls}`;
   const call = { tool_name: 'Bash', tool_use_id: id, tool_input: { command: 'append to 10 files' } };
   const pre = hook(env, ws, { hook_event_name: 'PreToolUse', ...call });
   for (let k = 0; k < 10; k++) {
@@ -79,9 +79,32 @@ function bashCall(env, ws) {
 
 const baseline = (env, ws) => JSON.parse(run(['list', '--json'], env, ws)).capture.baseline;
 
+/** Phases 1 to 3: the session's first hooks, hook pairs while the baseline is made, its time (into `out`). */
+function measureBaseline(env, ws, out) {
+  const t0 = Date.now();
+  out.sessionStartMs = hook(env, ws, { hook_event_name: 'SessionStart', source: 'startup' });
+  out.promptMs = hook(env, ws, { hook_event_name: 'UserPromptSubmit', prompt: 'bench' });
+  // While the baseline is made: hook pairs, each with a find beside it.
+  const during = [];
+  let b = baseline(env, ws);
+  while (b) {
+    const f = find(ws);
+    const { pre, post } = bashCall(env, ws);
+    during.push({ kept: b.kept, of: b.files, pre: Math.round(pre), post: Math.round(post), find: Math.round(f) });
+    log(JSON.stringify(during.at(-1)));
+    b = baseline(env, ws);
+  }
+  out.baselineMs = Date.now() - t0;
+  out.during = during;
+  out.duringMedian = during.length ? { pre: median(during.map((d) => d.pre)), post: median(during.map((d) => d.post)), find: median(during.map((d) => d.find)) } : null;
+}
+
 function main() {
   const ws = outsideTree(FILES);
-  const home = mkdtempSync(join(tmpdir(), 'takeback-bench-home-'));
+  // TAKEBACK_BENCH_OUTSIDE_HOME: a home whose baseline of the tree is complete (kept from a run
+  // before): only the warm brackets are measured.
+  const reuse = process.env.TAKEBACK_BENCH_OUTSIDE_HOME;
+  const home = reuse ?? mkdtempSync(join(tmpdir(), 'takeback-bench-home-'));
   const env = { ...process.env, TAKEBACK_HOME: home, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '600000' };
   delete env.NODE_EXTRA_CA_CERTS;
   const daemon = spawn(process.execPath, [BIN, 'hook-daemon'], { cwd: ws, env, stdio: 'ignore' });
@@ -89,21 +112,7 @@ function main() {
   try {
     // Until the daemon answers on its socket.
     for (let i = 0; i < 200 && !(existsSync(join(home, 'run')) && readdirSync(join(home, 'run')).some((n) => n.endsWith('.sock'))); i++) sleep(50);
-    const t0 = Date.now();
-    out.sessionStartMs = hook(env, ws, { hook_event_name: 'SessionStart', source: 'startup' });
-    out.promptMs = hook(env, ws, { hook_event_name: 'UserPromptSubmit', prompt: 'bench' });
-    // While the baseline is made: hook pairs, each with a find beside it.
-    const during = [];
-    let b = baseline(env, ws);
-    while (b) {
-      const f = find(ws);
-      const { pre, post } = bashCall(env, ws);
-      during.push({ kept: b.kept, of: b.files, pre: Math.round(pre), post: Math.round(post), find: Math.round(f) });
-      b = baseline(env, ws);
-    }
-    out.baselineMs = Date.now() - t0;
-    out.during = during;
-    out.duringMedian = during.length ? { pre: median(during.map((d) => d.pre)), post: median(during.map((d) => d.post)), find: median(during.map((d) => d.find)) } : null;
+    if (!reuse) measureBaseline(env, ws, out);
     // Warm: the daemon's watcher trusted after a few calls; then brackets against find, interleaved.
     for (let i = 0; i < 3; i++) bashCall(env, ws);
     const lone = { ...env, TAKEBACK_HOOK_DAEMON: '0' };
@@ -122,7 +131,7 @@ function main() {
     out.loadAfter = loadavg().map((x) => x.toFixed(1)).join(' ');
   } finally {
     daemon.kill('SIGTERM');
-    rmSync(home, { recursive: true, force: true });
+    if (!reuse) rmSync(home, { recursive: true, force: true });
   }
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }

@@ -106,9 +106,9 @@ describe('undo and redo merge later edits that do not overlap', () => {
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
     expect(out.written).toBe(false);
-    expect(out.conflicts).toEqual([{ path: 'app.js', reason: 'changed-since', detail: 'changed since: line 8 changed by the agent and line 8 since' }]);
+    expect(out.conflicts).toEqual([{ path: 'app.js', reason: 'changed-since', detail: 'changed since outside takeback: line 8 changed by the agent and line 8 since' }]);
     expect(sb.read('app.js').toString()).toBe(mine);
-    expect(sb.tb(['undo', id]).stdout).toContain('app.js: changed since: line 8 changed by the agent and line 8 since');
+    expect(sb.tb(['undo', id]).stdout).toContain('app.js: changed since outside takeback: line 8 changed by the agent and line 8 since');
 
     expect(sb.json(['undo', id, '--force']).written).toBe(true);
     expect(sb.read('app.js').toString()).toBe(TEN);
@@ -160,10 +160,10 @@ describe('undo and redo merge later edits that do not overlap', () => {
     const out = sb.json(['undo', ...ids], { code: 1 });
     expect(out.written).toBe(false);
     expect(out.conflicts.map((c: any) => [c.path, c.reason, c.detail]).sort()).toEqual([
-      ['bin.dat', 'changed-since', 'changed since'],
-      ['gone.txt', 'changed-since', 'created since'],
-      ['link', 'changed-since', 'changed since'],
-      ['mode.txt', 'changed-since', 'changed since'],
+      ['bin.dat', 'changed-since', 'changed since outside takeback'],
+      ['gone.txt', 'changed-since', 'created since outside takeback'],
+      ['link', 'changed-since', 'changed since outside takeback'],
+      ['mode.txt', 'changed-since', 'changed since outside takeback'],
     ]);
     expect(sb.tree()).toEqual(before);
   });

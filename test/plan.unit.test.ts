@@ -90,7 +90,7 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'head\nuser line\ntail\n');
     const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('put-back');
-    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since: line 2 changed by the agent and line 2 since' });
+    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since outside takeback: line 2 changed by the agent and line 2 since' });
     expect(f.merged).toBeNull();
     expect(f.current).toMatchObject({ sha256: sha('head\nuser line\ntail\n') });
   });
@@ -100,7 +100,7 @@ describe('makePlan: conflicts', () => {
     ws.write('b.bin', Buffer.from([0, 1, 2, 0xff]));
     const set = must(ws.tool(['b.bin'], () => ws.write('b.bin', Buffer.from([0, 9, 9, 0xff]))));
     ws.write('b.bin', Buffer.from([0, 7, 7, 0xff]));
-    expect(makePlan(ws, [set], 'undo').files[0]!.conflict).toEqual({ reason: 'changed-since', detail: 'changed since' });
+    expect(makePlan(ws, [set], 'undo').files[0]!.conflict).toEqual({ reason: 'changed-since', detail: 'changed since outside takeback' });
   });
 
   it('changed-since "deleted since": the file the agent edited is gone', () => {
@@ -110,7 +110,7 @@ describe('makePlan: conflicts', () => {
     fs.rmSync(ws.abs('a.txt'));
     const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('bring-back');
-    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'deleted since' });
+    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'deleted since outside takeback' });
   });
 
   it('changed-since "created since": the file the agent deleted is there again', () => {
@@ -120,7 +120,7 @@ describe('makePlan: conflicts', () => {
     ws.write('a.txt', 'someone else\n');
     const f = makePlan(ws, [set], 'undo').files[0]!;
     expect(f.action).toBe('put-back');
-    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'created since' });
+    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'created since outside takeback' });
   });
 
   it('a mode changed since is a conflict too', () => {
@@ -304,7 +304,7 @@ describe('makePlan: the reader seam', () => {
     expect(asked).toEqual([['a.txt', ws.abs('a.txt')]]);
     // The editor holds other text on that line: a conflict, though the disk is as the agent left it.
     const f = makePlan(ws, [set], 'undo', editorText('three\n')).files[0]!;
-    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since' });
+    expect(f.conflict).toEqual({ reason: 'changed-since', detail: 'changed since outside takeback' });
     expect(f.current).toMatchObject({ sha256: sha('three\n') });
   });
 });

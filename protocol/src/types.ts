@@ -227,7 +227,13 @@ export type Action = 'put-back' | 'remove' | 'bring-back' | 'restore-mode' | 're
  */
 export interface Conflict {
   reason: 'changed-since' | 'interleaved' | 'unsaved-in-editor';
+  /**
+   * For people: what differs and who changed it since — a later recorded change
+   * (`changed since by #5 (prettier --write ., turn 3): …`), the person's editor (`unsaved in
+   * Neovim`, a save recorded as `saved in Helix`), or `outside takeback`.
+   */
   detail: string;
+  /** `interleaved`: the sets in between; `changed-since`: the later changes still in place that touched the path, oldest first. */
   sets?: string[];
 }
 

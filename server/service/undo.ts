@@ -14,6 +14,8 @@ export interface EditorReaders {
   bytes?: BytesReader;
   /** True when an editor holds unsaved text for `path` (`target`: what the step would leave there). */
   unsaved?: (path: string, target: FileState) => boolean;
+  /** The editor's name for people (`Neovim`, `Helix`), said in an `unsaved-in-editor` conflict. */
+  editor?: string;
 }
 
 /**
@@ -36,13 +38,14 @@ function editorBytes(readers: EditorReaders): CurrentBytes | undefined {
 
 /**
  * Marks every path of `plan` that the step would change and that an editor holds unsaved text
- * for as an `unsaved-in-editor` conflict (the user's later work, like a later change on disk).
+ * for as an `unsaved-in-editor` conflict (the user's later work, like a later change on disk),
+ * "unsaved in Neovim" (`editor`'s name).
  */
-export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void {
+export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved'], editor = 'the editor'): void {
   if (!unsaved) return;
   for (const f of plan.files) {
     if (f.gap || f.action === 'none' || !unsaved(f.path, f.target)) continue;
-    f.conflict = { reason: 'unsaved-in-editor', detail: 'unsaved changes in the editor' };
+    f.conflict = { reason: 'unsaved-in-editor', detail: `unsaved in ${editor}` };
   }
 }
 
@@ -54,7 +57,7 @@ export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'r
     lines: sel.lines,
     bytes: editorBytes(readers),
   });
-  markUnsaved(plan, readers.unsaved);
+  markUnsaved(plan, readers.unsaved, readers.editor);
   return toPreviewResult(plan, previewPlan(ws, plan, readers.bytes ?? disk?.bytes));
 }
 
@@ -64,7 +67,7 @@ export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo
     lines: sel.lines,
     bytes: editorBytes(readers),
   });
-  markUnsaved(plan, readers.unsaved);
+  markUnsaved(plan, readers.unsaved, readers.editor);
   return plan;
 }
 
@@ -77,16 +80,16 @@ export function applyStep(
   ws: Workspace,
   sel: Selector,
   direction: 'undo' | 'redo',
-  opts: { force?: boolean; read?: CurrentReader; unsaved?: EditorReaders['unsaved'] } = {},
+  opts: { force?: boolean; read?: CurrentReader; unsaved?: EditorReaders['unsaved']; editor?: string } = {},
 ): WireApplyResult {
   // Resolve the selector once outside the lock so that bad ids fail before anything else.
   selectSets(ws.journal, sel, direction);
-  const { unsaved, ...rest } = opts;
+  const { unsaved, editor, ...rest } = opts;
   const r = runStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
     ...rest,
     paths: sel.paths,
     narrowing: { lines: sel.lines },
-    ...(unsaved ? { annotate: (plan: Plan) => markUnsaved(plan, unsaved) } : {}),
+    ...(unsaved ? { annotate: (plan: Plan) => markUnsaved(plan, unsaved, editor) } : {}),
   });
   return toApplyResult(r);
 }
@@ -104,6 +107,6 @@ export function prepareEditorStep(ws: Workspace, sel: Selector, direction: 'undo
     read: opts.state,
     paths: sel.paths,
     narrowing: { lines: sel.lines, bytes: editorBytes(opts) },
-    annotate: (plan) => markUnsaved(plan, opts.unsaved),
+    annotate: (plan) => markUnsaved(plan, opts.unsaved, opts.editor),
   });
 }

@@ -35,7 +35,7 @@ export function codeActions(s: Session, params: v.InferOutput<typeof CodeActionP
   const out: Command[] = [];
   if (fc.undo) {
     const here = { ...fc.undo.selector, lines: rangeLines(params.range) };
-    const readers = { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p: string, t: FileState) => s.docs.unsaved(p, t) };
+    const readers = { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p: string, t: FileState) => s.docs.unsaved(p, t), editor: s.docs.editor };
     let touched = false;
     try {
       touched = planStep(s.ws, here, 'undo', readers).files.some((f) => f.hunks?.some((h) => h.taken));
@@ -48,7 +48,7 @@ export function codeActions(s: Session, params: v.InferOutput<typeof CodeActionP
     if (fc.turn) out.push({ title: `Undo all ${plural(fc.turn.count, 'change')} from this turn`, command: Commands.undo, arguments: [{ turn: fc.turn.id }] });
     let conflicted = false;
     try {
-      conflicted = planStep(s.ws, fc.undo.selector, 'undo', { state: s.docs.stateReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t) }).files.some((f) => f.conflict);
+      conflicted = planStep(s.ws, fc.undo.selector, 'undo', { state: s.docs.stateReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t), editor: s.docs.editor }).files.some((f) => f.conflict);
     } catch {
       conflicted = false;
     }

@@ -74,7 +74,7 @@ export async function executeCommand(s: Session, params: v.InferOutput<typeof Ex
   const what = describeSelector(sel) + (sel.paths?.length ? ` in ${sel.paths.join(', ')}` : '');
   try {
     if (params.command === Commands.preview) {
-      const r = previewStep(s.ws, sel, 'undo', { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t) });
+      const r = previewStep(s.ws, sel, 'undo', { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t), editor: s.docs.editor });
       s.client.showMessage(r.conflicts > 0 ? 'warning' : 'info', previewMessage(r, what));
       return r;
     }

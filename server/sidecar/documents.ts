@@ -41,6 +41,8 @@ export class Documents {
     clientRoot: string | null,
     /** The text documents, kept by vscode-languageserver (listening on the connection since before `initialize`). */
     readonly docs: TextDocuments<TextDocument>,
+    /** The editor's name for people (`Neovim`, `Helix`; see `editorName`), said in conflicts and recorded with the person's saves. */
+    readonly editor = 'the editor',
   ) {
     this.clientBase = ws.root;
     if (clientRoot) {

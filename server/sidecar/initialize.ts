@@ -36,6 +36,16 @@ function rootOf(p: Params): string | null {
 }
 
 /**
+ * The editor's name for people from its `clientInfo.name`: `Neovim`, `Helix` (Helix sends
+ * `helix`), a name in lower case with its first letter raised; `the editor` when it gives none.
+ */
+export function editorName(clientName: string | undefined): string {
+  const name = clientName?.trim() ?? '';
+  if (name === '') return 'the editor';
+  return /^[a-z][a-z-]*$/.test(name) ? `${name[0]!.toUpperCase()}${name.slice(1)}` : name;
+}
+
+/**
  * LSP's `initialize`: opens the journal of the client's workspace, reads what the client can do
  * (applyEdit, documentChanges, code lens refresh, code action literals) and its
  * initializationOptions, and answers takeback's capabilities. `params` are checked already
@@ -61,7 +71,7 @@ export function initialize(
   const literals = Boolean(params.capabilities.textDocument?.codeAction?.codeActionLiteralSupport);
   const session: Session = {
     ws,
-    docs: new Documents(ws, root, ctx.textDocuments),
+    docs: new Documents(ws, root, ctx.textDocuments, editorName(params.clientInfo?.name)),
     client: ctx.client(abilities),
     abilities,
     options: {

@@ -249,9 +249,9 @@ export function runStep(session: Session, req: StepRequest): Promise<W.ApplyResu
 
 async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult> {
   const { ws, docs, client } = session;
-  const readers = { state: docs.stateReader(ws), unsaved: (p: string, t: FileState) => docs.unsaved(p, t) };
+  const readers = { state: docs.stateReader(ws), unsaved: (p: string, t: FileState) => docs.unsaved(p, t), editor: docs.editor };
   if (!session.abilities.applyEdit) {
-    const r = applyStep(ws, req.selector, req.direction, { force: req.force, read: readers.state, unsaved: readers.unsaved });
+    const r = applyStep(ws, req.selector, req.direction, { force: req.force, read: readers.state, unsaved: readers.unsaved, editor: readers.editor });
     if (r.written && r.sets.length > 0) client.journalChanged(req.direction === 'undo' ? 'undone' : 'redone');
     return r;
   }

@@ -18,6 +18,7 @@ export function preview(s: Session, p: v.InferOutput<typeof UndoPreviewParams>):
     state: s.docs.stateReader(s.ws),
     bytes: s.docs.bytesReader(s.ws),
     unsaved: (path, t) => s.docs.unsaved(path, t),
+    editor: s.docs.editor,
   });
 }
 

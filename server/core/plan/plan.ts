@@ -6,6 +6,7 @@ import { fromWorkspacePath } from '../workspace.js';
 import { TakebackError } from '../errors.js';
 import { applyHunks, diffHunks, mapRanges, placeHunks, rangeText, touches, type Hunk } from './hunks.js';
 import { isMergeableText, linesText, mergeBytes, type LineRange, type MergeOverlap } from './merge.js';
+import { withWho } from './who.js';
 
 /**
  * What an undo or redo does to one path, seen from what is there now:
@@ -26,8 +27,16 @@ export type Action = 'put-back' | 'remove' | 'bring-back' | 'restore-mode' | 're
  */
 export interface Conflict {
   reason: 'changed-since' | 'interleaved' | 'unsaved-in-editor';
+  /**
+   * For people: what differs and who changed it since ("changed since by #5 (prettier, turn 3):
+   * line 8 changed by the agent and line 8 since", "deleted since outside takeback", "unsaved in
+   * Neovim").
+   */
   detail: string;
-  /** For `interleaved`: the sets in between. */
+  /**
+   * For `interleaved`: the sets in between. For `changed-since`: the changes recorded since that
+   * touched the path and are still in place, oldest first (absent when there are none).
+   */
   sets?: string[];
 }
 
@@ -501,6 +510,7 @@ export function makePlan(
       merged,
     };
     if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines, direction);
+    if (file.conflict?.reason === 'changed-since') file.conflict = withWho(ws, file.conflict, path, acc.sets, current, direction);
     if (!gapReason && !file.conflict) stillPartial(ws, file, acc.steps);
     files.push(file);
   }

@@ -1,0 +1,88 @@
+// A conflict says who changed the file since, through the real CLI on real files: a later
+// recorded change still in place (its id, what made it, its turn, and the undo that takes both
+// back, which then goes through), that change and an edit outside takeback after it, or an edit
+// outside takeback alone.
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lines, sandbox, type Sandbox } from './support/takeback.js';
+
+let sb: Sandbox | null = null;
+
+afterEach(() => {
+  if (sb && !process.env.TAKEBACK_KEEP_TMP) fs.rmSync(sb.base, { recursive: true, force: true });
+  sb = null;
+});
+
+const TEN = lines('line', 10);
+/** The second command as the journal records it (quoted as a shell would take it). */
+const SECOND = "sed -i 's/^agent 2$/pretty 2/' app.js";
+
+/** Runs `cmd` through `takeback run` inside a turn of its own; returns the id of the set it recorded. */
+function inTurn(s: Sandbox, cmd: string[]): string {
+  expect(s.tb(['turn', 'begin', '--label', cmd.join(' ')]).code).toBe(0);
+  const r = s.tb(['run', '--', ...cmd]);
+  expect(r.code, r.stderr).toBe(0);
+  expect(s.tb(['turn', 'end']).code).toBe(0);
+  return s.json(['list']).sets[0].id as string;
+}
+
+/** A workspace whose app.js the agent changed (line 2, turn 1), then a second command (line 2 again, turn 2). */
+function twoChanges(): { s: Sandbox; first: string; second: string } {
+  const s = sandbox();
+  s.write('app.js', TEN);
+  expect(s.tb(['run', '--', 'true']).code).toBe(0);
+  const first = inTurn(s, ['sed', '-i', 's/^line 2$/agent 2/', 'app.js']);
+  const second = inTurn(s, ['sed', '-i', 's/^agent 2$/pretty 2/', 'app.js']);
+  return { s, first, second };
+}
+
+describe('a conflict says who changed the file since', () => {
+  it('a later recorded change still in place: its id, its command and turn, and the undo that takes both back, which goes through', () => {
+    const { s, first, second } = twoChanges();
+    sb = s;
+    const now = sb.read('app.js');
+
+    const r = sb.tb(['undo', first, '--json']);
+    expect(r.code).toBe(1);
+    const detail = `changed since by #${second} (${SECOND}, turn 2): line 2 changed by the agent and line 2 since — \`takeback undo ${first} ${second}\` takes both back`;
+    expect(JSON.parse(r.stdout).conflicts).toEqual([{ path: 'app.js', reason: 'changed-since', detail }]);
+    expect(sb.read('app.js')).toEqual(now);
+    // The preview gives the later change's id as data too.
+    const p = sb.json(['preview', first]);
+    expect(p.files[0].conflict).toEqual({ reason: 'changed-since', detail, sets: [second] });
+    // Said to people.
+    expect(sb.tb(['undo', first]).stdout).toContain(`app.js: ${detail}`);
+
+    // What it says to do works.
+    const both = sb.json(['undo', first, second]);
+    expect(both.written).toBe(true);
+    expect(sb.read('app.js').toString()).toBe(TEN);
+  });
+
+  it('a later recorded change, then an edit outside takeback: both are named', () => {
+    const { s, first, second } = twoChanges();
+    sb = s;
+    fs.writeFileSync(sb.abs('app.js'), sb.read('app.js').toString().replace('pretty 2', 'mine 2'));
+    const out = JSON.parse(sb.tb(['undo', first, '--json']).stdout);
+    expect(out.conflicts[0].detail).toBe(
+      `changed since by #${second} (${SECOND}, turn 2) and outside takeback: line 2 changed by the agent and line 2 since — \`takeback undo ${first} ${second}\` takes both back`,
+    );
+  });
+
+  it('a later change taken back is not named: the edit since is outside takeback', () => {
+    const { s, first, second } = twoChanges();
+    sb = s;
+    expect(sb.json(['undo', second]).written).toBe(true);
+    fs.writeFileSync(sb.abs('app.js'), sb.read('app.js').toString().replace('agent 2', 'mine 2'));
+    const out = JSON.parse(sb.tb(['undo', first, '--json']).stdout);
+    expect(out.conflicts).toEqual([{ path: 'app.js', reason: 'changed-since', detail: 'changed since outside takeback: line 2 changed by the agent and line 2 since' }]);
+  });
+
+  it('a file deleted by a later recorded change: "deleted since by" that change', () => {
+    const { s, first } = twoChanges();
+    sb = s;
+    const gone = inTurn(sb, ['rm', 'app.js']);
+    const out = JSON.parse(sb.tb(['undo', first, '--json']).stdout);
+    expect(out.conflicts[0].detail).toMatch(new RegExp(`^deleted since by #\\d+ \\(sed [^)]*, turn 2\\); #${gone} \\(rm app\\.js, turn 3\\) — \`takeback undo ${first} \\d+ ${gone}\` takes them all back$`));
+  });
+});

@@ -64,10 +64,11 @@ export type VocabularyChecks = [
   Holds<Same<ApplyResult['direction'], W.ApplyResult['direction']>>,
 ];
 
-/** A one-line label for a change set: `Edit src/a.ts`, `Bash: sed -i …`, `changed during this turn`. */
+/** A one-line label for a change set: `Edit src/a.ts`, `Bash: sed -i …`, `changed during this turn`, `saved in Helix`. */
 export function setLabel(s: ChangeSet): string {
   const src = s.source;
   if (src.kind === 'turn') return 'changed during this turn';
+  if (src.kind === 'person') return `saved in ${src.editor}`;
   if (src.kind === 'replaced') return `what ${src.direction} --force of ${src.sets.map((id) => `#${id}`).join(', ')} replaced`;
   if (src.kind === 'command') {
     const cmd = src.command.replace(/\s+/g, ' ').trim();

@@ -1,9 +1,14 @@
 // Who changed a file, as the sidecar says it: in this process over in-memory streams, with a
-// real journal and the real hook handler for the agent's turn. Unsaved text in a buffer is a
-// conflict that names the editor by its clientInfo name.
+// real journal and the real hook handler for the agent's turns. Unsaved text in a buffer is a
+// conflict that names the editor by its clientInfo name; a save the person makes is recorded as
+// theirs ("saved in Neovim", source person, outside any turn) — during an agent's command too,
+// which then claims only what it wrote — so that a turn's undo leaves it and a conflict names it;
+// a save of a buffer that did not change, or one that completes an undo through the editor,
+// records nothing of the person's.
+import { execSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApplyResult, PreviewResult } from '../protocol/src/types.js';
-import { AFTER, agentTurn, inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
+import type { ApplyResult, ListResult, PreviewResult } from '../protocol/src/types.js';
+import { AFTER, BEFORE, agentTurn, inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
 import { inProcess, type TestEditor } from './support/lsp-client.js';
 
 let ws: Workspace;
@@ -14,6 +19,11 @@ afterEach(async () => {
   editor = null;
   ws?.cleanup();
 });
+
+/** The sets of the journal, newest first, as the sidecar lists them. */
+async function sets(e: TestEditor): Promise<ListResult['sets']> {
+  return (await e.request<ListResult>('changes/list', {})).sets;
+}
 
 /** A workspace after the agent's turn t1, and an editor that calls itself `name`, initialized. */
 async function start(name: string): Promise<TestEditor> {
@@ -42,5 +52,65 @@ describe('the sidecar says who changed a file', () => {
     await e.type('data.txt', 'mine\n');
     const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
     expect(r.conflicts).toEqual([{ path: 'data.txt', reason: 'unsaved-in-editor', detail: 'unsaved in Helix' }]);
+  });
+});
+
+describe("the person's saves, with an editor connected", () => {
+  it("a save during the agent's command is the person's: the command claims only what it wrote, the turn's undo leaves the save, and a conflict names it", async () => {
+    const e = await start('Neovim');
+    await e.open('notes.md');
+    const hook = inProcessHook(ws);
+    const common = { session_id: 'sess-1', cwd: ws.root };
+    hook({ ...common, hook_event_name: 'UserPromptSubmit', prompt: 'more' });
+    const command = "sed -i 's/gamma/GAMMA/' data.txt";
+    const bash = { tool_name: 'Bash', tool_input: { command }, tool_use_id: 'toolu_b2' };
+    hook({ ...common, hook_event_name: 'PreToolUse', ...bash });
+    // While the command runs, the person changes a line the agent changed in turn 1, adds one, and saves.
+    const mine = `${(AFTER['notes.md'] as string).replace('slow red', 'slow grey')}a line of mine\n`;
+    await e.type('notes.md', mine);
+    await e.save(e.uri('notes.md'));
+    await e.until(() => e.changes.some((c) => c.reason === 'recorded'), 10_000, 'the save to be recorded');
+    execSync(command, { cwd: ws.root, shell: '/bin/sh' });
+    hook({ ...common, hook_event_name: 'PostToolUse', ...bash });
+    hook({ ...common, hook_event_name: 'Stop' });
+
+    const list = await sets(e);
+    const saved = list.find((x) => x.source.kind === 'person')!;
+    expect(saved).toMatchObject({ turn: null, agent: null, source: { kind: 'person', editor: 'Neovim' }, label: 'saved in Neovim', state: 'applied' });
+    expect(saved.files.map((f) => f.path)).toEqual(['notes.md']);
+    const t2 = list.filter((x) => x.turn === 't2');
+    expect(t2.flatMap((x) => x.files.map((f) => f.path))).toEqual(['data.txt']);
+
+    // The turn's undo takes back the agent's command and leaves the person's line.
+    const undo = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't2' } });
+    expect(undo.written).toBe(true);
+    await e.saveEdited();
+    await e.until(() => e.changes.some((c) => c.reason === 'undone'), 10_000, 'the undo to be recorded');
+    expect(ws.read('data.txt')!.toString()).toBe(AFTER['data.txt']);
+    expect(ws.read('notes.md')!.toString()).toBe(mine);
+
+    // The agent's Edit of notes.md (turn 1), on the line the person's save changed too: a conflict naming the save.
+    const edit = list.find((x) => x.label === 'Edit notes.md')!;
+    const p = await e.request<PreviewResult>('undo/preview', { selector: { ids: [edit.id] } });
+    expect(p.files[0]!.conflict).toEqual({
+      reason: 'changed-since',
+      detail: `changed since by #${saved.id} (saved in Neovim): line 3 changed by the agent and line 3 since — \`takeback undo ${edit.id} ${saved.id}\` takes both back`,
+      sets: [saved.id],
+    });
+  });
+
+  it('a save of a buffer that did not change records nothing; nor does the save that completes an undo through the editor', async () => {
+    const e = await start('Neovim');
+    await e.open('notes.md');
+    const before = (await sets(e)).length;
+    await e.save(e.uri('notes.md'));
+    const undo = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+    expect(undo.pending).toContain('notes.md');
+    await e.saveEdited();
+    await e.until(() => e.changes.some((c) => c.reason === 'undone'), 10_000, 'the undo to be recorded');
+    expect(ws.read('notes.md')!.toString()).toBe(BEFORE['notes.md']);
+    const after = await sets(e);
+    expect(after).toHaveLength(before);
+    expect(after.some((x) => x.source.kind === 'person')).toBe(false);
   });
 });

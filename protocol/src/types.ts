@@ -59,6 +59,10 @@ export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
  * changes it replaced, kept as a set of their own that is already taken back (state `undone`), so
  * that redoing the step and then this set gives them back.
  *
+ * `person`: a save the person made in an editor connected to the sidecar (`editor`: its name for
+ * people, `Neovim`, `Helix`), recorded as theirs and outside any turn, so that no turn's undo
+ * takes it.
+ *
  * `pairedBy: 'order'` is set when the agent gave no tool call id (Gemini CLI) and the end of the
  * call was matched with its beginning by order within the session (same tool and input first,
  * then the oldest still open); absent when the agent's own id paired them.
@@ -67,7 +71,8 @@ export type ChangeSource =
   | { kind: 'tool'; tool: string; toolCallId: string; pairedBy?: 'order' }
   | { kind: 'command'; command: string; tool?: string; toolCallId?: string; pairedBy?: 'order' }
   | { kind: 'turn' }
-  | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] };
+  | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] }
+  | { kind: 'person'; editor: string };
 
 /**
  * `applied`: in place; `undone`: taken back (can be redone); `partial`: some of its files, or

@@ -46,7 +46,10 @@ export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
  * - `turn`: the turn itself, what changed during it that no tool call claimed;
  * - `replaced`: what a forced undo or redo (`sets`, the sets it moved) wrote over, kept as a set
  *   of its own that is already taken back, so that redoing the step and then this set gives the
- *   replaced changes back.
+ *   replaced changes back;
+ * - `person`: a save the person made in an editor connected to the sidecar (`editor`: its name,
+ *   `Neovim`, `Helix`), recorded as theirs, outside any turn: never the agent's, never taken by a
+ *   turn's undo.
  *
  * `pairedBy: 'order'`: the agent gave no tool call id (Gemini CLI) and the call's end was paired
  * with its beginning by order within the session.
@@ -55,7 +58,8 @@ export type ChangeSource =
   | { kind: 'tool'; tool: string; toolCallId: string; pairedBy?: 'order' }
   | { kind: 'command'; command: string; tool?: string; toolCallId?: string; pairedBy?: 'order' }
   | { kind: 'turn' }
-  | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] };
+  | { kind: 'replaced'; direction: 'undo' | 'redo'; sets: string[] }
+  | { kind: 'person'; editor: string };
 
 /** The kinds of {@link ChangeSource}. */
 export type SourceKind = ChangeSource['kind'];

@@ -33,6 +33,8 @@ export class Documents {
   private readonly byPath = new Map<string, string>();
   private readonly profiles = new Map<string, TextProfile>();
   private readonly events = new EventEmitter();
+  /** Paths whose document changed since it was opened or last saved (the person typed, or the buffer was reloaded or edited). */
+  private readonly changed = new Set<string>();
   /** The client's spelling of the workspace root (links not resolved), for URIs of files it has not opened. */
   private clientBase: string;
 
@@ -59,6 +61,7 @@ export class Documents {
     this.docs.onDidOpen((e) => this.opened(e.document));
     this.docs.onDidChangeContent((e) => {
       const path = this.pathOf(e.document.uri);
+      if (path !== null) this.changed.add(path);
       if (path !== null) this.events.emit('change', path);
     });
     this.docs.onDidSave((e) => {
@@ -69,6 +72,7 @@ export class Documents {
       const path = this.pathOf(e.document.uri);
       this.profiles.delete(e.document.uri);
       if (path !== null && this.byPath.get(path) === e.document.uri) this.byPath.delete(path);
+      if (path !== null) this.changed.delete(path);
       if (path !== null) this.events.emit('change', path);
     });
   }
@@ -194,6 +198,15 @@ export class Documents {
       const r = readWorkspaceState(ws, path, { abs });
       return r.gap === 'secret' ? 'secret' : (r.bytes ?? null);
     };
+  }
+
+  /**
+   * True when the document of `path` changed (didChange) since it was opened or since the last
+   * call for `path`, which starts the count again: a save of a document that did not change
+   * writes nothing of the person's.
+   */
+  takeChanged(path: string): boolean {
+    return this.changed.delete(path);
   }
 
   /** Calls `fn(path)` when a document opens, changes, closes (`change`) or is saved (`save`). Returns a disposer. */

@@ -29,6 +29,7 @@ import type { Session } from './session.js';
 import * as turns from './turns.js';
 import * as undo from './undo.js';
 import { checkPending } from './undo-through-editor.js';
+import { onSave } from './saves.js';
 import { JournalWatch } from './watch.js';
 import { BackgroundBaselines, baselinePace, baselineProgress } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
@@ -144,6 +145,8 @@ export function startServer(opts: ServerOptions): Connection {
     const s = (session = r.session);
     literals = r.literals;
     s.docs.on('save', guardNote(log, () => checkPending(s)));
+    // After the steps waiting for it: a save that completes one is that step's.
+    s.docs.on('save', guardNote(log, (path: string) => onSave(s, path)));
     watch = new JournalWatch(s, log);
     feed = new WorkspaceFeed(s.ws.home, 1, log);
     baselines = new BackgroundBaselines(() => s.ws, () => {}, log, baselinePace(process.env));

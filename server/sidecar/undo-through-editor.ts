@@ -377,6 +377,11 @@ export function checkPending(session: Session): void {
   pendingBySession.get(session)?.check(session);
 }
 
+/** True when a step of the session through the editor that changes `path` still waits for a save (of `path` or another of its files). */
+export function waitsForSave(session: Session, path: string): boolean {
+  return pendingBySession.get(session)?.waits(path) ?? false;
+}
+
 class PendingSteps {
   private list: Waiting[] = [];
 
@@ -435,6 +440,11 @@ class PendingSteps {
       return;
     }
     this.check(session);
+  }
+
+  /** True when a waiting step changes `path`. */
+  waits(path: string): boolean {
+    return this.list.some((w) => w.step.plan.files.some((f) => f.path === path));
   }
 
   /** Forgets waiting steps that share a set with `step` (a newer step on the same sets supersedes them). */

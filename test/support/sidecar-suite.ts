@@ -325,8 +325,11 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       await e.type('notes.md', `${BEFORE['notes.md']}and more\n`);
       await e.until(() => e.messages.some((m) => /not recorded: notes.md changed in the editor/.test(m.message)), 5000, 'warning');
       await e.saveAll();
-      await new Promise((res) => setTimeout(res, 200));
-      expect((await states(e)).sort()).toEqual(['applied', 'applied', 'applied']);
+      // What the person typed and saved is theirs, recorded as such; the agent's sets stay applied.
+      await e.until(() => e.changes.some((c) => c.reason === 'recorded'), 10_000, "the person's save to be recorded");
+      const list = await e.request<ListResult>('changes/list', {});
+      expect(list.sets.filter((x) => x.source.kind !== 'person').map((x) => x.state)).toEqual(['applied', 'applied', 'applied']);
+      expect(list.sets.filter((x) => x.source.kind === 'person').map((x) => x.files.map((f) => f.path))).toEqual([['notes.md']]);
     });
 
     it('reports an edit it skipped while answering applied: true', async () => {

@@ -1,6 +1,5 @@
 import type { Workspace } from '../open-workspace.js';
 import { sameState, type ChangeSet, type FileState } from '../types.js';
-import type { Conflict } from './plan.js';
 
 /** At most this many later changes are named in one conflict (the rest are counted). */
 const NAMED_MAX = 3;
@@ -8,7 +7,7 @@ const NAMED_MAX = 3;
 /** A command as a conflict names it: its first line, cut at this many characters. */
 const COMMAND_CHARS = 40;
 
-/** What made a set, in a few words: the command, the tool, "changed during the turn by no tool call". */
+/** What made a set, in a few words: the command, the tool, "changed during the turn by no tool call", "saved in Helix". */
 function madeBy(set: ChangeSet): string {
   const s = set.source;
   switch (s.kind) {
@@ -22,6 +21,8 @@ function madeBy(set: ChangeSet): string {
       return 'changed during the turn by no tool call';
     case 'replaced':
       return 'replaced by a forced step';
+    case 'person':
+      return `saved in ${s.editor}`;
   }
 }
 
@@ -60,7 +61,7 @@ export function laterChanges(ws: Workspace, path: string, selected: string[], cu
  * for an undo, the command that takes the later changes back too. `sets` lists the later
  * changes still in place (absent when there are none).
  */
-export function withWho(ws: Workspace, conflict: Conflict, path: string, selected: string[], current: FileState, direction: 'undo' | 'redo'): Conflict {
+export function withWho<C extends { detail: string; sets?: string[] }>(ws: Workspace, conflict: C, path: string, selected: string[], current: FileState, direction: 'undo' | 'redo'): C {
   const { sets, outside } = laterChanges(ws, path, selected, current);
   const colon = conflict.detail.indexOf(':');
   const [head, rest] = colon < 0 ? [conflict.detail, ''] : [conflict.detail.slice(0, colon), conflict.detail.slice(colon)];

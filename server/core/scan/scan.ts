@@ -860,7 +860,7 @@ function rulesMoved(root: string, known: Map<string, string>): boolean {
  * back as the file's bytes leaves the state unkept, named `unreadable`; one that holds a secret
  * (see secrets.ts) is left unkept too, named `secret`.
  */
-function materializeGit(root: string, blobs: BlobStore, changes: ScanChange[]): void {
+export function materializeGit(root: string, blobs: BlobStore, changes: ScanChange[]): void {
   const want: { e: IndexEntry; oid: string; path: string; size: number }[] = [];
   for (const c of changes) {
     for (const e of [c.before, c.after]) {

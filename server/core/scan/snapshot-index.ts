@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit } from './packed.js';
+import { decodeRow, fromIndexEntry, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
 type Db = Database.Database;
@@ -100,6 +100,14 @@ export class SnapshotIndex {
     }
     const gen = this.bump();
     this.cache = cached ? { gen, rows: cached } : null;
+  }
+
+  /** The entry of workspace path `path`, or undefined when the index holds none: only its folder's row is read. */
+  entry(path: string): IndexEntry | undefined {
+    const [dir, name] = splitPath(path);
+    const row = this.rows().get(dir);
+    const e = row ? decodeRow(row).find((x) => x.name === name) : undefined;
+    return e ? toIndexEntry(e) : undefined;
   }
 
   /** Every entry, keyed by workspace-relative path. */

@@ -141,9 +141,15 @@ describe('takeback hook codex', () => {
       ['changed during this turn', { 'a.txt': 'modified' }],
     ]);
     expect(sets[1].agent).toBe('codex');
-    expect(sb.tb(['undo', '--turn', 't1']).code).toBe(0);
-    expect(sb.read('a.txt').toString()).toBe('one\n');
+    // Codex reports its tool calls: the turn's undo leaves what no tool call claimed, and says so.
+    const undo = sb.tb(['undo', '--turn', 't1']);
+    expect(undo.code).toBe(0);
+    expect(undo.stdout).toContain(`#${sets[1].id} left as they are: changed during the turn by no tool call`);
+    expect(sb.read('a.txt').toString()).toBe('two\n');
     expect(sb.exists('made.txt')).toBe(false);
+    // Named by id, it is taken back.
+    expect(sb.tb(['undo', sets[1].id]).code).toBe(0);
+    expect(sb.read('a.txt').toString()).toBe('one\n');
   });
 });
 

@@ -43,9 +43,17 @@ describe('turns', () => {
     expect(human).toMatch(/Turn T · "do things"/);
     expect(human).toMatch(/changed during this turn\s+3 files changed \+2 −1/);
 
-    sb.json(['undo', '--turn', 'T']);
-    expect(sb.tree()).toEqual(s0);
+    // A tool call of the turn was reported (w1): what no tool call claimed is left by the turn's
+    // undo and redo, and taken with --include-unclaimed.
+    const turnSet = sets[3].id as string;
+    const left = sb.json(['undo', '--turn', 'T']);
+    expect(left.skipped).toEqual([{ id: turnSet, reason: 'left as they are: changed during the turn by no tool call' }]);
+    expect(Object.keys(sb.tree()).sort()).toEqual(['unclaimed-1.txt', 'unclaimed-2.txt']);
     sb.json(['redo', '--turn', 'T']);
+    expect(sb.tree()).toEqual(s1);
+    sb.json(['undo', '--turn', 'T', '--include-unclaimed']);
+    expect(sb.tree()).toEqual(s0);
+    sb.json(['redo', '--turn', 'T', '--include-unclaimed']);
     expect(sb.tree()).toEqual(s1);
   });
 

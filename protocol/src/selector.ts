@@ -39,6 +39,12 @@ export const Selector = v.pipe(
     /** Everything after a turn (rewind to that boundary). */
     afterTurn: maybe(v.string()),
     /**
+     * With `turn` or `afterTurn`: take too what changed during a turn that no tool call claimed
+     * (its set "changed during this turn"), which is left as it is (named in `skipped`) when the
+     * turn's agent reported its tool calls. The person's saves are never taken by these.
+     */
+    includeUnclaimed: maybe(v.boolean()),
+    /**
      * Workspace-relative paths (`/` separators), or absolute paths inside the workspace: only
      * these files of the selected sets. A path outside the workspace is `OutsideWorkspace`.
      */
@@ -52,6 +58,7 @@ export const Selector = v.pipe(
     lines: maybe(v.strictObject({ start: v.pipe(v.number(), v.integer(), v.minValue(1)), end: v.pipe(v.number(), v.integer(), v.minValue(1)) })),
   }),
   v.check((s) => [s.ids?.length, s.turn !== undefined, s.last, s.afterTurn !== undefined].filter(Boolean).length === 1, 'needs exactly one of ids, turn, last, afterTurn'),
+  v.check((s) => !s.includeUnclaimed || s.turn !== undefined || s.afterTurn !== undefined, 'includeUnclaimed goes with turn or afterTurn'),
   v.check((s) => s.lines === undefined || (s.paths?.length === 1 && s.lines.end >= s.lines.start), 'lines needs exactly one path and start <= end'),
 );
 

@@ -1,4 +1,5 @@
 import type * as W from '../../protocol/src/types.js';
+import { UNCLAIMED_REASON } from '../core/plan/select.js';
 import type { GcReport } from '../core/gc/sweep.js';
 import { NO_AGENT_HOOKED, type DoctorReport } from './doctor-report.js';
 import type { ChangeFileDiff } from '../service/change-diff.js';
@@ -246,6 +247,16 @@ function colorDiff(diff: string, p: Paint): string {
     .join('\n');
 }
 
+/**
+ * The lines that name the sets a turn's selector left as they are (a turn's edits no tool call
+ * claimed, the person's saves), with how to take the first kind too.
+ */
+function leftOutLines(r: { skipped: { id: string; reason: string }[] }): string[] {
+  return r.skipped
+    .filter((s) => s.reason.startsWith('left as they are'))
+    .map((s) => `#${s.id} ${s.reason}${s.reason === UNCLAIMED_REASON ? ` (undo ${s.id}, or --include-unclaimed, takes it back)` : ''}.`);
+}
+
 /** `takeback preview`. */
 export function renderPreview(r: W.PreviewResult, color: boolean): string {
   const p = painter(color);
@@ -264,6 +275,7 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
     if (f.diff) out.push(color ? colorDiff(chomp(f.diff), p) : chomp(f.diff));
   }
   out.push('');
+  out.push(...leftOutLines(r).map((l) => p('dim', l)));
   if (r.conflicts > 0) out.push(p('red', `${plural(r.conflicts, 'file')} changed since: ${r.direction} would stop; --force replaces the later changes.`));
   if (r.gaps.length > 0) out.push(p('yellow', `${plural(r.gaps.length, 'capture gap')}: those files are left as they are.`));
   return `${out.join('\n')}\n`;
@@ -289,6 +301,7 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
   } else {
     out.push(`${verb} ${plural(r.sets.length, 'change')} (${r.sets.map((s) => `#${s}`).join(' ')}): ${plural(r.applied.length, 'file')}${r.forced && r.conflicts.length ? ', replacing later changes' : ''}.`);
     for (const f of r.applied) out.push(`  ${shownPath(f.path)}: ${actionText(f.action, r.direction, f.merged)}`);
+    out.push(...leftOutLines(r).map((l) => p('dim', `  ${l}`)));
   }
   for (const g of r.gaps) out.push(p('yellow', `  ${shownPath(g.path)}: not restored (${g.detail})`));
   for (const n of r.notes) out.push(p('dim', `  ${n}`));

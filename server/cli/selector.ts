@@ -11,7 +11,7 @@ import { toWorkspacePath } from '../core/workspace.js';
  */
 
 /** The selector options of preview, undo and redo, as commander gives them. */
-export type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; file?: string[]; lines?: string };
+export type SelectorOpts = { turn?: string; last?: boolean; afterTurn?: string; includeUnclaimed?: boolean; file?: string[]; lines?: string };
 
 /**
  * With `--file`, a step whose every selected change was left out because it does not touch
@@ -43,7 +43,16 @@ export function selectorFrom(ws: Workspace, ids: string[], o: SelectorOpts): Sel
     lines = parseLines(o.lines) ?? undefined;
     if (!lines) throw new TakebackError('usage', `--lines takes A or A-B (line numbers from 1, A <= B), not ${JSON.stringify(o.lines)}`);
   }
-  return { ids: ids.length ? ids : undefined, turn: o.turn, last: o.last, afterTurn: o.afterTurn, paths: paths.length ? paths : undefined, ...(lines ? { lines } : {}) };
+  if (o.includeUnclaimed && o.turn === undefined && o.afterTurn === undefined) throw new TakebackError('usage', '--include-unclaimed goes with --turn or --after-turn');
+  return {
+    ids: ids.length ? ids : undefined,
+    turn: o.turn,
+    last: o.last,
+    afterTurn: o.afterTurn,
+    ...(o.includeUnclaimed ? { includeUnclaimed: true } : {}),
+    paths: paths.length ? paths : undefined,
+    ...(lines ? { lines } : {}),
+  };
 }
 
 /** Adds the selector's argument and options (and `--json`) to `c`: preview, undo, redo. */
@@ -53,6 +62,7 @@ export function selectorOptions(c: Command): Command {
     .option('--turn <T>', 'every change of turn T')
     .option('--last', 'the newest change (redo: what the last undo took back, e.g. a whole turn)')
     .option('--after-turn <T>', 'everything after turn T (rewind to that boundary)')
+    .option('--include-unclaimed', "with --turn or --after-turn: also what changed during a turn that no tool call claimed (left as it is by default when the agent reports its tool calls)")
     .option('--file <path...>', 'only these files (with --last: the newest change, or undo, that touched them)')
     .option('--lines <A[-B]>', "with one --file: only the change's hunks that touch these lines of the file as it is now")
     .option('--json', 'print JSON');

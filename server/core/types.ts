@@ -93,6 +93,11 @@ export interface Selector {
   last?: boolean;
   /** Everything after a turn. */
   afterTurn?: string;
+  /**
+   * With `turn` or `afterTurn`: take a turn's edits that no tool call claimed too (its "changed
+   * during this turn"), which are left as they are when the turn's agent reported its tool calls.
+   */
+  includeUnclaimed?: boolean;
   /** Only these files of the selected sets. */
   paths?: string[];
   /**

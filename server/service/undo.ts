@@ -2,7 +2,7 @@ import type { Workspace } from '../core/open-workspace.js';
 import { prepareStep, runStep, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
 import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
-import { selectSets, type Selector } from '../core/plan/select.js';
+import { leftOut, selectSets, type Selector } from '../core/plan/select.js';
 import { sha256 } from '../core/store/blobs.js';
 import type { FileState } from '../core/types.js';
 import type { CurrentBytes } from '../core/plan/plan.js';
@@ -49,6 +49,14 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved'], edito
   }
 }
 
+/**
+ * Names in `plan.skipped` the sets the selector covers and leaves as they are (a turn's edits no
+ * tool call claimed, the person's saves: `leftOut`), so that a preview and a step say so.
+ */
+function nameLeftOut(ws: Workspace, plan: Plan, sel: Selector): void {
+  plan.skipped.push(...leftOut(ws.journal, sel));
+}
+
 /** Previews an undo (or redo) of the selected sets: actions, diffs, conflicts and gaps. Writes nothing. */
 export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
@@ -58,6 +66,7 @@ export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'r
     bytes: editorBytes(readers),
   });
   markUnsaved(plan, readers.unsaved, readers.editor);
+  nameLeftOut(ws, plan, sel);
   return toPreviewResult(plan, previewPlan(ws, plan, readers.bytes ?? disk?.bytes));
 }
 
@@ -68,6 +77,7 @@ export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo
     bytes: editorBytes(readers),
   });
   markUnsaved(plan, readers.unsaved, readers.editor);
+  nameLeftOut(ws, plan, sel);
   return plan;
 }
 
@@ -89,7 +99,10 @@ export function applyStep(
     ...rest,
     paths: sel.paths,
     narrowing: { lines: sel.lines },
-    ...(unsaved ? { annotate: (plan: Plan) => markUnsaved(plan, unsaved, editor) } : {}),
+    annotate: (plan: Plan) => {
+      markUnsaved(plan, unsaved, editor);
+      nameLeftOut(ws, plan, sel);
+    },
   });
   return toApplyResult(r);
 }
@@ -107,6 +120,9 @@ export function prepareEditorStep(ws: Workspace, sel: Selector, direction: 'undo
     read: opts.state,
     paths: sel.paths,
     narrowing: { lines: sel.lines, bytes: editorBytes(opts) },
-    annotate: (plan) => markUnsaved(plan, opts.unsaved, opts.editor),
+    annotate: (plan) => {
+      markUnsaved(plan, opts.unsaved, opts.editor);
+      nameLeftOut(ws, plan, sel);
+    },
   });
 }

@@ -70,6 +70,7 @@ export function workspaceSelector(method: string, ws: Workspace, sel: v.InferOut
   if (sel.turn !== undefined) out.turn = sel.turn;
   if (sel.last !== undefined) out.last = sel.last;
   if (sel.afterTurn !== undefined) out.afterTurn = sel.afterTurn;
+  if (sel.includeUnclaimed) out.includeUnclaimed = true;
   if (sel.paths?.length) {
     out.paths = sel.paths.map((p) => {
       const rel = p.includes('\0') ? null : toWorkspacePath(ws.root, p);

@@ -44,6 +44,12 @@ export interface ModelStubOptions {
   sideText?: string;
   /** Log each request to stderr (or set MODEL_STUB_DEBUG=1). */
   debug?: boolean;
+  /**
+   * Called with a step's index in the script just before the stub answers with it: the agent
+   * waits for the answer, so what this does happens between two of its tool calls (the person
+   * editing a file while the turn is open).
+   */
+  onStep?: (index: number) => void;
 }
 
 type OutBlock =
@@ -82,7 +88,10 @@ export async function startModelStub(script: Step[], options: ModelStubOptions =
       } else if (req.method === 'POST' && /\/v1\/messages$/.test(path)) {
         const model = typeof body?.model === 'string' ? body.model : DEFAULT_MODEL;
         const blocks = answer<OutBlock[]>({
-          step: materialize,
+          step: (s) => {
+            options.onStep?.(script.indexOf(s));
+            return materialize(s);
+          },
           final: () => [{ type: 'text', text: finalText }],
           side: () => [{ type: 'text', text: sideText }],
         });

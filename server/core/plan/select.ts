@@ -5,6 +5,31 @@ import type { ChangeSet, Selector } from '../types.js';
 /** Which change sets an undo, redo or preview is about (defined in types.ts). */
 export type { Selector };
 
+/** Why `--turn` and `--after-turn` leave a set of a turn's edits that no tool call claims (see {@link leftOut}). */
+export const UNCLAIMED_REASON = 'left as they are: changed during the turn by no tool call';
+
+/** True when `set` came from a tool call of the agent (a file tool, or a command run by one). */
+const fromToolCall = (set: ChangeSet) => (set.source.kind === 'tool' || set.source.kind === 'command') && set.source.toolCallId !== undefined;
+
+/**
+ * The sets `--turn` and `--after-turn` leave as they are, with the reason, unless the selector
+ * says `includeUnclaimed` (the first kind only): a turn's "changed during this turn" (what
+ * changed while it was open that no tool call claimed: the person's edits, another program's)
+ * when the turn's agent reported its tool calls (one of its sets came from a tool call); and
+ * the person's saves (source `person`), which no turn's undo takes. `sets`: what the selector
+ * covers, all sets of each turn among them. A set named by id is never left out.
+ */
+function leaveOut(sets: ChangeSet[], sel: Selector): Map<string, string> {
+  const out = new Map<string, string>();
+  if (sel.turn === undefined && sel.afterTurn === undefined) return out;
+  const toolTurns = new Set(sets.filter(fromToolCall).map((s) => s.turn));
+  for (const s of sets) {
+    if (s.source.kind === 'person') out.set(s.id, `left as they are: saved in ${s.source.editor} by the person`);
+    else if (s.source.kind === 'turn' && !sel.includeUnclaimed && toolTurns.has(s.turn)) out.set(s.id, UNCLAIMED_REASON);
+  }
+  return out;
+}
+
 /** A one-line description of a selector, for messages. */
 export function describeSelector(s: Selector): string {
   if (s.ids?.length) return s.ids.length === 1 ? `change ${s.ids[0]}` : `changes ${s.ids.join(', ')}`;
@@ -13,8 +38,28 @@ export function describeSelector(s: Selector): string {
   return 'the last change';
 }
 
+/** Every set a `--turn` or `--after-turn` selector covers, oldest first, expired ones too. Throws `not-found` for an unknown turn. */
+function coveredSets(journal: Journal, sel: Selector): ChangeSet[] {
+  if (sel.turn !== undefined) return journal.sets.list({ turn: journal.turns.get(sel.turn).id });
+  return journal.sets.afterTurn(journal.turns.get(sel.afterTurn!));
+}
+
 /**
- * The sets a selector names, oldest first. `--last` names the newest set still applied (undo) or
+ * The live sets a `--turn` or `--after-turn` selector covers and leaves as they are, oldest
+ * first, with the reason (a plan lists them as skipped): a turn's edits that no tool call claims,
+ * when its agent reported its tool calls (unless `includeUnclaimed`), and the person's saves.
+ * Empty for any other selector. Throws as {@link selectSets}.
+ */
+export function leftOut(journal: Journal, sel: Selector): { id: string; reason: string }[] {
+  if (sel.turn === undefined && sel.afterTurn === undefined) return [];
+  const covered = coveredSets(journal, sel);
+  const left = leaveOut(covered, sel);
+  return covered.filter((s) => s.state !== 'expired' && left.has(s.id)).map((s) => ({ id: s.id, reason: left.get(s.id)! }));
+}
+
+/**
+ * The sets a selector names, oldest first. `--turn` and `--after-turn` leave out what
+ * {@link leftOut} says. `--last` names the newest set still applied (undo) or
  * every set the most recent undo step took back (redo). Ids are checked before anything is read. Throws
  * `usage` (no selector, or several kinds), `invalid-id`, `not-found`, or `expired` (a named set
  * has expired; sets expired inside a turn or range are left out).
@@ -30,13 +75,10 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
     const uniq = [...new Set(sel.ids)];
     return uniq.map((id) => journal.sets.get(id)).sort((a, b) => Number(a.id) - Number(b.id));
   }
-  if (sel.turn !== undefined) {
-    const t = journal.turns.get(sel.turn);
-    return journal.sets.list({ turn: t.id }).filter((s) => s.state !== 'expired');
-  }
-  if (sel.afterTurn !== undefined) {
-    const t = journal.turns.get(sel.afterTurn);
-    return journal.sets.afterTurn(t).filter((s) => s.state !== 'expired');
+  if (sel.turn !== undefined || sel.afterTurn !== undefined) {
+    const covered = coveredSets(journal, sel);
+    const left = leaveOut(covered, sel);
+    return covered.filter((s) => s.state !== 'expired' && !left.has(s.id));
   }
   // --last: for undo the newest change still in place; for redo what the most recent undo step
   // took back (every set of it still undone: a whole turn, several ids), oldest first. With

@@ -6,6 +6,8 @@
 // a save of a buffer that did not change, or one that completes an undo through the editor,
 // records nothing of the person's.
 import { execSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApplyResult, ListResult, PreviewResult } from '../protocol/src/types.js';
 import { AFTER, BEFORE, agentTurn, inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
@@ -112,5 +114,56 @@ describe("the person's saves, with an editor connected", () => {
     const after = await sets(e);
     expect(after).toHaveLength(before);
     expect(after.some((x) => x.source.kind === 'person')).toBe(false);
+  });
+});
+
+describe('a turn\'s edits that no tool call claimed, through the sidecar', () => {
+  it('undo/preview of a turn lists them in skipped; includeUnclaimed takes them; includeUnclaimed without a turn is InvalidParams', async () => {
+    const e = await start('Neovim');
+    const hook = inProcessHook(ws);
+    const common = { session_id: 'sess-1', cwd: ws.root };
+    hook({ ...common, hook_event_name: 'UserPromptSubmit', prompt: 'more' });
+    // Changed while the turn is open, by no tool call (the person, outside the editor).
+    writeFileSync(join(ws.root, 'notes.md'), 'by hand\n');
+    const command = "sed -i 's/gamma/GAMMA/' data.txt";
+    const bash = { tool_name: 'Bash', tool_input: { command }, tool_use_id: 'toolu_b3' };
+    hook({ ...common, hook_event_name: 'PreToolUse', ...bash });
+    execSync(command, { cwd: ws.root, shell: '/bin/sh' });
+    hook({ ...common, hook_event_name: 'PostToolUse', ...bash });
+    hook({ ...common, hook_event_name: 'Stop' });
+    const unclaimed = (await sets(e)).find((x) => x.turn === 't2' && x.source.kind === 'turn')!;
+    expect(unclaimed.files.map((f) => f.path)).toEqual(['notes.md']);
+
+    const p = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't2' } });
+    expect(p.skipped).toEqual([{ id: unclaimed.id, reason: 'left as they are: changed during the turn by no tool call' }]);
+    expect(p.files.map((f) => f.path)).toEqual(['data.txt']);
+    const all = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't2', includeUnclaimed: true } });
+    expect(all.skipped).toEqual([]);
+    expect(all.files.map((f) => f.path)).toEqual(['data.txt', 'notes.md']);
+    const bad = await e.request('undo/preview', { selector: { ids: [unclaimed.id], includeUnclaimed: true } }).catch((x: { code: number }) => x);
+    expect(bad).toMatchObject({ code: -32602 });
+  });
+});
+
+describe("the agent's lines, never the person's", () => {
+  it("after a save of the person's on a file the agent changed: the lens and --last are the agent's change, whose undo keeps the person's line", async () => {
+    const e = await start('Neovim');
+    await e.open('notes.md');
+    const mine = `${AFTER['notes.md']}a line of mine\n`;
+    await e.type('notes.md', mine);
+    await e.save(e.uri('notes.md'));
+    await e.until(() => e.changes.some((c) => c.reason === 'recorded'), 10_000, 'the save to be recorded');
+    const list = await sets(e);
+    const edit = list.find((x) => x.label === 'Edit notes.md')!;
+    expect(list[0]!.source.kind).toBe('person');
+
+    const lenses = await e.request<{ command: { title: string; arguments: unknown[] } }[]>('textDocument/codeLens', { textDocument: { uri: e.uri('notes.md') } });
+    expect(lenses.map((l) => l.command.title)).toEqual(['Agent changed this file +1 −1', 'Undo', 'Diff']);
+    expect(lenses[1]!.command.arguments).toEqual([{ turn: 't1', paths: ['notes.md'] }]);
+    const last = await e.request<PreviewResult>('undo/preview', { selector: { last: true, paths: ['notes.md'] } });
+    expect(last.sets).toEqual([edit.id]);
+    // The diff is the agent's line only: the person's line stays.
+    expect(last.files[0]!.diff).toContain('-The slow red fox.');
+    expect(last.files[0]!.diff).not.toContain('-a line of mine');
   });
 });

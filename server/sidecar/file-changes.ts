@@ -13,10 +13,10 @@ export interface FileChanges {
   redo: Selector | null;
 }
 
-/** Reads the journal for what touched `path`. */
+/** Reads the journal for what the agent did to `path` (the person's own saves are never the agent's change). */
 export function fileChanges(s: Session, path: string): FileChanges {
   const { journal } = s.ws;
-  const touching = journal.sets.touching(path, false);
+  const touching = journal.sets.touching(path, false).filter((set) => set.source.kind !== 'person');
   const newest = touching.at(-1) ?? null;
   let undo: FileChanges['undo'] = null;
   let turn: FileChanges['turn'] = null;
@@ -35,6 +35,6 @@ export function fileChanges(s: Session, path: string): FileChanges {
     undo = { selector, added, removed, sets: mine.map((x) => x.id) };
     if (newest.turn) turn = { id: newest.turn, count: journal.sets.list({ turn: newest.turn }).filter((set) => set.state === 'applied' || set.state === 'partial').length };
   }
-  const undone = journal.sets.touching(path, true).length > 0;
+  const undone = journal.sets.touching(path, true).some((set) => set.source.kind !== 'person');
   return { path, undo, turn, redo: undone ? { last: true, paths: [path] } : null };
 }

@@ -206,14 +206,15 @@ export class Sets {
 
   /**
    * The newest live set with a file that can move (no capture gap) and is in place now (undone:
-   * taken back now), among `paths` when given; null when there is none. A file partly undone
-   * counts both ways. From `set_files` alone.
+   * taken back now), among `paths` when given, that is not a save of the person's (source
+   * `person`: `--last` is the agent's); null when there is none. A file partly undone counts both
+   * ways. From `set_files`, and the source of the sets it passes.
    */
   newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
     const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
     const args: unknown[] = [undone ? 1 : 0, undone ? 3 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
     const id = this.db
-      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' ORDER BY f.set_id DESC LIMIT 1`)
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND json_extract(s.source, '$.kind') != 'person' ORDER BY f.set_id DESC LIMIT 1`)
       .pluck()
       .get(...args) as number | undefined;
     return id === undefined ? null : this.get(String(id));

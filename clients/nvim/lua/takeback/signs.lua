@@ -71,13 +71,14 @@ function M.place(bufnr, marks)
 end
 
 --- The selector whose undo takes back the agent's lines in `rel`, from a listing: the newest
---- change still in place that touches the file (its turn, with scope 'turn').
+--- change still in place that touches the file (its turn, with scope 'turn'), never a save of
+--- the person's (source 'person'): the signs mark the agent's lines only.
 ---@param list table ListResult
 ---@param rel string
 ---@return table? selector
 function M.selector_for(list, rel)
   for _, set in ipairs(list.sets or {}) do -- newest first
-    if set.state == 'applied' or set.state == 'partial' then
+    if (set.state == 'applied' or set.state == 'partial') and not (set.source and set.source.kind == 'person') then
       for _, f in ipairs(set.files or {}) do
         if f.path == rel and not f.undone then
           if config.options.signs.scope == 'turn' and set.turn then

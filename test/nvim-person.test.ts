@@ -1,0 +1,109 @@
+// The person's saves in a real headless Neovim 0.10 and 0.12 with the real sidecar and the real
+// hook entry point (test/support/nvim.ts). The agent's Write changes lines 3 and 15 of code.txt;
+// the person then changes line 10 in the buffer and saves (`:w`). The save is recorded as the
+// person's ("saved in Neovim", outside any turn), the signs (computed from the journal against
+// the buffer) mark only the agent's two lines, never the person's, and `:Takeback undo turn 1`
+// takes back the agent's lines and keeps the person's.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findNvim, missingEditorMessage, type NvimVersion } from './support/editors.js';
+import { newCase, runNvim, type NvimCase, type NvimReport } from './support/nvim.js';
+import { lines } from './support/takeback.js';
+
+const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
+
+const cases: NvimCase[] = [];
+afterAll(() => {
+  if (process.env.TAKEBACK_KEEP_TMP) return;
+  for (const c of cases) fs.rmSync(c.base, { recursive: true, force: true, maxRetries: 5 });
+});
+
+const TWENTY = lines('line', 20);
+const AGENT = TWENTY.replace('line 3\n', 'agent 3\n').replace('line 15\n', 'agent 15\n');
+
+/** Claude Code's hook events for one turn with one Write of code.txt, and the write between them. */
+function agentTurn(c: NvimCase): unknown[] {
+  const file = path.join(c.workspace, 'code.txt');
+  const common = { session_id: 'sess-person', cwd: c.workspace, transcript_path: path.join(c.base, 'transcript.jsonl') };
+  const write = { tool_name: 'Write', tool_input: { file_path: file, content: AGENT }, tool_use_id: 'toolu_person1' };
+  return [
+    { event: { ...common, hook_event_name: 'SessionStart', source: 'startup' } },
+    { event: { ...common, hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' } },
+    { event: { ...common, hook_event_name: 'PreToolUse', ...write } },
+    { write: { path: file, content: AGENT } },
+    { event: { ...common, hook_event_name: 'PostToolUse', ...write, tool_response: { type: 'update' } } },
+    { event: { ...common, hook_event_name: 'Stop' } },
+  ];
+}
+
+function ok(r: NvimReport): NvimReport {
+  expect(r.error, `the Lua side failed; steps: ${JSON.stringify(r.steps)}; messages: ${JSON.stringify(r.messages)}`).toBeUndefined();
+  return r;
+}
+
+const CASE = String.raw`
+vim.o.autoread = false
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+local b = H.open('code.txt')
+H.agent(H.params.data.turn)
+H.wait('the buffer shows the agent change', function() return H.text(b) == H.params.data.agent end)
+local function marks()
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, require('takeback.signs').ns, 0, -1, {})) do
+    table.insert(out, m[2] + 1)
+  end
+  table.sort(out)
+  return out
+end
+H.wait('the signs of the agent change', function() return #marks() == 2 end)
+H.out.signs_before = marks()
+
+-- The person changes line 10 and saves.
+vim.api.nvim_buf_set_lines(b, 9, 10, false, { 'mine 10' })
+local c = takeback.get_client()
+local function person_set()
+  local _, list = require('takeback.client').request_sync(c, 'changes/list', {})
+  for _, s in ipairs(list.sets) do
+    if s.source.kind == 'person' then return s end
+  end
+end
+vim.cmd('silent write')
+H.wait('the save to be recorded', function() return person_set() ~= nil end)
+local s = person_set()
+H.out.person = { label = s.label, turn = s.turn or vim.NIL, editor = s.source.editor, paths = vim.tbl_map(function(f) return f.path end, s.files) }
+-- The signs after the journal moved: a refresh begun once the save was recorded.
+local refreshed = false
+require('takeback.signs').refresh(c.config.root_dir, function() refreshed = true end)
+H.wait('the signs refreshed', function() return refreshed end)
+H.out.signs_after_save = marks()
+
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo_error = d.error
+H.out.after_undo = H.text(b)
+H.out.disk_after_undo = H.read(H.path('code.txt'))
+`;
+
+for (const version of ['0.10', '0.12'] as NvimVersion[]) {
+  const nvim = findNvim(version);
+  const missing = missingEditorMessage(`nvim-${version}`);
+  const skip = !nvim && !requireEditors;
+
+  describe.skipIf(skip)(`Neovim ${version}: the person's saves`, () => {
+    it("a save of the person's is theirs: the signs mark only the agent's lines, and the turn's undo keeps the person's line", async () => {
+      if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
+      const c = newCase(nvim, `person-${version}`, { 'code.txt': TWENTY });
+      cases.push(c);
+      const r = ok(await runNvim(c, CASE, { turn: agentTurn(c), agent: AGENT }, 90_000));
+      expect(r.signs_before).toEqual([3, 15]);
+      expect(r.person).toEqual({ label: 'saved in Neovim', turn: null, editor: 'Neovim', paths: ['code.txt'] });
+      expect(r.signs_after_save).toEqual([3, 15]);
+      expect(r.undo_error).toBeUndefined();
+      const back = TWENTY.replace('line 10\n', 'mine 10\n');
+      expect(r.after_undo).toBe(back);
+      expect(r.disk_after_undo).toBe(back);
+    });
+  });
+}

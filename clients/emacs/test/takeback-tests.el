@@ -303,7 +303,8 @@ the last one alone."
       (should (equal (takeback-tests--text code) one-back))
       (should-not (buffer-modified-p code))
       (should (equal (takeback-tests--disk "code.txt") one-back)))
-    (should (equal (takeback-tests--journal) '(("1" . "partial"))))
+    ;; The person's save of their own lines above is a set of its own (2), the agent's change partial.
+    (should (equal (takeback-tests--journal) '(("2" . "applied") ("1" . "partial"))))
 
     ;; The preview shows the other hunk, at its line now; C-c C-u on it takes it back.
     (with-current-buffer code (takeback-preview))
@@ -320,7 +321,7 @@ the last one alone."
     (takeback-tests--wait-recorded "undone")
     (should (equal (takeback-tests--text code) (concat mine before)))
     (should (equal (takeback-tests--disk "code.txt") (concat mine before)))
-    (should (equal (takeback-tests--journal) '(("1" . "undone"))))
+    (should (equal (takeback-tests--journal) '(("2" . "applied") ("1" . "undone"))))
 
     ;; Each hunk came as an undo group of its own: `undo' brings back the last one alone.
     (with-current-buffer code

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { keepFiles } from '../core/capture/files.js';
 import { foldSpill, queueOps, unkeptCause, type QueuedOp } from '../core/capture/queued.js';
+import { repairLostEnds } from '../core/capture/repair.js';
 import { loadConfig, takebackHome } from '../core/config.js';
 import { workspaceRootOf, type Workspace } from '../core/open-workspace.js';
 import { ID_PATTERN, TakebackError } from '../core/errors.js';
@@ -118,6 +119,11 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
     if (hasQueued(ws.journal.dir)) {
       foldSpill(ws);
       if (hasQueued(ws.journal.dir)) return queue(ctx, actions, 'journal-busy', env, ws, said);
+    }
+    // A session or a turn starting: what an earlier one left open for good is closed first.
+    if (actions.some((a) => a.kind === 'session-start' || a.kind === 'turn-begin')) {
+      const lost = repairLostEnds(ws);
+      if (lost.captures.length + lost.turns.length > 0) said.push(`closed what was left open (end never heard): ${[...lost.turns, ...lost.captures].join(' ')}`);
     }
     for (const a of actions) {
       switch (a.kind) {

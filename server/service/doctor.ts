@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Workspace } from '../core/open-workspace.js';
 import { lastSweep, type LastSweep } from '../core/gc/schedule.js';
 import { collectGarbage, type GcReport } from '../core/gc/sweep.js';
+import { STALE_CAPTURE_MS } from '../core/journal/captures.js';
 import { quickCheck, turnCounts } from '../core/journal/counts.js';
 import { lockState, type LockState } from '../core/journal/holder.js';
 import { queued } from '../core/journal/spill.js';
@@ -98,7 +99,8 @@ export function journalHealth(ws: Workspace, version: string, outside: string[])
   if (partial > 0) Object.assign(counts, { partial });
   const gc = collectGarbage({ home: ws.home, config, dryRun: true });
   const meta = journal.snapshot.meta();
-  const captures = journal.captures.counts(60 * 60 * 1000);
+  const captures = journal.captures.counts(STALE_CAPTURE_MS);
+  // The command line closes such calls (repairLostEnds) before doctor looks: left when it could not.
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
   problems.push(...journal.turns.openBegunBefore(Date.now() - STALE_TURN_MS).map(staleTurnProblem));
   const txns = journal.txns.all().length;

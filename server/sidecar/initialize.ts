@@ -5,6 +5,7 @@ import { ResponseError, TextDocumentSyncKind, type ClientCapabilities, type Init
 import { ErrorCodes } from '../../protocol/src/errors.js';
 import { SERVER_NAME } from '../../protocol/src/initialize.js';
 import { foldSpill } from '../core/capture/queued.js';
+import { repairLostEnds } from '../core/capture/repair.js';
 import { openWorkspace, type Workspace } from '../core/open-workspace.js';
 import { abilitiesOf, type ClientAbilities, type EditorClient } from './client.js';
 import { ACTION_KIND } from './codeactions.js';
@@ -62,6 +63,8 @@ export function initialize(
     ws = openWorkspace({ workspace: root, env: ctx.env });
     // Events the hooks queued while the journal could not take them come first.
     if (ws.journal.spilled) foldSpill(ws);
+    // Then what a journal left mid-way holds open for good (a tool call's or a turn's end lost).
+    repairLostEnds(ws);
   } catch (e) {
     throw new ResponseError(ErrorCodes.InternalError, `takeback: cannot open the journal of ${root}: ${(e as Error).message}`, null);
   }

@@ -56,6 +56,13 @@ function toPending(row: Row): PendingCapture {
   };
 }
 
+/**
+ * How long (ms) a tool call may stay begun without an end before it is taken for one whose end
+ * was lost: an hour, four times the longest a command counts as running (Claude Code's Bash stops
+ * at 10 minutes), so that a slow call whose end still comes is never closed under it.
+ */
+export const STALE_CAPTURE_MS = 60 * 60 * 1000;
+
 /** Tool calls in flight, keyed by the caller's id (Claude Code's `tool_use_id`). */
 export class Captures {
   constructor(private readonly db: Db) {}
@@ -106,6 +113,21 @@ export class Captures {
    */
   takeOpen(turn: string, kind: PendingCapture['kind']): PendingCapture[] {
     const rows = this.db.prepare('DELETE FROM captures WHERE turn = ? AND kind = ? RETURNING *').all(turn, kind) as Row[];
+    return rows.map(toPending).sort((a, b) => a.start - b.start);
+  }
+
+  /** True when a capture begun before `before` (ms since the epoch) has not ended. */
+  hasStale(before: number): boolean {
+    return this.db.prepare('SELECT 1 FROM captures WHERE started_at < ? LIMIT 1').get(before) !== undefined;
+  }
+
+  /**
+   * Removes and returns the captures begun before `before` (ms since the epoch) whose end never
+   * came, oldest first: the hook process that would have ended them was killed, or its event lost.
+   */
+  takeStale(before: number): PendingCapture[] {
+    if (!this.hasStale(before)) return [];
+    const rows = this.db.prepare('DELETE FROM captures WHERE started_at < ? RETURNING *').all(before) as Row[];
     return rows.map(toPending).sort((a, b) => a.start - b.start);
   }
 

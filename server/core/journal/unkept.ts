@@ -1,7 +1,11 @@
 import type { Db } from './db.js';
 
-/** Why something could not be kept: the journal's disk was full, another process held its lock too long, or it could not be written for another reason. */
-export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error';
+/**
+ * Why something could not be kept: the journal's disk was full, another process held its lock too
+ * long, it could not be written for another reason, or the end of a tool call or turn never came
+ * (`end-lost`: the hook process killed, its event lost), so what it left was found only later.
+ */
+export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error' | 'end-lost';
 
 /**
  * One change (or event) that could not be kept: when it happened (ms since the epoch), why, what
@@ -62,6 +66,7 @@ const CAUSE_TEXT: Record<UnkeptCause, string> = {
   'disk-full': 'disk full',
   'journal-busy': 'journal busy',
   'journal-error': 'journal could not be written',
+  'end-lost': 'end never heard',
 };
 
 function minute(ms: number): string {

@@ -170,6 +170,7 @@ export function toApplyResult(r: ApplyResult): W.ApplyResult {
     skipped: r.skipped,
     written: r.written,
     forced: r.forced,
+    complete: r.gaps.length === 0,
     notes: r.notes,
   };
 }

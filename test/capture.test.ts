@@ -59,7 +59,9 @@ describe('secrets', () => {
 
       // Undo puts back what it kept and names the secrets, leaving them as they are.
       const secretsNow = sb.tree((rel) => rel === 'normal.txt');
-      const undo = sb.json(['undo', set.id]);
+      // It left files it could not take back: never reported as success.
+      const undo = sb.json(['undo', set.id], { code: 6 });
+      expect(undo.complete).toBe(false);
       // The folders the agent made stay: the secrets in them were not taken back.
       expect(undo.applied.map((a: any) => a.path).sort()).toEqual(['.aws', 'certs', 'normal.txt']);
       expect(undo.notes.join('\n')).toMatch(/\.aws: folder not empty, left in place/);
@@ -82,7 +84,8 @@ describe('file tools', () => {
     sb.tb(['capture', 'end', '--id', 'l1']);
     const set = sb.json(['list']).sets[0];
     expect(set.files).toEqual([expect.objectContaining({ path: 'alias.txt', gap: 'symlink-target', undoable: false, type: 'symlink' })]);
-    const r = sb.json(['undo', set.id]);
+    const r = sb.json(['undo', set.id], { code: 6 });
+    expect(r.complete).toBe(false);
     expect(r.gaps).toEqual([expect.objectContaining({ path: 'alias.txt', reason: 'symlink-target' })]);
     expect(sb.read('real.txt').toString()).toBe('real\nmore\n');
     expect(fs.readlinkSync(sb.abs('alias.txt'))).toBe('real.txt');
@@ -102,7 +105,8 @@ describe('file tools', () => {
     expect(set.files.find((f: any) => f.path === outside)).toMatchObject({ gap: 'outside-workspace', undoable: false });
     // Its bytes are not kept, before or after (the workspace file's are).
     expect([sb.hasBlob('before\n'), sb.hasBlob('after\n'), sb.hasBlob('in\n'), sb.hasBlob('in 2\n')]).toEqual([false, false, true, true]);
-    const r = sb.json(['undo', set.id]);
+    const r = sb.json(['undo', set.id], { code: 6 });
+    expect(r.complete).toBe(false);
     expect(r.applied.map((a: any) => a.path)).toEqual(['in.txt']);
     expect(r.gaps.map((g: any) => g.reason)).toEqual(['outside-workspace']);
     expect(fs.readFileSync(outside, 'utf8')).toBe('after\n');

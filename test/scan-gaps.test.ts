@@ -145,7 +145,11 @@ describe('a skipped folder whose contents change during a command', () => {
     ]);
     const preview = sb.tb(['preview', set.id]);
     expect(preview.stdout).toMatch(/node_modules: cannot be restored.*a file rewritten in place inside it is not/);
-    expect(sb.tb(['undo', set.id]).code).toBe(0);
+    // The folder it could not take back is named, and the undo is not a success.
+    const undo = sb.tb(['undo', set.id]);
+    expect(undo.code).toBe(6);
+    expect(undo.stdout).toMatch(/node_modules: not restored/);
+    expect(undo.stdout).toMatch(/Not complete: 3 files of the selected changes could not be taken back/);
     expect(sb.read('src/a.txt').toString()).toBe('a\n');
     expect(sb.exists('.venv')).toBe(true);
     // Nothing moved in them since: a command records nothing more.

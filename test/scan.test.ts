@@ -56,7 +56,7 @@ describe('what the scan covers', () => {
       ['sub/node_modules', 'excluded'],
     ]);
     // Undo touches only what was recorded; ignored and skipped paths stay as the command left them.
-    sb.json(['undo', set.id]);
+    expect(sb.json(['undo', set.id], { code: 6 }).complete).toBe(false);
     const undone = sb.tree();
     const recorded = (rel: string) => ['keep.log', 'plain.txt', 'sub/special.gen', 'sub/z.txt', 'sub/deeper', 'dist', 'build', 'out'].some((p) => rel === p || rel.startsWith(`${p}/`));
     for (const [p, e] of Object.entries(after)) {

@@ -135,7 +135,8 @@ describe('a file that holds a secret is a capture gap, its bytes never kept', ()
       for (const token of [GITHUB, NPM_AUTH, s.NEW_GITHUB, s.NEW_NPM]) expect(anyFileContains(sb.home, token), token).toBeNull();
 
       const envNow = sb.read('.env');
-      const undo = sb.json(['undo', '--last']);
+      const undo = sb.json(['undo', '--last'], { code: via === 'command' ? 6 : 0 });
+      expect(undo.complete).toBe(via !== 'command');
       expect(undo.gaps.map((g: any) => [g.path, g.reason]).sort()).toEqual(via === 'command' ? [['.env', 'secret'], ['.npmrc', 'secret']] : []);
       expect(sb.read('.env')).toEqual(envNow);
     });
@@ -176,7 +177,8 @@ describe('a file that holds a secret is a capture gap, its bytes never kept', ()
     // The person pastes a token into a.txt after the change (from outside the workspace).
     const s = stage(sb);
     fs.copyFileSync(s.env, sb.abs('a.txt'));
-    const undo = sb.json(['undo', '--last', '--force']);
+    const undo = sb.json(['undo', '--last', '--force'], { code: 6 });
+    expect(undo.complete).toBe(false);
     expect(undo.gaps).toEqual([expect.objectContaining({ path: 'a.txt', reason: 'secret' })]);
     expect(sb.read('a.txt')).toEqual(fs.readFileSync(s.env));
     expect(sb.read('b.txt').toString()).toBe('b1\n');

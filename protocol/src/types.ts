@@ -342,10 +342,17 @@ export interface ApplyResult {
   applied: AppliedFile[];
   /** Without `force`, any conflict means nothing was written. */
   conflicts: ConflictFile[];
+  /** Paths of the selected sets the step could not take back (or apply again): left as they are. */
   gaps: CaptureGap[];
   skipped: { id: string; reason: string }[];
   written: boolean;
   forced: boolean;
+  /**
+   * False when capture gaps are left (`gaps` is not empty): the step did not give back everything
+   * selected, however much it wrote, and a client says so rather than report success
+   * (`takeback undo` exits 6). True otherwise.
+   */
+  complete: boolean;
   /** Things left as they were on purpose (a folder that is not empty). */
   notes: string[];
   /**

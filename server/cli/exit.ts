@@ -2,9 +2,10 @@ import type { ErrorCode } from '../core/errors.js';
 
 /**
  * Exit codes (README.md): 0 done; 1 conflicts, nothing written; 2 usage error (bad arguments, a
- * malformed id, a path outside the workspace); 3 not found; 4 expired; 5 anything else.
+ * malformed id, a path outside the workspace); 3 not found; 4 expired; 5 anything else; 6 an undo
+ * or redo that left capture gaps (files it could not take back, each named): never success.
  */
-export const EXIT: Record<ErrorCode | 'ok' | 'internal', number> = {
+export const EXIT: Record<ErrorCode | 'ok' | 'internal' | 'incomplete', number> = {
   ok: 0,
   conflicts: 1,
   usage: 2,
@@ -15,4 +16,5 @@ export const EXIT: Record<ErrorCode | 'ok' | 'internal', number> = {
   'capture-gap': 5,
   busy: 5,
   internal: 5,
+  incomplete: 6,
 };

@@ -305,6 +305,7 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
   }
   for (const g of r.gaps) out.push(p('yellow', `  ${shownPath(g.path)}: not restored (${g.detail})`));
   for (const n of r.notes) out.push(p('dim', `  ${n}`));
+  if (!r.complete) out.push(p('yellow', `Not complete: ${plural(r.gaps.length, 'file')} of the selected changes could not be ${r.direction === 'undo' ? 'taken back' : 'applied again'} (capture gaps, above).`));
   return `${out.join('\n')}\n`;
 }
 

@@ -51,6 +51,8 @@ function applyMessage(r: W.ApplyResult, what: string): { type: 'info' | 'warning
         text: `takeback: nothing ${r.direction === 'undo' ? 'undone' : 'redone'}: ${r.conflicts.map((c) => `${c.path} (${c.detail})`).join('; ')}. "Undo, replacing later changes" replaces them.`,
       };
     }
+    // Files it could not take back are never "nothing to do": they are named.
+    if (!r.complete) return { type: 'warning', text: `takeback: nothing ${r.direction === 'undo' ? 'undone' : 'redone'} for ${what}; not restored: ${r.gaps.map((g) => `${g.path} (${g.detail})`).join('; ')}` };
     return { type: 'info', text: `takeback: nothing to ${r.direction} for ${what}${r.skipped.length ? ` (${r.skipped.map((x) => `#${x.id} ${x.reason}`).join(', ')})` : ''}` };
   }
   const files = plural(r.applied.length, 'file');

@@ -263,6 +263,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
     gaps: step.gaps,
     skipped: step.plan.skipped,
     forced: req.force,
+    complete: step.gaps.length === 0,
   };
   if (step.blocked) return { ...base, sets: [], applied: [], written: false, notes: [] };
   pendingOf(session).dropOverlapping(step);

@@ -27,7 +27,9 @@ export function registerUndoRedo(p: Command, ctx: CommandContext): void {
         untouchedFiles(o, r);
         if (o.json) json(r);
         else print(renderApply(r, ctx.color()));
-        ctx.done(!r.written && r.conflicts.length > 0 ? EXIT.conflicts : 0);
+        // A step that left files it could not take back (capture gaps) is not a success, even
+        // when it wrote all else: the person (or the script) must not take the result for checked.
+        ctx.done(!r.written && r.conflicts.length > 0 ? EXIT.conflicts : r.complete ? 0 : EXIT.incomplete);
       });
   }
 }

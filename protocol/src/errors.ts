@@ -25,8 +25,9 @@ export const ErrorCodes = {
   /** A kept copy is missing or damaged: nothing was written. `data: { hash? , path? }`. */
   CaptureGap: 3006,
   /**
-   * The step could not be carried out: a write failed (and what was written was put back), or
-   * the files moved while the editor was applying the edits. `data: { failures? }`.
+   * The step could not be carried out: a write failed (and what was written was put back), the
+   * files moved while the editor was applying the edits, or another process held the journal's
+   * lock past the server's wait (nothing written; the message names the holder). `data: { failures? }`.
    */
   Busy: 3007,
   /** Malformed params (JSON-RPC's own code). `data: { field? }`. */

@@ -389,15 +389,23 @@ export interface CaptureBeginResult {
   turn: string | null;
   /** For a command: how the scan went. */
   scan?: CaptureScan;
+  /**
+   * True when the journal could not take the event now (another process held its lock past the
+   * sidecar's wait, or its disk is full): it is queued beside the journal and folded in by the
+   * next process that holds it (`turn` is then null: the turn is found then). Absent otherwise.
+   */
+  queued?: boolean;
 }
 
 /** The result of `capture/end` and `takeback capture end --json`. */
 export interface CaptureEndResult {
   id: string;
-  /** The set recorded, or null when nothing changed. */
+  /** The set recorded, or null when nothing changed (or the end was queued: `queued`). */
   set: ChangeSetSummary | null;
   /** For a command: how the scan went. */
   scan?: CaptureScan;
+  /** True when the end is queued, as `CaptureBeginResult.queued`: its set is recorded when it is folded in. */
+  queued?: boolean;
 }
 
 /** The result of `turn/begin`. */

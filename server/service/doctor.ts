@@ -6,7 +6,7 @@ import { lastSweep, type LastSweep } from '../core/gc/schedule.js';
 import { collectGarbage, type GcReport } from '../core/gc/sweep.js';
 import { STALE_CAPTURE_MS } from '../core/journal/captures.js';
 import { quickCheck, turnCounts } from '../core/journal/counts.js';
-import { lockState, type LockState } from '../core/journal/holder.js';
+import { holderText, lockState, type LockState } from '../core/journal/holder.js';
 import { queued } from '../core/journal/spill.js';
 import { unkeptText, type UnkeptSummary } from '../core/journal/unkept.js';
 import { haveNativeCheck } from '../core/scan/native.js';
@@ -60,13 +60,8 @@ export interface JournalHealth {
 
 /** What doctor says of a journal's lock held by another process: who, since when, and whether it is stopped. */
 function lockProblem(lock: LockState): string {
-  const h = lock.holder;
-  if (!h) return 'the journal is locked by another process that names itself nowhere (hooks queue their events until it lets go)';
-  const secs = Math.max(0, Math.round((Date.now() - h.since) / 1000));
-  const state = h.stopped ? ', stopped (SIGSTOP: kill -CONT it, or end it)' : '';
-  const command = h.command.replace(/\s+/g, ' ').trim();
-  const shown = command.length > 120 ? `${command.slice(0, 119)}…` : command;
-  return `the journal is locked by pid ${h.pid} (${shown}) for ${secs} s${state}: hooks queue their events until it lets go`;
+  if (!lock.holder) return `the journal is locked by ${holderText(null)} (hooks queue their events until it lets go)`;
+  return `the journal is locked by ${holderText(lock.holder)}: hooks queue their events until it lets go`;
 }
 
 /** How long a turn may stay open before doctor names it: an hour, as for a tool call. */

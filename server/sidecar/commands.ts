@@ -7,7 +7,7 @@ import type * as W from '../../protocol/src/types.js';
 import { describeSelector } from '../core/plan/select.js';
 import { plural } from '../service/text.js';
 import { previewStep } from '../service/undo.js';
-import { invalidParams } from './errors.js';
+import { invalidParams, isJournalBusy, journalBusyError } from './errors.js';
 import type { ExecuteCommandParams } from './lsp-params.js';
 import { parseParams, workspaceSelector } from './params.js';
 import type { Session } from './session.js';
@@ -87,7 +87,10 @@ export async function executeCommand(s: Session, params: v.InferOutput<typeof Ex
     if (!r.written && r.conflicts.length > 0) throw new ResponseError(ErrorCodes.Conflicts, msg.text, { conflicts: r.conflicts });
     return r;
   } catch (e) {
-    if (!(e instanceof ResponseError)) s.client.showMessage('error', `takeback: ${e instanceof Error ? e.message : String(e)}`);
-    throw e;
+    // A lock another process holds: said with its holder, not as SQLite's "database is locked".
+    const err = isJournalBusy(e) ? journalBusyError(s.ws.journal.dir) : e;
+    if (err !== e) s.client.showMessage('error', (err as ResponseError<unknown>).message);
+    else if (!(e instanceof ResponseError)) s.client.showMessage('error', `takeback: ${e instanceof Error ? e.message : String(e)}`);
+    throw err;
   }
 }

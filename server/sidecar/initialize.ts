@@ -6,6 +6,7 @@ import { ErrorCodes } from '../../protocol/src/errors.js';
 import { SERVER_NAME } from '../../protocol/src/initialize.js';
 import { foldSpill } from '../core/capture/queued.js';
 import { repairLostEnds } from '../core/capture/repair.js';
+import { SIDECAR_BUSY_MS } from '../core/journal/journal.js';
 import { openWorkspace, type Workspace } from '../core/open-workspace.js';
 import { abilitiesOf, type ClientAbilities, type EditorClient } from './client.js';
 import { ACTION_KIND } from './codeactions.js';
@@ -60,7 +61,7 @@ export function initialize(
   const root = rootOf(params) ?? ctx.cwd ?? process.cwd();
   let ws: Workspace;
   try {
-    ws = openWorkspace({ workspace: root, env: ctx.env });
+    ws = openWorkspace({ workspace: root, env: ctx.env, busyMs: SIDECAR_BUSY_MS });
     // Events the hooks queued while the journal could not take them come first.
     if (ws.journal.spilled) foldSpill(ws);
     // Then what a journal left mid-way holds open for good (a tool call's or a turn's end lost).

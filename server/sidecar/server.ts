@@ -116,7 +116,7 @@ export function startServer(opts: ServerOptions): Connection {
   // A request handler: errors become JSON-RPC errors (guard), and `activity` hears of it.
   const activity = opts.activity;
   const handle = <P, R>(fn: (params: P) => R | Promise<R>): ((params: P) => Promise<R>) => {
-    const guarded = guard(log, fn);
+    const guarded = guard(log, fn, () => session?.ws.journal.dir ?? null);
     if (!activity) return guarded;
     return (params: P) => {
       activity.begin();

@@ -101,6 +101,26 @@ export function readHolder(journalDir: string): LockHolder | null {
   }
 }
 
+/**
+ * Who holds a journal's lock, in words: "pid 123 (node undo.js) for 40 s, stopped (SIGSTOP: kill
+ * -CONT it, or end it)", the command on one line, at most 120 characters; "another process that
+ * names itself nowhere" when the holder is not known (`h` null).
+ */
+export function holderText(h: LockState['holder'], now = Date.now()): string {
+  if (!h) return 'another process that names itself nowhere';
+  const secs = Math.max(0, Math.round((now - h.since) / 1000));
+  const state = h.stopped ? ', stopped (SIGSTOP: kill -CONT it, or end it)' : '';
+  const command = h.command.replace(/\s+/g, ' ').trim();
+  const shown = command.length > 120 ? `${command.slice(0, 119)}…` : command;
+  return `pid ${h.pid} (${shown}) for ${secs} s${state}`;
+}
+
+/** The holder of the journal in `journalDir` as {@link lockState} names it, read from its record alone (for a process that has just been refused the lock): null when the record names no live process. */
+export function liveHolder(journalDir: string): LockState['holder'] {
+  const h = readHolder(journalDir);
+  return h && h.pid !== process.pid && processExists(h.pid) ? { ...h, stopped: stoppedProcess(h.pid) } : null;
+}
+
 /** A journal's write lock as doctor sees it: held by another process or not, and the holder when its record names a live process (`stopped`: by SIGSTOP or a debugger). */
 export interface LockState {
   held: boolean;
@@ -126,8 +146,7 @@ export function lockState(db: { pragma(s: string, o?: { simple: boolean }): unkn
     return { held: false, holder: null };
   } catch (e) {
     if (!String((e as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw e;
-    const h = readHolder(journalDir);
-    return { held: true, holder: h && h.pid !== process.pid && processExists(h.pid) ? { ...h, stopped: stoppedProcess(h.pid) } : null };
+    return { held: true, holder: liveHolder(journalDir) };
   } finally {
     db.pragma(`busy_timeout = ${was}`);
   }

@@ -24,6 +24,13 @@ export function journalDirOf(home: string, root: string): string {
 export const HOOK_BUSY_MS = 1000;
 
 /**
+ * How long (ms) a write of the sidecar waits for another process's lock before the editor is
+ * answered that the journal is held (and a capture is queued in the spill): its writes hold the
+ * editor's requests, and SQLite's wait blocks the whole process.
+ */
+export const SIDECAR_BUSY_MS = 2000;
+
+/**
  * The change journal of one workspace: `$TAKEBACK_HOME/workspaces/<key>/journal.db`, plus the
  * blob store shared by every workspace at `$TAKEBACK_HOME/blobs`. Folders 0700, files 0600.
  */

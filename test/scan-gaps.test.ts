@@ -157,6 +157,26 @@ describe('a skipped folder whose contents change during a command', () => {
     sb.tb(['run', '--', 'true']);
     expect(sb.json(['list']).sets).toHaveLength(n);
   });
+
+  it('deep inside, where the folder\'s own stat does not move (node_modules/x/y/z.js made, removed), is named too; nothing when nothing moved', () => {
+    for (const script of ['printf "z\\n" > node_modules/x/y/z.js', 'rm node_modules/x/y/old.js', 'mkdir node_modules/x/y/w/v']) {
+      const sb = sandbox(); // outside git: node_modules is skipped by name
+      sb.write('src/a.txt', 'a\n');
+      sb.write('node_modules/x/y/old.js', 'old\n');
+      sb.write('node_modules/x/y/w/keep.js', 'keep\n');
+      sb.tb(['run', '--', 'true']);
+      const top = fs.lstatSync(sb.abs('node_modules'));
+      const x = fs.lstatSync(sb.abs('node_modules/x'));
+      expect(sb.tb(['run', '--', 'sh', '-c', script]).code).toBe(0);
+      // The stats of node_modules and of x did not move: only a folder further down did.
+      expect([fs.lstatSync(sb.abs('node_modules')).mtimeMs, fs.lstatSync(sb.abs('node_modules/x')).mtimeMs]).toEqual([top.mtimeMs, x.mtimeMs]);
+      const sets = sb.json(['list']).sets;
+      expect(sets, script).toHaveLength(1);
+      expect(sets[0].files.map((f: any) => [f.path, f.status, f.gap]), script).toEqual([['node_modules', 'modified', 'excluded']]);
+      sb.tb(['run', '--', 'true']);
+      expect(sb.json(['list']).sets, script).toHaveLength(1);
+    }
+  });
 });
 
 describe('a folder skipped, or no longer, because the rules changed', () => {

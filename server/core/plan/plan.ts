@@ -119,7 +119,7 @@ const GAP_TEXT: Record<GapReason, string> = {
   'too-large': 'over the size limit: its bytes were not kept',
   secret: 'a secret place: its bytes are never kept',
   'symlink-target': 'written through a symbolic link: the content behind the link was not kept',
-  excluded: 'an excluded path: not captured (a skipped folder: entries made, removed or renamed in it are seen, a file rewritten in place inside it is not)',
+  excluded: 'an excluded path: not captured (a skipped folder: entries made, removed or renamed in it, or in the folders a few levels below, are seen; a file rewritten in place inside it is not)',
   'outside-workspace': 'outside the workspace: takeback never writes there',
   'workspace-too-large': 'the workspace is over the scan limits',
   unreadable: 'could not be read when it changed (a folder: what it held is not known)',

@@ -103,6 +103,67 @@ function lstatOrNull(abs: string): Stat | null {
   return v ? { mode: v[0]!, size: v[1]!, ino: v[2]!, mtimeMs: v[3]!, ctimeMs: v[4]! } : null;
 }
 
+/** How many folders below a skipped folder its stamp looks at, at most, and how deep (levels below it). */
+export const SKIPPED_PROBE = { folders: 128, depth: 3 };
+
+/** FNV-1a over the stats of `subs` (paths below `abs`, relative to it): a skipped folder's below-stamp. */
+function stampOf(abs: string, subs: readonly string[]): string {
+  let h = 0x811c9dc5;
+  for (const sub of subs) {
+    const st = lstatOrNull(`${abs}/${sub}`);
+    const s = `${sub}:${st ? `${st.mtimeMs}:${st.ctimeMs}:${st.ino}` : '-'};`;
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  }
+  return (h >>> 0).toString(16);
+}
+
+/**
+ * The folders below skipped folder `abs` that its stamp looks at: breadth first in name order, at
+ * most {@link SKIPPED_PROBE} of them, as paths relative to it; folders of `excludePaths`
+ * (absolute: takeback's own store) and below left out. One listing a folder.
+ */
+function foldersBelow(abs: string, excludePaths: readonly string[]): string[] {
+  const out: string[] = [];
+  let level = [''];
+  for (let depth = 1; depth <= SKIPPED_PROBE.depth && level.length > 0 && out.length < SKIPPED_PROBE.folders; depth++) {
+    const next: string[] = [];
+    for (const dir of level) {
+      let names: string[];
+      try {
+        names = readdirSync(dir === '' ? abs : `${abs}/${dir}`, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      } catch {
+        continue; // not listable: its own stat says what is known
+      }
+      for (const name of names) {
+        if (out.length >= SKIPPED_PROBE.folders) break;
+        const sub = dir === '' ? name : `${dir}/${name}`;
+        if (excludePaths.includes(`${abs}/${sub}`)) continue;
+        out.push(sub);
+        next.push(sub);
+      }
+    }
+    level = next;
+  }
+  return out;
+}
+
+/**
+ * The stamp of the folders below skipped folder `abs` (hex) and the folders it looks at. `known`:
+ * those the last scan looked at: while their stats give the same stamp as then (`was`), nothing
+ * is listed (a stat a folder); else they are found again by listing. An entry made, removed or
+ * renamed in one moves it, which the skipped folder's own stat does not show
+ * (`node_modules/x/y/z.js` made or removed moves `y` alone); a file rewritten in place moves no
+ * folder, and is not seen.
+ */
+function belowStamp(abs: string, excludePaths: readonly string[], known: string[] | undefined, was: string | undefined): { stamp: string; below: string[] } {
+  if (known && was !== undefined) {
+    const stamp = stampOf(abs, known);
+    if (stamp === was) return { stamp, below: known };
+  }
+  const below = foldersBelow(abs, excludePaths);
+  return { stamp: stampOf(abs, below), below };
+}
+
 function typeOf(st: Stat): FileType {
   const fmt = st.mode & S_IFMT;
   return fmt === S_IFDIR ? 'dir' : fmt === S_IFLNK ? 'symlink' : 'file';
@@ -322,6 +383,9 @@ class ScanWalk {
   /** The skipped folders the last scan met (path → stamp), and those of this one (see ScanMeta.skipped). */
   private readonly prevSkipped: Map<string, string>;
   private readonly skipped = new Map<string, string>();
+  /** The folders below each skipped folder its stamp looked at, last scan's and this one's (see ScanMeta.skippedBelow). */
+  private readonly prevBelow: Record<string, string[]>;
+  private readonly skippedBelow = new Map<string, string[]>();
   /** Folders listed by this scan (their skipped children were met again, or are gone). */
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
@@ -362,6 +426,7 @@ class ScanWalk {
     this.background = Boolean(opts.background) || (!this.baseline && prevMeta?.background === true);
     this.maxFiles = this.background ? config.maxBackgroundFiles : config.maxWorkspaceFiles;
     this.maxBytes = this.background ? config.maxBackgroundBytes : config.maxWorkspaceBytes;
+    this.prevBelow = (this.baseline ? undefined : prevMeta?.skippedBelow) ?? {};
   }
 
   /**
@@ -371,11 +436,22 @@ class ScanWalk {
    * contents, so it is neither kept nor named.
    */
   private metSkipped(rel: string, st: Stat | null): void {
-    const stamp = st ? `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.mode & 0o7777}` : null;
+    const was = this.prevSkipped.get(rel) ?? null;
+    // Its own stat, then the stamp of the folders below it (belowStamp).
+    let stamp: string | null = null;
+    if (st) {
+      const own = `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.mode & 0o7777}`;
+      // The folders below it are found again when its own stat moved (a folder made in it).
+      const known = was?.startsWith(`${own}:`) ? this.prevBelow[rel] : undefined;
+      const b = belowStamp(`${this.root}/${rel}`, this.config.excludePaths, known, was?.split(':')[4]);
+      stamp = `${own}:${b.stamp}`;
+      if (b.below.length > 0) this.skippedBelow.set(rel, b.below);
+    }
     if (stamp) this.skipped.set(rel, stamp);
     if (this.baseline) return;
-    const was = this.prevSkipped.get(rel) ?? null;
     if (was === stamp) return;
+    // A stamp of the folder's own stat alone (four fields) is compared with that part only.
+    if (was !== null && stamp !== null && was.split(':').length === 4 && stamp.startsWith(`${was}:`)) return;
     // With new rules a folder may be skipped now, or no longer, without anything made or removed in it.
     if ((was === null || stamp === null) && this.rulesChanged) return;
     // Before, only its mode is known (from its stamp): the folder as a state, named as a gap.
@@ -707,9 +783,10 @@ class ScanWalk {
 
   /**
    * The skipped folders of the last scan not met by this one's listings: looked at again by their
-   * stat when their folder was not listed, gone when it was. Cheap (one stat a skipped folder):
-   * an entry made, removed or renamed in one moves its stat; a file rewritten in place deep inside
-   * does not, and is not seen.
+   * stat when their folder was not listed, gone when it was. Cheap (a stat a skipped folder, and
+   * a listing and a stat for each of the folders below it that its stamp looks at): an entry
+   * made, removed or renamed in one, or up to {@link SKIPPED_PROBE} levels below, moves its stamp;
+   * a file rewritten in place does not, and is not seen.
    */
   private checkSkipped(): void {
     for (const rel of this.prevSkipped.keys()) {
@@ -759,6 +836,7 @@ class ScanWalk {
         ...(this.gitIndex !== '' ? { gitIndex: this.gitIndex } : {}),
         ...(this.trackedExcluded.length > 0 ? { trackedExcluded: this.trackedExcluded } : {}),
         ...(this.skipped.size > 0 ? { skipped: Object.fromEntries(this.skipped) } : {}),
+        ...(this.skippedBelow.size > 0 ? { skippedBelow: Object.fromEntries(this.skippedBelow) } : {}),
       },
       read: this.read,
       put,

@@ -34,10 +34,13 @@ export interface ScanMeta {
   trackedExcluded?: string[];
   /**
    * The folders the scan skipped (excluded names, ignored paths; never `.git` nor takeback's own
-   * store) as the walk met them, with their own stat (`mtimeMs:ctimeMs:ino`): a folder whose stat
-   * moves had an entry made, removed or renamed in it, a capture gap on that change.
+   * store) as the walk met them, with their own stat (`mtimeMs:ctimeMs:ino:mode`) and the stamp of
+   * the folders below it (`:hex`, scan.ts's `belowStamp`): a folder whose stamp moves had an entry
+   * made, removed or renamed in it or below, a capture gap on that change.
    */
   skipped?: Record<string, string>;
+  /** For each skipped folder, the folders below it that its stamp looks at (paths relative to it, in the order looked at): stat again without listing while nothing moved. */
+  skippedBelow?: Record<string, string[]>;
 }
 
 /**

@@ -96,24 +96,6 @@ export class Turns {
     return row ? toTurn(row) : null;
   }
 
-  /**
-   * The open turns of an agent's session with nothing heard of them since `before` (ms since the
-   * epoch): begun before it, no change set recorded and no tool call begun since. Their end was
-   * lost (the hook process killed, the event never sent). A turn of no session (a script's
-   * `takeback turn begin`) is ended by its script, however long it takes: never among them.
-   */
-  quietSince(before: number): Turn[] {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM turns t WHERE ended_at IS NULL AND session IS NOT NULL AND started_at < ?
-           AND NOT EXISTS (SELECT 1 FROM sets s WHERE s.turn = t.id AND s.created_at >= ?)
-           AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.turn = t.id AND c.started_at >= ?)
-         ORDER BY seq`,
-      )
-      .all(before, before, before) as TurnRow[];
-    return rows.map(toTurn);
-  }
-
   /** The turn an agent knows as `agentTurn` in `session` (Codex's `turn_id`), if any. */
   byAgentTurn(session: string | null, agentTurn: string): Turn | null {
     const row = this.db

@@ -2,7 +2,7 @@ import type { Db } from './db.js';
 
 /**
  * Why something could not be kept: the journal's disk was full, another process held its lock too
- * long, it could not be written for another reason, or the end of a tool call or turn never came
+ * long, it could not be written for another reason, or the end of a tool call never came
  * (`end-lost`: the hook process killed, its event lost), so what it left was found only later.
  */
 export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error' | 'end-lost';

@@ -113,6 +113,7 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
     expect(sb.read('notes.md').toString()).toBe('after\n');
     expect(sb.read('src/f1.txt').toString()).toBe('LINE 1\n');
     expect(undo.stdout).toContain('src/f1.txt: not restored (could not be kept when it changed: the journal could not be written then)');
+    expect(undo.code).toBe(6); // never reported as success
   });
 
   it('takeback run -- CMD runs CMD and gives its exit code, and the command is named as not kept once space is back', () => {

@@ -4,7 +4,7 @@ import type { CreateFile, DeleteFile, TextDocumentEdit, TextEdit, WorkspaceEdit 
 import type * as W from '../../protocol/src/types.js';
 import { MAX_DIFF_BYTES } from '../core/diffs.js';
 import { readWorkspaceState } from '../core/fsstate.js';
-import { recordStep, writeStep, type PreparedStep, type StepOp } from '../core/plan/apply.js';
+import { movingSets, recordStep, writeStep, type PreparedStep, type StepOp } from '../core/plan/apply.js';
 import type { Action, PlannedFile } from '../core/plan/plan.js';
 import { describeSelector, type Selector } from '../core/plan/select.js';
 import { sameState, type FileState } from '../core/types.js';
@@ -329,7 +329,7 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
     ...catchUp.map((o) => toAppliedFile(o.file, 'disk')),
     ...step.inPlace.filter((f) => !caught.has(f.path)).map((f) => toAppliedFile(f, waiting.has(f.path) ? 'editor' : 'disk')),
   ];
-  return { ...base, sets: step.plan.sets.map((s) => s.id), applied, written: true, notes, pending, failed: [] };
+  return { ...base, sets: movingSets(step), applied, written: true, notes, pending, failed: [] };
 }
 
 /** One step whose text is in the editor and not yet saved. */

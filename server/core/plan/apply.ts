@@ -47,7 +47,7 @@ import {
 /** The outcome of an undo or redo. Nothing is written when `written` is false. */
 export interface ApplyResult {
   direction: 'undo' | 'redo';
-  /** Ids of the sets now undone (redo: applied again). */
+  /** Ids of the sets the step moved (undone; redo: applied again), in walk order: never a selected set whose every path was a gap. */
   sets: string[];
   /** Paths written (or already in place). */
   applied: PlannedFile[];
@@ -339,9 +339,9 @@ function writeInLock(engine: Engine, ops: StepOp[], direction: 'undo' | 'redo', 
  * wrote over (from what it expected to find to what it found, for each conflicting path) as a set
  * of its own, taken back at once by a `replace` operation that comes just before the step's own,
  * and the step names that set: `redo --last` takes the step back first, then those changes. Call
- * inside the lock.
+ * inside the lock. Returns the ids of the sets moved, in walk order.
  */
-function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
+function recordInLock(engine: Engine, step: PreparedStep, now: number): string[] {
   const { journal } = engine;
   const moved = new Map<string, string[]>();
   const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
@@ -376,6 +376,17 @@ function recordInLock(engine: Engine, step: PreparedStep, now: number): void {
     replaced = kept?.id ?? null;
   }
   journal.oplog.recordStep({ direction: step.direction, forced, files: moved, paths, replaced, time: now });
+  return movingSets(step);
+}
+
+/**
+ * The ids of the sets step `step` moves, in walk order: those with a path of the plan that is no
+ * capture gap. A selected set whose every path is a gap stays as it is, and is not named.
+ */
+export function movingSets(step: PreparedStep): string[] {
+  const moving = new Set<string>();
+  for (const f of step.plan.files) if (!f.gap) for (const id of f.sets) moving.add(id);
+  return step.plan.sets.map((s) => s.id).filter((id) => moving.has(id));
 }
 
 function markDone(engine: Engine, txnId: string): void {
@@ -429,13 +440,13 @@ export function runStep(engine: Engine, select: () => ChangeSet[], direction: 'u
       const id = newTxnId();
       const notes = writeInLock(engine, step.ops, direction, id, pool);
       txnId = id;
-      recordInLock(engine, step, opts.now ?? Date.now());
+      const sets = recordInLock(engine, step, opts.now ?? Date.now());
       syncIndex(
         engine,
         step.ops.map(({ op }) => ({ path: op.path, state: op.to })),
       );
       markDone(engine, id);
-      return { ...base, notes, sets: step.plan.sets.map((s) => s.id), applied: [...step.ops.map((o) => o.file), ...step.inPlace], written: true };
+      return { ...base, notes, sets, applied: [...step.ops.map((o) => o.file), ...step.inPlace], written: true };
     });
   } finally {
     if (pool) closePool(pool);

@@ -1,7 +1,7 @@
 // `redo --last` takes back the most recent undo *step*, as editors do: after `undo --turn T` (or
 // `undo 1 2`) it redoes every set that step undid, oldest first, as one transaction; after an undo
 // of one set, that set. Steps are taken back newest first. Also: `undo --force` (the later changes
-// it kept come back on the second `redo --last`), `--file`, a journal of schema 2 (sets undone
+// it replaced come back with the turn, in one step), `--file`, a journal of schema 2 (sets undone
 // before steps were numbered), and the sidecar's `{ last: true }`. The real binary throughout.
 import Database from 'better-sqlite3';
 import path from 'node:path';
@@ -166,7 +166,7 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.tree()).toEqual(S[4]);
   });
 
-  it('after undo --turn --force over a later edit: redo --last twice gives the turn back, then the edit', () => {
+  it('after undo --turn --force over a later edit: redo --last gives the turn back with the edit, in one step', () => {
     const sb = sandbox({ git: true });
     build(sb);
     sb.write('f.txt', 'a\nb\nc\nmine\n', 0o600);
@@ -176,11 +176,13 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.read('f.txt').toString()).toBe('a\n');
     const kept = sb.json(['list']).sets.find((s: any) => s.source.kind === 'replaced');
     expect(kept).toMatchObject({ state: 'undone', source: { kind: 'replaced', direction: 'undo', sets: ['2', '1'] } });
-    expect(sb.json(['redo', '--last']).sets).toEqual(['1', '2']);
-    expect(sb.read('f.txt').toString()).toBe('a\nb\nc\n');
-    expect(sb.json(['redo', '--last']).sets).toEqual([kept.id]);
+    // The exact inverse of the forced undo: the bytes and mode it found, and what it replaced applied again.
+    expect(sb.json(['redo', '--last'])).toMatchObject({ written: true, conflicts: [], sets: ['1', '2', kept.id] });
     expect(sb.tree()).toEqual(mine);
+    expect(states(sb)).toEqual({ '1': 'applied', '2': 'applied', [kept.id]: 'applied' });
     expect(sb.tb(['redo', '--last']).code).toBe(3);
+    // undo --last is the agent's newest change, not what the forced undo replaced.
+    expect(sb.json(['preview', '--last']).sets).toEqual(['2']);
   });
 
   it('an undo redone since does not count: redo --last takes back the newest undo still in effect', () => {

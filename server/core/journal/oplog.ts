@@ -46,6 +46,20 @@ export interface Operation {
   paths: OpPath[];
 }
 
+/**
+ * What the one undo or redo that last moved a path did there, for the step that takes it back
+ * exactly ({@link OpLog.toInvert}): the operation, what it found and what it wrote, and the set
+ * keeping what it wrote over when it was forced (moved along by its inverse: its file comes back
+ * with the bytes the forced step found).
+ */
+export interface StepToInvert {
+  op: number;
+  found: FileState;
+  wrote: FileState;
+  /** The forced step's `replaced` set, when its file at the path is still as its replace left it; else null. */
+  replaced: string | null;
+}
+
 /** The operation log's tables (see db.ts for the schema). */
 export class OpLog {
   /** Statements compiled once per connection: a capture records its set through them. */
@@ -114,6 +128,13 @@ export class OpLog {
         moves.push([Number(id), p]);
       }
     }
+    // The replace operation of a forced undo, whose set its inverse moves along, is part of it.
+    if (before.size === 2) {
+      const [a, b] = [...before].sort((x, y) => x - y);
+      const replace = this.db.prepare("SELECT set_id FROM operations WHERE id = ? AND kind = 'replace'").pluck().get(a) as number | undefined;
+      const forced = this.db.prepare('SELECT replaced FROM operations WHERE id = ?').pluck().get(b) as number | null | undefined;
+      if (replace !== undefined && replace === forced) before.delete(a!);
+    }
     let inverts: number | null = null;
     if (opts.direction === 'redo' && before.size === 1) {
       const [only] = before;
@@ -161,6 +182,41 @@ export class OpLog {
       files,
       paths,
     };
+  }
+
+  /**
+   * The step a `direction` step of `sets` on `path` takes back exactly, or null: one operation of
+   * the other direction last moved `path` of every set of `sets`, it moved those sets' changes to
+   * the path and no others, and it recorded what it found and wrote there. A redo's inverse of a
+   * forced undo names the undo's `replaced` set when that set's file at the path is still taken
+   * back by its replace operation; an undo does not invert a forced redo (what that redo wrote
+   * over would have to come back applied while the step marks its sets undone). From index
+   * seeks on `set_files`, `op_files` and `op_paths`.
+   */
+  toInvert(path: string, sets: string[], direction: 'undo' | 'redo'): StepToInvert | null {
+    if (sets.length === 0) return null;
+    const last = this.stmt('SELECT DISTINCT last_op FROM set_files WHERE path = ? AND set_id IN (SELECT value FROM json_each(?))')
+      .pluck()
+      .all(path, JSON.stringify(sets.map(Number))) as number[];
+    if (last.length !== 1) return null;
+    const op = last[0]!;
+    const row = this.stmt('SELECT kind, forced, replaced FROM operations WHERE id = ?').get(op) as { kind: string; forced: number; replaced: number | null } | undefined;
+    const other = direction === 'undo' ? 'redo' : 'undo';
+    if (!row || row.kind !== other) return null;
+    const moved = this.stmt('SELECT set_id FROM op_files WHERE op = ? AND path = ?').pluck().all(op, path) as number[];
+    const wanted = new Set(sets.map(Number));
+    if (moved.length !== wanted.size || !moved.every((id) => wanted.has(id))) return null;
+    const at = this.stmt('SELECT found, wrote FROM op_paths WHERE op = ? AND path = ?').get(op, path) as { found: string; wrote: string } | undefined;
+    if (!at) return null;
+    let replaced: string | null = null;
+    if (row.replaced !== null) {
+      if (direction === 'undo') return null;
+      const kept = this.stmt(
+        "SELECT 1 FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.path = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
+      ).get(row.replaced, path);
+      if (kept) replaced = String(row.replaced);
+    }
+    return { op, found: JSON.parse(at.found) as FileState, wrote: JSON.parse(at.wrote) as FileState, replaced };
   }
 
   /** The newest operation's id, or null when the log is empty. */

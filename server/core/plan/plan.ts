@@ -1,5 +1,6 @@
 import type { Engine } from '../engine.js';
 import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
+import type { OpLog, StepToInvert } from '../journal/oplog.js';
 import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
@@ -205,6 +206,23 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
 }
 
 /**
+ * The step before this one on `path` when this one takes it back exactly (see
+ * {@link OpLog.toInvert}): the path holds what that step wrote, and what it found there is kept
+ * (a file's bytes in the blob store), so the plan gives back those very bytes — a merged undo's
+ * later edits with the agent's change, a forced undo's later edits over it. Null otherwise, and
+ * when that step found the path as it left it (it wrote nothing there: the change's own state
+ * comes back as usual).
+ */
+function exactInverse(engine: Engine, path: string, sets: string[], direction: 'undo' | 'redo', current: FileState): StepToInvert | null {
+  const inv = engine.journal.oplog.toInvert(path, sets, direction);
+  // A step that found the path as it left it wrote nothing there: nothing of it to take back.
+  if (!inv || sameState(inv.found, inv.wrote) || !sameState(current, inv.wrote) || !isKept(inv.found)) return null;
+  const f = inv.found;
+  if (f.exists && f.type === 'file' && (f.sha256 === null || !engine.journal.blobs.has(f.sha256))) return null;
+  return inv;
+}
+
+/**
  * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
  * state comes from the first set the walk meets and the target from the last (what the first
@@ -215,7 +233,9 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
  * `target` their state, the action stays `put-back`), else it is a conflict, whose detail names
  * the overlapping lines of both sides when there are any. A path whose expected or target bytes
  * were not kept is a gap. `bytesNow` gives a path's bytes for a merge (default: read from the
- * disk again). Reads, never writes.
+ * disk again). A path that holds what the undo (redo) before it on the path wrote, for exactly
+ * the sets selected there, gets back what that step found ({@link exactInverse}); the set keeping
+ * what a forced undo replaced is then moved along (it joins `sets`). Reads, never writes.
  */
 export function makePlan(
   engine: Engine,
@@ -267,6 +287,8 @@ export function makePlan(
   }
 
   const files: PlannedFile[] = [];
+  /** Sets an exact inverse moves along with the selected ones (what a forced undo replaced). */
+  const alongside = new Set<string>();
   for (const [path, acc] of [...byPath].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     let gapReason: GapReason | null = null;
     let current: FileState = { exists: false };
@@ -287,8 +309,20 @@ export function makePlan(
     let action: Action = gapReason ? 'none' : actionFor(current, acc.target);
     let conflict: Conflict | null = null;
     let target = acc.target;
+    let expected = acc.expected;
+    let sets = acc.sets;
     let merged: Buffer | null = null;
-    if (!gapReason && action !== 'none') {
+    const inverse = gapReason ? null : exactInverse(engine, path, acc.sets, direction, current);
+    if (inverse) {
+      // The step takes back the one before it on this path: what that one found comes back.
+      expected = inverse.wrote;
+      target = inverse.found;
+      action = actionFor(current, target);
+      if (inverse.replaced !== null) {
+        sets = [...acc.sets, inverse.replaced];
+        alongside.add(inverse.replaced);
+      }
+    } else if (!gapReason && action !== 'none') {
       const changed = !sameState(current, acc.expected);
       const ids = between.get(path);
       if (changed) {
@@ -314,14 +348,16 @@ export function makePlan(
     files.push({
       path,
       action,
-      expected: acc.expected,
+      expected,
       target,
       current,
       conflict,
       gap: gapReason ? gapFor(path, gapReason) : null,
-      sets: acc.sets,
+      sets,
       merged,
     });
   }
+  for (const id of alongside) if (!activeIds.has(id)) active.push(engine.journal.sets.get(id));
+  active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
   return { direction, sets: active, skipped, files };
 }

@@ -14,8 +14,9 @@ export function describeSelector(s: Selector): string {
 }
 
 /**
- * The sets a selector names, oldest first. `--last` names the newest set still applied (undo) or
- * every set the most recent undo step took back (redo). Ids are checked before anything is read. Throws
+ * The sets a selector names, oldest first. `--last` names the newest set still applied (undo),
+ * never takeback's own bookkeeping (what a forced step wrote over), or every set the most recent
+ * undo step took back (redo). Ids are checked before anything is read. Throws
  * `usage` (no selector, or several kinds), `invalid-id`, `not-found`, or `expired` (a named set
  * has expired; sets expired inside a turn or range are left out).
  */

@@ -8,7 +8,7 @@ import { changeRefs, type SetRefs } from '../journal/retention.js';
 import { Txns } from '../journal/txns.js';
 import { rowBlobRefs } from '../scan/packed.js';
 import type { BlobStore } from '../store/blobs.js';
-import type { FileChange } from '../types.js';
+import type { FileChange, FileState } from '../types.js';
 
 /*
  * The sweep's mark phase: the store is listed first, then every journal's references are marked
@@ -137,7 +137,7 @@ export function* readJournal(j: OpenJournal, index: number, ageCutoff: number, k
       let last = 0;
       for (;;) {
         const rows = refs.setsAfter(last, PAGE);
-        for (const [id, time, expired, files] of rows) {
+        for (const [id, time, expired, files, opStates] of rows) {
           last = id;
           if (expired || files === null) {
             out.tombstones++;
@@ -148,6 +148,8 @@ export function* readJournal(j: OpenJournal, index: number, ageCutoff: number, k
             continue;
           }
           const hashes = changeRefs(JSON.parse(files) as FileChange[]);
+          // What the undos and redos of the set found and wrote: an exact inverse writes it back.
+          if (opStates) for (const pair of JSON.parse(opStates) as [string, string][]) stateRefs(pair, hashes);
           for (const h of hashes) {
             const b = listed.get(h);
             if (b) b.sets = true;
@@ -186,6 +188,14 @@ export function* readJournal(j: OpenJournal, index: number, ageCutoff: number, k
       if (!(nonBlocking && isBusy(e))) throw e;
     }
     yield BUSY;
+  }
+}
+
+/** Appends the blob of each kept file among `states` (FileState JSON texts) to `out`. */
+function stateRefs(states: string[], out: string[]): void {
+  for (const text of states) {
+    const s = JSON.parse(text) as FileState;
+    if (s.exists && s.type === 'file' && s.sha256) out.push(s.sha256);
   }
 }
 

@@ -30,7 +30,7 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved']): void
 export function previewStep(engine: Engine, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(engine) : null;
-  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths);
+  const plan = makePlan(engine, selectSets(engine.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(engine), sel.paths, disk?.merge);
   markUnsaved(plan, readers.unsaved);
   return toPreviewResult(plan, previewPlan(engine, plan, readers.bytes ?? disk?.bytes));
 }

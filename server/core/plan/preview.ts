@@ -3,7 +3,7 @@ import { unifiedDiff } from '../diffs.js';
 import { readState } from '../fsstate.js';
 import type { CaptureGap, FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { heldDiskReader, type Action, type Conflict, type CurrentReader, type Plan } from './plan.js';
+import { heldDiskReader, type Action, type Conflict, type CurrentBytes, type CurrentReader, type Plan } from './plan.js';
 
 /** One path of a preview: what will happen, the diff from now to after, and why it may not. */
 export interface PreviewFile {
@@ -33,16 +33,18 @@ function diskBytes(engine: Engine): BytesReader {
 
 /**
  * The disk readers of one preview, sharing their reads: `state` reads a path as `diskReader`
- * (plan.ts) does and holds the bytes it read ({@link heldDiskReader}), and `bytes` hands those
- * out (once) instead of reading and hashing the file again. A path whose bytes were not held (a
- * secret place, too large to keep, past the held total) is read from the disk as before. Use a
- * pair for one plan and its preview only.
+ * (plan.ts) does and holds the bytes it read ({@link heldDiskReader}); `merge` hands the plan's
+ * three-way merge those bytes, and `bytes` hands them to the diff (once), instead of reading and
+ * hashing the file again. A path whose bytes were not held (a secret place, too large to keep,
+ * past the held total) is read from the disk as before. Use them for one plan and its preview
+ * only, `merge` in the plan before `bytes` in the preview.
  */
-export function diskReaders(engine: Engine): { state: CurrentReader; bytes: BytesReader } {
-  const { read, held } = heldDiskReader(engine);
+export function diskReaders(engine: Engine): { state: CurrentReader; merge: CurrentBytes; bytes: BytesReader } {
+  const { read, held, bytes: merge } = heldDiskReader(engine);
   const fallback = diskBytes(engine);
   return {
     state: read,
+    merge,
     bytes: (path, abs) => {
       const r = held.get(path);
       held.delete(path);

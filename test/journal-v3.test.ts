@@ -33,6 +33,17 @@ function answer(sb: Sandbox, args: string[]): { code: number; out: any } {
 
 const withoutWorkspace = (list: any) => ({ ...list, workspace: null });
 
+/**
+ * `out` (a list or a set, as schema 3's code gave it) with each file's state as this takeback
+ * adds it: what the disk holds, here what the flag says (the fixture's files are as its journal
+ * left them).
+ */
+function withFileStates(out: any): any {
+  const files = (fs: any[]) => fs.map((f) => ({ ...f, state: f.undone ? 'undone' : 'applied' }));
+  if (out.sets) return { ...out, sets: out.sets.map((x: any) => (x.files ? { ...x, files: files(x.files) } : x)) };
+  return out.files ? { ...out, files: files(out.files) } : out;
+}
+
 describe('a journal of schema 3, migrated in place', () => {
   it('opens as schema 4 with its history as operations, and list, show and preview answer as before', () => {
     const { sb, file } = fromFixture();
@@ -40,7 +51,7 @@ describe('a journal of schema 3, migrated in place', () => {
     expect(before.pragma('user_version', { simple: true })).toBe(3);
     before.close();
 
-    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withoutWorkspace(expected.list));
+    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withFileStates(withoutWorkspace(expected.list)));
 
     const db = new Database(file, { readonly: true });
     try {
@@ -86,7 +97,10 @@ describe('a journal of schema 3, migrated in place', () => {
       db.close();
     }
 
-    for (const id of ['1', '2', '3', '4', '5', '6']) expect(answer(sb, ['show', id]), `show ${id}`).toEqual(expected.show[id]);
+    for (const id of ['1', '2', '3', '4', '5', '6']) {
+      const want = expected.show[id];
+      expect(answer(sb, ['show', id]), `show ${id}`).toEqual({ ...want, out: withFileStates(want.out) });
+    }
     expect(sb.json(['preview', '--last'])).toEqual(expected.previewUndo);
     // Redo is the exact inverse of the forced undo of set 4: it gives back what that undo found
     // (the person's line over set 4's) and moves set 6, which kept it, along.
@@ -109,6 +123,6 @@ describe('a journal of schema 3, migrated in place', () => {
         expect(sb.exists(rel) ? sb.read(rel).toString() : null, `${rel} after redo ${i + 1}`).toBe(text);
       }
     }
-    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withoutWorkspace(expected.listAfter));
+    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withFileStates(withoutWorkspace(expected.listAfter)));
   });
 });

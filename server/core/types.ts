@@ -120,7 +120,16 @@ export interface FileChange {
   gap?: GapReason;
   /** True when this path's change is undone (a whole set, or this file alone). */
   undone?: boolean;
+  /** What the disk says of this path's change, when it was asked (see plan/in-step.ts); never stored. */
+  state?: FileChangeState;
 }
+
+/**
+ * A change's state at one path by what the disk holds: `applied` (what the change left, or a
+ * later change over it), `undone` (taken back), `overwritten` (no longer in place: written over
+ * since, by neither the change nor its undo).
+ */
+export type FileChangeState = 'applied' | 'undone' | 'overwritten';
 
 /**
  * A change set: everything one tool call, one command or one turn changed.

@@ -1,4 +1,6 @@
 import type { Engine } from '../core/engine.js';
+import { inStepWithDisk, statReader } from '../core/plan/in-step.js';
+import type { ChangeSet } from '../core/types.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
 /*
@@ -22,7 +24,7 @@ export function captureStatus(engine: Engine): CaptureStatus {
  * The change sets of the workspace, newest first, with their turns. Without `all`, the sets of
  * the newest {@link DEFAULT_LIST_TURNS} turns (and any outside turns since) and no expired
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
- * `codex`, `gemini`, `cli`). Throws `not-found`/`invalid-id` for a bad turn.
+ * `codex`, `gemini`, `cli`). Each file's state is the disk's ({@link asOnDisk}). Throws `not-found`/`invalid-id` for a bad turn.
  */
 export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
   const { journal } = engine;
@@ -49,6 +51,7 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
   if (opts.agent !== undefined) sets = sets.filter((s) => s.agent === opts.agent);
+  sets = asOnDisk(engine, sets);
   return {
     workspace: engine.root,
     capture: captureStatus(engine),
@@ -58,7 +61,18 @@ export function listChanges(engine: Engine, opts: { turn?: string; all?: boolean
   };
 }
 
-/** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */
+/** One change set in full, its files' states as the disk has them. Throws `invalid-id`, `not-found` or `expired`. */
 export function showChange(engine: Engine, id: string): ChangeSetDetail {
-  return toSetDetail(engine.journal.sets.get(id));
+  return toSetDetail(asOnDisk(engine, [engine.journal.sets.get(id)])[0]!);
+}
+
+/**
+ * `sets` with each file's state as the disk has it (applied, undone, no longer in place) and
+ * their states following (core/plan/in-step.ts): a file is stat'ed, and read only when its stat
+ * is not the snapshot index's.
+ */
+function asOnDisk(engine: Engine, sets: ChangeSet[]): ChangeSet[] {
+  const paths = new Set<string>();
+  for (const s of sets) if (s.state !== 'expired') for (const f of s.files) if (!f.gap) paths.add(f.path);
+  return inStepWithDisk(engine, sets, statReader(engine, paths));
 }

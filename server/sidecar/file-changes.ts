@@ -1,3 +1,4 @@
+import { inStepWithDisk, statReader } from '../core/plan/in-step.js';
 import type { Selector } from '../core/plan/select.js';
 import type { ChangeSet } from '../core/types.js';
 import type { Session } from './session.js';
@@ -13,10 +14,22 @@ export interface FileChanges {
   redo: Selector | null;
 }
 
-/** Reads the journal for what touched `path`. */
+/**
+ * Reads the journal for what touched `path`, each change's state there as the disk has it
+ * (core/plan/in-step.ts): a change the editor's own undo and a save gave back is in place again,
+ * one taken back by hand is undone.
+ */
 export function fileChanges(s: Session, path: string): FileChanges {
   const { journal } = s.engine;
-  const touching = journal.sets.touching(path, false);
+  const only = new Set([path]);
+  const onDisk = inStepWithDisk(
+    s.engine,
+    [...journal.sets.touching(path, false), ...journal.sets.touching(path, true)].sort((a, b) => Number(a.id) - Number(b.id)),
+    statReader(s.engine, only),
+    only,
+  );
+  const undoneHere = (set: ChangeSet) => Boolean(set.files.find((f) => f.path === path)?.undone);
+  const touching = onDisk.filter((set) => !undoneHere(set));
   const newest = touching.at(-1) ?? null;
   let undo: FileChanges['undo'] = null;
   let turn: FileChanges['turn'] = null;
@@ -35,6 +48,6 @@ export function fileChanges(s: Session, path: string): FileChanges {
     undo = { selector, added, removed, sets: mine.map((x) => x.id) };
     if (newest.turn) turn = { id: newest.turn, count: journal.sets.list({ turn: newest.turn }).filter((set) => set.state === 'applied' || set.state === 'partial').length };
   }
-  const undone = journal.sets.touching(path, true).length > 0;
+  const undone = onDisk.some(undoneHere);
   return { path, undo, turn, redo: undone ? { last: true, paths: [path] } : null };
 }

@@ -219,6 +219,26 @@ export class OpLog {
     return { op, found: JSON.parse(at.found) as FileState, wrote: JSON.parse(at.wrote) as FileState, replaced };
   }
 
+  /**
+   * What the journal last left at `path`, by its newest operation there: what an undo or redo
+   * wrote (`state`), or the set whose capture (its `after`) or replace (its `before`: taken back
+   * at once) was the last word. Null when no operation touched the path. From index seeks.
+   */
+  leftAt(path: string): { state: FileState } | { set: string; side: 'before' | 'after' } | null {
+    const op = this.stmt('SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
+    if (op === null) return null;
+    const at = this.stmt('SELECT wrote FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
+    if (at !== undefined) return { state: JSON.parse(at) as FileState };
+    const row = this.stmt('SELECT kind, set_id FROM operations WHERE id = ?').get(op) as { kind: string; set_id: number | null } | undefined;
+    if (!row || row.set_id === null) return null;
+    return { set: String(row.set_id), side: row.kind === 'replace' ? 'before' : 'after' };
+  }
+
+  /** The operation that last moved `path` of set `set` (its capture when none did), or null when the set has no such path. */
+  lastMoved(set: string, path: string): number | null {
+    return (this.stmt('SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck().get(Number(set), path) as number | undefined) ?? null;
+  }
+
   /** The newest operation's id, or null when the log is empty. */
   head(): number | null {
     return this.db.prepare('SELECT MAX(id) FROM operations').pluck().get() as number | null;

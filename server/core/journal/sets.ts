@@ -238,6 +238,16 @@ export class Sets {
     ).map(toSet);
   }
 
+  /** Ids of the live sets with a change to `path` that is no capture gap, newest first. From the `set_files` index on path. */
+  liveOn(path: string): string[] {
+    return (
+      this.db
+        .prepare("SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.gap = 0 AND s.state != 'expired' ORDER BY f.set_id DESC")
+        .pluck()
+        .all(path) as number[]
+    ).map(String);
+  }
+
   /**
    * Ids of the live sets numbered strictly between `from` and `to` whose change to `path` is in
    * place now (not undone), oldest first.

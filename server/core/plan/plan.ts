@@ -4,6 +4,7 @@ import type { OpLog, StepToInvert } from '../journal/oplog.js';
 import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
+import { inStepWithDisk } from './in-step.js';
 import { isMergeableText, linesText, mergeBytes, type MergeOverlap } from './merge.js';
 
 /**
@@ -223,7 +224,9 @@ function exactInverse(engine: Engine, path: string, sets: string[], direction: '
 }
 
 /**
- * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
+ * Plans an undo (or redo) of `sets`, each file's change as the disk has it (undone or applied:
+ * see in-step.ts; `read` gives what is there, each path read once). Sets already undone (redo:
+ * already applied) are skipped.
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
  * state comes from the first set the walk meets and the target from the last (what the first
  * change found is what the walk back arrives at).
@@ -246,6 +249,17 @@ export function makePlan(
   bytesNow: CurrentBytes = diskBytes(engine),
 ): Plan {
   const only = paths && paths.length > 0 ? new Set(paths) : null;
+  // Each path is read once: for the state the disk gives its changes, then for the walk.
+  const seen = new Map<string, FileState>();
+  const readOnce: CurrentReader = (path, abs) => {
+    let st = seen.get(path);
+    if (st === undefined) {
+      st = read(path, abs);
+      seen.set(path, st);
+    }
+    return st;
+  };
+  sets = inStepWithDisk(engine, sets, readOnce, only);
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
   // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.
@@ -298,7 +312,7 @@ export function makePlan(
     } catch {
       gapReason = 'outside-workspace';
     }
-    if (abs) current = read(path, abs);
+    if (abs) current = readOnce(path, abs);
     if (gapReason) {
       // outside the workspace: named, never written
     } else if (!isKept(acc.target) || !isKept(acc.expected)) {

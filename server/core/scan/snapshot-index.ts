@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit } from './packed.js';
+import { decodeRow, fromIndexEntry, patchRow, rowBlobRefs, splitPath, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
 type Db = Database.Database;
@@ -159,6 +159,31 @@ export class SnapshotIndex {
     if (list.length === 0) return out;
     const q = this.db.prepare('SELECT dir, data FROM snapshot_rows WHERE dir IN (SELECT value FROM json_each(?))').raw();
     for (const r of q.all(JSON.stringify(list)) as [string, Buffer][]) out.set(r[0], r[1]);
+    return out;
+  }
+
+  /**
+   * The packed entries the index holds for workspace paths `paths`, by path: only their folders'
+   * rows are read (or this process's cached map, when current) and decoded.
+   */
+  packedAt(paths: Iterable<string>): Map<string, PackedEntry> {
+    const byDir = new Map<string, Map<string, string>>();
+    for (const p of paths) {
+      const [dir, name] = splitPath(p);
+      let names = byDir.get(dir);
+      if (!names) byDir.set(dir, (names = new Map()));
+      names.set(name, p);
+    }
+    const out = new Map<string, PackedEntry>();
+    const rows = this.rowsOf(byDir.keys());
+    for (const [dir, names] of byDir) {
+      const row = rows.get(dir);
+      if (!row) continue;
+      for (const e of decodeRow(row)) {
+        const p = names.get(e.name);
+        if (p !== undefined) out.set(p, e);
+      }
+    }
     return out;
   }
 

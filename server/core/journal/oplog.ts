@@ -186,8 +186,9 @@ export class OpLog {
 
   /**
    * The step a `direction` step of `sets` on `path` takes back exactly, or null: one operation of
-   * the other direction last moved `path` of every set of `sets`, it moved those sets' changes to
-   * the path and no others, and it recorded what it found and wrote there. A redo's inverse of a
+   * the other direction last moved `path` of every set of `sets`, no other set's change to the
+   * path is still as it left it, and it recorded what it found and wrote there (the caller checks
+   * that the path still holds what it wrote). A redo's inverse of a
    * forced undo names the undo's `replaced` set when that set's file at the path is still taken
    * back by its replace operation; an undo does not invert a forced redo (what that redo wrote
    * over would have to come back applied while the step marks its sets undone). From index
@@ -195,17 +196,15 @@ export class OpLog {
    */
   toInvert(path: string, sets: string[], direction: 'undo' | 'redo'): StepToInvert | null {
     if (sets.length === 0) return null;
-    const last = this.stmt('SELECT DISTINCT last_op FROM set_files WHERE path = ? AND set_id IN (SELECT value FROM json_each(?))')
-      .pluck()
-      .all(path, JSON.stringify(sets.map(Number))) as number[];
-    if (last.length !== 1) return null;
-    const op = last[0]!;
+    const op = this.lastMoved(sets[0]!, path);
+    if (op === null || sets.some((id) => this.lastMoved(id, path) !== op)) return null;
     const row = this.stmt('SELECT kind, forced, replaced FROM operations WHERE id = ?').get(op) as { kind: string; forced: number; replaced: number | null } | undefined;
     const other = direction === 'undo' ? 'redo' : 'undo';
     if (!row || row.kind !== other) return null;
-    const moved = this.stmt('SELECT set_id FROM op_files WHERE op = ? AND path = ?').pluck().all(op, path) as number[];
+    // No other set's change to the path is still as that step left it (the path's rows, by index).
+    const still = this.stmt('SELECT set_id FROM set_files WHERE path = ? AND last_op = ?').pluck().all(path, op) as number[];
     const wanted = new Set(sets.map(Number));
-    if (moved.length !== wanted.size || !moved.every((id) => wanted.has(id))) return null;
+    if (still.length !== wanted.size || !still.every((id) => wanted.has(id))) return null;
     const at = this.stmt('SELECT found, wrote FROM op_paths WHERE op = ? AND path = ?').get(op, path) as { found: string; wrote: string } | undefined;
     if (!at) return null;
     let replaced: string | null = null;
@@ -217,6 +216,48 @@ export class OpLog {
       if (kept) replaced = String(row.replaced);
     }
     return { op, found: JSON.parse(at.found) as FileState, wrote: JSON.parse(at.wrote) as FileState, replaced };
+  }
+
+  /**
+   * {@link toInvert} for a redo of `sets`, for all their paths at once (path → the undo to take
+   * back there, with `moved`: the sets whose change to the path that undo still holds taken
+   * back), in a few queries however many paths: the sets' undone rows, then per undo that last
+   * moved them its recorded paths and the rows it still holds. A path is the caller's to check:
+   * `moved` must be the sets selected there, and the path must hold what the undo wrote.
+   */
+  undosToInvert(sets: string[]): Map<string, StepToInvert & { moved: Set<string> }> {
+    const out = new Map<string, StepToInvert & { moved: Set<string> }>();
+    if (sets.length === 0) return out;
+    const rows = this.stmt('SELECT DISTINCT last_op FROM set_files WHERE set_id IN (SELECT value FROM json_each(?)) AND undone = 1')
+      .pluck()
+      .all(JSON.stringify(sets.map(Number))) as number[];
+    for (const op of rows) {
+      const row = this.stmt('SELECT kind, replaced FROM operations WHERE id = ?').get(op) as { kind: string; replaced: number | null } | undefined;
+      if (!row || row.kind !== 'undo') continue;
+      const kept = new Set<string>();
+      if (row.replaced !== null) {
+        const paths = this.stmt(
+          "SELECT f.path FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
+        )
+          .pluck()
+          .all(row.replaced) as string[];
+        for (const p of paths) kept.add(p);
+      }
+      for (const p of this.stmt('SELECT path, found, wrote FROM op_paths WHERE op = ?').all(op) as { path: string; found: string; wrote: string }[]) {
+        out.set(p.path, {
+          op,
+          found: JSON.parse(p.found) as FileState,
+          wrote: JSON.parse(p.wrote) as FileState,
+          replaced: kept.has(p.path) ? String(row.replaced) : null,
+          moved: new Set(),
+        });
+      }
+      for (const r of this.stmt('SELECT set_id, path FROM set_files WHERE last_op = ? AND undone = 1').all(op) as { set_id: number; path: string }[]) {
+        const at = out.get(r.path);
+        if (at && at.op === op) at.moved.add(String(r.set_id));
+      }
+    }
+    return out;
   }
 
   /**

@@ -214,12 +214,25 @@ function tryMerge(engine: Engine, steps: WalkStep[], expected: FileState, target
  * when that step found the path as it left it (it wrote nothing there: the change's own state
  * comes back as usual).
  */
-function exactInverse(engine: Engine, path: string, sets: string[], direction: 'undo' | 'redo', current: FileState): StepToInvert | null {
-  const inv = engine.journal.oplog.toInvert(path, sets, direction);
+function exactInverse(
+  engine: Engine,
+  path: string,
+  sets: string[],
+  direction: 'undo' | 'redo',
+  current: FileState,
+  target: FileState,
+  undos: Map<string, StepToInvert & { moved: Set<string> }>,
+): StepToInvert | null {
+  let inv: StepToInvert | null;
+  if (direction === 'redo') {
+    const u = undos.get(path);
+    inv = u && u.moved.size === new Set(sets).size && sets.every((id) => u.moved.has(id)) ? u : null;
+  } else inv = engine.journal.oplog.toInvert(path, sets, direction);
   // A step that found the path as it left it wrote nothing there: nothing of it to take back.
   if (!inv || sameState(inv.found, inv.wrote) || !sameState(current, inv.wrote) || !isKept(inv.found)) return null;
+  // The bytes it found are the usual target's (a plain undo's) or must be in the store.
   const f = inv.found;
-  if (f.exists && f.type === 'file' && (f.sha256 === null || !engine.journal.blobs.has(f.sha256))) return null;
+  if (f.exists && f.type === 'file' && !sameState(f, target) && (f.sha256 === null || !engine.journal.blobs.has(f.sha256))) return null;
   return inv;
 }
 
@@ -301,6 +314,8 @@ export function makePlan(
   }
 
   const files: PlannedFile[] = [];
+  const redone = new Set(active.filter((s) => s.history.some((h) => h.action === 'redone')).map((s) => s.id));
+  const undos = direction === 'redo' ? engine.journal.oplog.undosToInvert(active.map((s) => s.id)) : new Map<string, StepToInvert & { moved: Set<string> }>();
   /** Sets an exact inverse moves along with the selected ones (what a forced undo replaced). */
   const alongside = new Set<string>();
   for (const [path, acc] of [...byPath].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -326,7 +341,9 @@ export function makePlan(
     let expected = acc.expected;
     let sets = acc.sets;
     let merged: Buffer | null = null;
-    const inverse = gapReason ? null : exactInverse(engine, path, acc.sets, direction, current);
+    // An undo can take back only a redo: the log is asked only when one of its sets was redone.
+    const mayInvert = !gapReason && (direction === 'redo' || acc.sets.some((id) => redone.has(id)));
+    const inverse = mayInvert ? exactInverse(engine, path, acc.sets, direction, current, acc.target, undos) : null;
     if (inverse) {
       // The step takes back the one before it on this path: what that one found comes back.
       expected = inverse.wrote;

@@ -339,7 +339,7 @@ export function makePlan(
     let conflict: Conflict | null = null;
     let target = acc.target;
     let expected = acc.expected;
-    let sets = acc.sets;
+    let pathSets = acc.sets;
     let merged: Buffer | null = null;
     // An undo can take back only a redo: the log is asked only when one of its sets was redone.
     const mayInvert = !gapReason && (direction === 'redo' || acc.sets.some((id) => redone.has(id)));
@@ -350,7 +350,7 @@ export function makePlan(
       target = inverse.found;
       action = actionFor(current, target);
       if (inverse.replaced !== null) {
-        sets = [...acc.sets, inverse.replaced];
+        pathSets = [...acc.sets, inverse.replaced];
         alongside.add(inverse.replaced);
       }
     } else if (!gapReason && action !== 'none') {
@@ -384,7 +384,7 @@ export function makePlan(
       current,
       conflict,
       gap: gapReason ? gapFor(path, gapReason) : null,
-      sets,
+      sets: pathSets,
       merged,
     });
   }

@@ -12,6 +12,8 @@ import { readFd } from '../server/core/fsstate.js';
 import { diskReader } from '../server/core/plan/plan.js';
 import { BlobStore, sha256 } from '../server/core/store/blobs.js';
 import { previewStep } from '../server/service/undo.js';
+import { diskReaders } from '../server/core/plan/preview.js';
+import { unitWorkspace } from './support/unit-workspace.js';
 import { sandbox } from './support/takeback.js';
 
 /** `n` bytes that do not compress (so that a blob of them is stored raw). */
@@ -199,5 +201,21 @@ describe('a preview reads each current file once', () => {
     } finally {
       again.journal.close();
     }
+  });
+});
+
+describe('a preview of a merge reads the file once', () => {
+  it('the plan\'s merge takes the bytes the plan read (the file gone from the disk since), and the diff takes them after it', () => {
+    const ws = unitWorkspace();
+    ws.write('f.txt', 'one\ntwo\nthree\nfour\n');
+    ws.tool(['f.txt'], () => ws.write('f.txt', 'one\nAGENT\nthree\nfour\n'));
+    const now = Buffer.from('one\nAGENT\nthree\nfour mine\n');
+    ws.write('f.txt', now);
+    const readers = diskReaders(ws);
+    const state = readers.state('f.txt', ws.abs('f.txt'));
+    fs.rmSync(ws.abs('f.txt'));
+    expect(readers.merge('f.txt', ws.abs('f.txt'), state)?.equals(now)).toBe(true);
+    const bytes = readers.bytes('f.txt', ws.abs('f.txt'));
+    expect(Buffer.isBuffer(bytes) && bytes.equals(now)).toBe(true);
   });
 });

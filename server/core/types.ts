@@ -151,7 +151,17 @@ export interface FileChange {
    * operation, whose inverse (what it found, over what it wrote) is what a redo puts back.
    */
   undoneBy?: number;
+  /** What the disk says of this path's change, when it was asked (see plan/in-step.ts); never stored. */
+  state?: FileChangeState;
 }
+
+/**
+ * A change's state at one path by what the disk holds: `applied` (what the change left, or a
+ * later change over it), `partial` (some of its hunks taken back, the others in place),
+ * `undone` (taken back), `overwritten` (no longer in place: written over since, by neither the
+ * change nor its undo).
+ */
+export type FileChangeState = 'applied' | 'partial' | 'undone' | 'overwritten';
 
 /**
  * A change set: everything one tool call, one command or one turn changed.

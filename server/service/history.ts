@@ -1,5 +1,7 @@
 import { baselineProgress } from '../core/capture/baseline.js';
 import type { Workspace } from '../core/open-workspace.js';
+import { inStepWithDisk, statReader } from '../core/plan/in-step.js';
+import type { ChangeSet } from '../core/types.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
 /*
@@ -23,7 +25,8 @@ export function captureStatus(ws: Workspace): CaptureStatus {
  * The change sets of the workspace, newest first, with their turns. Without `all`, the sets of
  * the newest {@link DEFAULT_LIST_TURNS} turns (and any outside turns since) and no expired
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
- * `codex`, `gemini`, `cli`). Reads no file (`list-hunks.ts` adds a file's hunks). Throws
+ * `codex`, `gemini`, `cli`). Each file's state is the disk's ({@link asOnDisk}: a stat per file,
+ * read only when its stat moved); no diff is made (`list-hunks.ts` adds a file's hunks). Throws
  * `not-found`/`invalid-id` for a bad turn.
  */
 export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
@@ -51,6 +54,7 @@ export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean;
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
   if (opts.agent !== undefined) sets = sets.filter((s) => s.agent === opts.agent);
+  sets = asOnDisk(ws, sets);
   return {
     workspace: ws.root,
     capture: captureStatus(ws),
@@ -60,7 +64,18 @@ export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean;
   };
 }
 
-/** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */
+/** One change set in full, its files' states as the disk has them. Throws `invalid-id`, `not-found` or `expired`. */
 export function showChange(ws: Workspace, id: string): ChangeSetDetail {
-  return toSetDetail(ws.journal.sets.get(id));
+  return toSetDetail(asOnDisk(ws, [ws.journal.sets.get(id)])[0]!);
+}
+
+/**
+ * `sets` with each file's state as the disk has it (applied, undone, no longer in place) and
+ * their states following (core/plan/in-step.ts): a file is stat'ed, and read only when its stat
+ * is not the snapshot index's.
+ */
+function asOnDisk(ws: Workspace, sets: ChangeSet[]): ChangeSet[] {
+  const paths = new Set<string>();
+  for (const s of sets) if (s.state !== 'expired') for (const f of s.files) if (!f.gap) paths.add(f.path);
+  return inStepWithDisk(ws, sets, statReader(ws, paths));
 }

@@ -33,6 +33,17 @@ const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND 
 /** True when a live set has a path that can move and is in place now, whole or in part. */
 const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone IN (0, 2) AND f.gap = 0)';
 
+/**
+ * True when a set row `s` is a change someone made rather than takeback's own bookkeeping (what
+ * a forced undo or redo wrote over, kept as a set): `--last` never names bookkeeping.
+ */
+const NOT_BOOKKEEPING = "json_extract(s.source, '$.kind') != 'replaced'";
+
+/** True when `set` is takeback's own bookkeeping (what a forced undo or redo wrote over), which `--last` never names. */
+export function isBookkeeping(set: ChangeSet): boolean {
+  return set.source.kind === 'replaced';
+}
+
 /** Each state as a condition on a set row `s` (see {@link toSet} for the rule). */
 const STATE_SQL: Record<SetState, string> = {
   expired: "s.state = 'expired'",
@@ -206,15 +217,16 @@ export class Sets {
 
   /**
    * The newest live set with a file that can move (no capture gap) and is in place now (undone:
-   * taken back now), among `paths` when given, that is not a save of the person's (source
-   * `person`: `--last` is the agent's); null when there is none. A file partly undone counts both
-   * ways. From `set_files`, and the source of the sets it passes.
+   * taken back now), among `paths` when given, that is neither bookkeeping ({@link isBookkeeping})
+   * nor a save of the person's (source `person`: `--last` is the agent's); null when there is
+   * none. A file partly undone counts both ways. From `set_files`, and the source of the sets it
+   * passes.
    */
   newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
     const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
     const args: unknown[] = [undone ? 1 : 0, undone ? 3 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
     const id = this.db
-      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND json_extract(s.source, '$.kind') != 'person' ORDER BY f.set_id DESC LIMIT 1`)
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND json_extract(s.source, '$.kind') != 'person' AND ${NOT_BOOKKEEPING} ORDER BY f.set_id DESC LIMIT 1`)
       .pluck()
       .get(...args) as number | undefined;
     return id === undefined ? null : this.get(String(id));
@@ -233,6 +245,16 @@ export class Sets {
         )
         .all(path, undone ? 1 : 0, undone ? 3 : 0) as SetRow[]
     ).map(toSet);
+  }
+
+  /** Ids of the live sets with a change to `path` that is no capture gap, newest first. From the `set_files` index on path. */
+  liveOn(path: string): string[] {
+    return (
+      this.db
+        .prepare("SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.gap = 0 AND s.state != 'expired' ORDER BY f.set_id DESC")
+        .pluck()
+        .all(path) as number[]
+    ).map(String);
   }
 
   /**

@@ -194,6 +194,8 @@ export interface PreparedStep {
   ops: StepOp[];
   /** Paths already as the step leaves them. */
   inPlace: PlannedFile[];
+  /** The operation log's newest operation when the step was planned (null: none yet): an operation after it that moved the step's files stops the step. */
+  head: number | null;
 }
 
 export interface PrepareOptions {
@@ -244,13 +246,14 @@ function freesInode(f: PlannedFile): boolean {
 function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions, planned?: (writes: number) => void): PreparedStep {
   const { journal } = ws;
   const force = opts.force ?? false;
+  const head = journal.oplog.head();
   const disk = opts.read ? null : heldDiskReader(ws);
   const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
   if (conflicts.length > 0 && !force) {
-    return { direction, force, plan, conflicts, gaps, blocked: true, ops: [], inPlace: [] };
+    return { direction, force, plan, conflicts, gaps, blocked: true, ops: [], inPlace: [], head };
   }
   const todo = plan.files.filter((f) => !f.gap && f.action !== 'none');
   const inPlace = plan.files.filter((f) => !f.gap && f.action === 'none');
@@ -285,7 +288,7 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
   disk?.held.clear();
   const rank = new Map(ops.map((o) => [o, order(o.op)]));
   ops.sort((a, b) => rank.get(a)! - rank.get(b)! || (a.op.path < b.op.path ? -1 : 1));
-  return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace };
+  return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace, head };
 }
 
 /**
@@ -478,22 +481,22 @@ export function prepareStep(ws: Workspace, select: () => ChangeSet[], direction:
 }
 
 /**
- * Why the step's sets can no longer be moved as planned (another process undid or redid some of
- * their files since `prepareStep`), or null.
+ * Why the step's sets can no longer be moved as planned (one expired, or another process undid
+ * or redid some of their files since `prepareStep`: an operation newer than the step's `head`
+ * moved them), or null.
  */
 function setsMoved(ws: Workspace, step: PreparedStep): string | null {
+  const { journal } = ws;
   for (const s of step.plan.sets) {
-    let now: ChangeSet;
     try {
-      now = ws.journal.sets.get(s.id);
+      journal.sets.get(s.id);
     } catch (e) {
       return (e as Error).message;
     }
     for (const f of step.plan.files) {
       if (f.gap || !f.sets.includes(s.id)) continue;
-      const fc = now.files.find((x) => x.path === f.path);
-      if (!fc || fc.partial) continue;
-      if ((step.direction === 'undo') === Boolean(fc.undone)) return `change ${s.id} was ${step.direction === 'undo' ? 'undone' : 'redone'} meanwhile (${f.path})`;
+      const op = journal.oplog.lastMoved(s.id, f.path);
+      if (op !== null && op > (step.head ?? 0)) return `change ${s.id} was undone or redone meanwhile (${f.path})`;
     }
   }
   return null;

@@ -27,6 +27,32 @@ describe('what a step says it moved', () => {
     expect(ws.journal.sets.get(a.id).state).toBe('undone');
     expect(ws.journal.sets.get(secret.id).state).toBe('applied');
   });
+
+  it('a path the step leaves as it is (the file there now could not be kept) is not recorded as moved: its change stays in place', () => {
+    const ws = unitWorkspace({ TAKEBACK_MAX_FILE_BYTES: '64' });
+    ws.write('a.txt', 'a\n');
+    ws.write('big.txt', 'b\n');
+    const set = ws.tool(['a.txt', 'big.txt'], () => {
+      ws.write('a.txt', 'a\nA\n');
+      ws.write('big.txt', 'b\nB\n');
+    })!;
+    // Over the size limit now: what is there could not be brought back, so the step never replaces it.
+    const big = Buffer.alloc(200, 'x');
+    ws.write('big.txt', big);
+    const r = ws.step({ ids: [set.id] }, 'undo', { force: true });
+    expect(r.written).toBe(true);
+    expect(r.gaps.map((g) => [g.path, g.reason])).toEqual([['big.txt', 'too-large']]);
+    expect(ws.read('a.txt').toString()).toBe('a\n');
+    expect(ws.read('big.txt').equals(big)).toBe(true);
+    const now = ws.journal.sets.get(set.id);
+    expect(now.files.map((f) => [f.path, Boolean(f.undone)])).toEqual([
+      ['a.txt', true],
+      ['big.txt', false],
+    ]);
+    expect(now.state).toBe('partial');
+    const op = ws.journal.oplog.head()!;
+    expect(ws.journal.oplog.get(op)!.paths.map((p) => p.path)).toEqual(['a.txt']);
+  });
 });
 
 /** Every byte and the mode of `rel` now. */

@@ -355,8 +355,9 @@ function recordInLock(ws: Workspace, step: PreparedStep, now: number): string[] 
   // the rest of a change partly undone) is redone as this step's inverse.
   const marks = new Map<string, number>();
   const wasPartial = new Set(step.plan.sets.flatMap((s) => s.files.filter((f) => f.partial).map((f) => `${s.id}\0${f.path}`)));
+  const taken = takenPaths(step);
   for (const f of step.plan.files) {
-    if (f.gap) continue;
+    if (!taken.has(f.path)) continue;
     paths.push({ path: f.path, found: found.get(f.path) ?? f.current, wrote: f.target });
     for (const id of f.sets) {
       const key = `${id}\0${f.path}`;
@@ -394,13 +395,24 @@ function recordInLock(ws: Workspace, step: PreparedStep, now: number): string[] 
 }
 
 /**
- * The ids of the sets step `step` moves, in walk order: those with a path of the plan that is no
- * capture gap. A selected set whose every path is a gap stays as it is, and is not named.
+ * The ids of the sets step `step` moves, in walk order: those with a path the step takes
+ * ({@link takenPaths}). A selected set whose every path is a gap, or left out, stays as it is,
+ * and is not named.
  */
 export function movingSets(step: PreparedStep): string[] {
+  const taken = takenPaths(step);
   const moving = new Set<string>();
-  for (const f of step.plan.files) if (!f.gap) for (const id of f.sets) moving.add(id);
+  for (const f of step.plan.files) if (taken.has(f.path)) for (const id of f.sets) moving.add(id);
   return step.plan.sets.map((s) => s.id).filter((id) => moving.has(id));
+}
+
+/**
+ * The paths step `step` takes: those it writes and those already as it leaves them. A path of
+ * the plan left out at prepare (a capture gap; a file there now that could not be kept, which
+ * the step will not replace) is not among them: it stays as it is, and so does its change.
+ */
+function takenPaths(step: PreparedStep): Set<string> {
+  return new Set([...step.ops.map((o) => o.op.path), ...step.inPlace.map((f) => f.path)]);
 }
 
 function markDone(ws: Workspace, txnId: string): void {

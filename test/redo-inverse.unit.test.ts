@@ -3,6 +3,7 @@
 // temporary workspace, moved by real undo and redo steps (runStep), the disk read back.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { runStep } from '../server/core/plan/apply.js';
 import { selectSets } from '../server/core/plan/select.js';
 import type { ChangeSet } from '../server/core/types.js';
 import { unitWorkspace, type UnitWorkspace } from './support/unit-workspace.js';
@@ -137,6 +138,30 @@ describe('redo --last is the exact inverse of the undo it takes back', () => {
     expect(undo.applied.map((f) => f.action)).toEqual(['none']);
     ws.step({ last: true }, 'redo');
     expect(ws.read('f.txt').toString()).toBe('a\nb\n');
+  });
+});
+
+describe('redo --last after undos by hunks', () => {
+  it('after two undos of one hunk each, each leaving the change partial: the hunk the last one took, then the one before', () => {
+    const ws = unitWorkspace();
+    const text = (line: (i: number) => string) => Array.from({ length: 30 }, (_, i) => line(i + 1)).join('');
+    const base = (i: number) => `line ${i}\n`;
+    const agentAt = (...at: number[]) => text((i) => (at.includes(i) ? `agent ${i}\r\n` : base(i)));
+    ws.write('f.txt', text(base));
+    const set = edit(ws, 'f.txt', agentAt(3, 13, 23));
+    const byLine = (n: number) =>
+      runStep(ws, () => selectSets(ws.journal, { ids: [set.id], paths: ['f.txt'] }, 'undo'), 'undo', { paths: ['f.txt'], narrowing: { lines: { start: n, end: n } } });
+    expect(byLine(3).sets).toEqual([set.id]);
+    expect(byLine(13).sets).toEqual([set.id]);
+    expect(ws.read('f.txt').toString()).toBe(agentAt(23));
+    expect(ws.journal.sets.get(set.id).state).toBe('partial');
+
+    expect(ws.step({ last: true }, 'redo').sets).toEqual([set.id]);
+    expect(ws.read('f.txt').toString()).toBe(agentAt(13, 23));
+    expect(ws.journal.sets.get(set.id).state).toBe('partial');
+    expect(ws.step({ last: true }, 'redo').sets).toEqual([set.id]);
+    expect(ws.read('f.txt').toString()).toBe(agentAt(3, 13, 23));
+    expect(ws.journal.sets.get(set.id).state).toBe('applied');
   });
 });
 

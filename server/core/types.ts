@@ -147,8 +147,10 @@ export interface FileChange {
    */
   partial?: boolean;
   /**
-   * For a change undone by a step that took only its last hunks (`undo --lines`): that step's
-   * operation, whose inverse (what it found, over what it wrote) is what a redo puts back.
+   * For a change undone by a step that took only its last hunks (`undo --lines`), or left partly
+   * undone by an undo of some of its hunks: that step's operation, whose inverse (what it found,
+   * over what it wrote) is what a redo puts back (a redo narrowed to lines of a change partly
+   * undone goes by the change itself).
    */
   undoneBy?: number;
   /** What the disk says of this path's change, when it was asked (see plan/in-step.ts); never stored. */

@@ -72,12 +72,15 @@ export interface UndoStep {
 function toSet(r: SetRow): ChangeSet {
   const files = JSON.parse(r.files) as FileChange[];
   const marks = new Map((JSON.parse(r.undone) as [string, number, number][]).map(([path, mark, op]) => [path, { mark, op }]));
+  const moves = JSON.parse(r.moves) as [number, 'undo' | 'redo', number, number, string][];
+  const undos = new Set(moves.filter((m) => m[1] === 'undo').map((m) => m[0]));
   for (const f of files) {
     const m = marks.get(f.path);
     if (!m) continue;
     if (m.mark === 2) f.partial = true;
     else f.undone = true;
-    if (m.mark === 3) f.undoneBy = m.op;
+    // Left partly undone by an undo (by hunks), or undone by one that took its last hunks: a redo is that undo's inverse.
+    if (m.mark === 3 || (m.mark === 2 && undos.has(m.op))) f.undoneBy = m.op;
   }
   let state: SetState = 'expired';
   if (r.state !== 'expired') {
@@ -86,7 +89,6 @@ function toSet(r: SetRow): ChangeSet {
     state = movable.some((f) => f.partial) ? 'partial' : n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
   }
   const history: HistoryEntry[] = [{ action: 'applied', time: r.created_at }];
-  const moves = JSON.parse(r.moves) as [number, 'undo' | 'redo', number, number, string][];
   if (moves.length > 0) {
     moves.sort((a, b) => a[0] - b[0] || (a[4] < b[4] ? -1 : 1));
     for (let i = 0; i < moves.length; ) {

@@ -458,14 +458,16 @@ export function makePlan(
   type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
   if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
   const byPath = new Map<string, Acc>();
-  // A change undone by a step that took its last hunks is redone as that step's inverse (what it
-  // found, over what it wrote), once for every change that step moved on the path.
+  // A change undone by a step that took its last hunks, or left partly undone by an undo of some,
+  // is redone as that step's inverse (what it found, over what it wrote), once for every change
+  // that step moved on the path.
   const inverted = new Map<string, Set<number>>();
   for (const s of active) {
     for (const f of s.files) {
       if (!inWalk(f)) continue;
       let [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
-      const inverse = direction === 'redo' && f.undoneBy !== undefined ? inverseOf(ws, f.undoneBy, f.path) : null;
+      // Narrowed to lines, a change partly undone is redone by its own hunks, whichever undo took them.
+      const inverse = direction === 'redo' && f.undoneBy !== undefined && !(f.partial && lines) ? inverseOf(ws, f.undoneBy, f.path) : null;
       const seen = inverted.get(f.path) ?? new Set<number>();
       if (inverse) [from, to] = [inverse.wrote, inverse.found];
       let acc = byPath.get(f.path);

@@ -8,7 +8,7 @@ export interface FileChanges {
   path: string;
   /** "The agent's change to this file": every change of the newest turn that touched it and is still in place. Null when none is. */
   undo: { selector: Selector; added: number; removed: number; sets: string[] } | null;
-  /** The newest change's turn, with the number of its changes still in place. */
+  /** The newest change's turn, with the number of its changes still in place (by what the disk holds). */
   turn: { id: string; count: number } | null;
   /** The undone change to this file to redo (the one undone most recently). */
   redo: Selector | null;
@@ -50,8 +50,15 @@ export function fileChanges(s: Session, path: string): FileChanges {
     }
     const selector: Selector = newest.turn ? { turn: newest.turn, paths: [path] } : { ids: [newest.id], paths: [path] };
     undo = { selector, added, removed, sets: mine.map((x) => x.id) };
-    if (newest.turn) turn = { id: newest.turn, count: journal.sets.list({ turn: newest.turn }).filter((set) => set.state === 'applied' || set.state === 'partial').length };
+    if (newest.turn) turn = { id: newest.turn, count: inPlace(s, journal.sets.list({ turn: newest.turn })) };
   }
   const undone = onDisk.some((set) => here(set)?.undone || here(set)?.partial);
   return { path, undo, turn, redo: undone ? { last: true, paths: [path] } : null };
+}
+
+/** How many of `sets` are in place, whole or in part, by what the disk holds at their files (core/plan/in-step.ts). */
+function inPlace(s: Session, sets: ChangeSet[]): number {
+  const paths = new Set<string>();
+  for (const set of sets) if (set.state !== 'expired') for (const f of set.files) if (!f.gap) paths.add(f.path);
+  return inStepWithDisk(s.ws, sets, statReader(s.ws, paths)).filter((set) => set.state === 'applied' || set.state === 'partial').length;
 }

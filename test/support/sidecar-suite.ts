@@ -268,6 +268,31 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       expect(err).toMatchObject({ code: ErrorCodes.Conflicts, data: { conflicts: [{ path: 'data.txt', reason: 'unsaved-in-editor' }] } });
       expect(e.messages.at(-1)).toMatchObject({ type: 2 });
     });
+
+    it("counts a turn's changes still in place by what the disk holds: one undone, then its bytes given back from outside, counts again", async () => {
+      const e = await start('neovim');
+      await e.open('data.txt');
+      const turnAction = async () =>
+        (
+          await e.request<CodeActionLike[]>('textDocument/codeAction', {
+            textDocument: { uri: e.uri('data.txt') },
+            range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+            context: { diagnostics: [] },
+          })
+        )
+          .map((a) => a.title)
+          .find((t) => / from this turn$/.test(t));
+      expect(await turnAction()).toBe('Undo all 3 changes from this turn');
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] } });
+      expect(r.applied).toEqual([{ path: 'notes.md', action: 'put-back', via: 'editor' }]);
+      await e.saveEdited();
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 5000, 'undone');
+      expect(ws.read('notes.md')).toEqual(Buffer.from(BEFORE['notes.md'] as string));
+      expect(await turnAction()).toBe('Undo all 2 changes from this turn');
+      // The agent's bytes written back from outside (another editor's undo and a save): in place again.
+      fs.writeFileSync(path.join(ws.root, 'notes.md'), AFTER['notes.md'] as string);
+      expect(await turnAction()).toBe('Undo all 3 changes from this turn');
+    });
   });
 
   describe('LSP4IJ-like client (documentChanges, ignores versions, always applied: true, never saves)', () => {

@@ -168,11 +168,12 @@ describe('a preview reads each current file once', () => {
       'printf x >> huge.txt',
     ].join(' && ')]);
     sb.write('later.txt', 'third\n');
+    const id = sb.json(['list']).sets[0].id as string;
 
     const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const shared = previewStep(opened, { last: true }, 'undo');
-      expect(shared).toEqual(previewStep(opened, { last: true }, 'undo', { state: diskReader(opened) }));
+      const shared = previewStep(opened, { ids: [id] }, 'undo');
+      expect(shared).toEqual(previewStep(opened, { ids: [id] }, 'undo', { state: diskReader(opened) }));
       const byPath = new Map(shared.files.map((f) => [f.path, f]));
       expect(byPath.get('a.txt')!.diff).toBe('--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-2\n+two\n three\n');
       expect(byPath.get('crlf.txt')!.diff).toContain('-2\r\n-three\n\\ No newline at end of file\n+two\r\n+three\r\n');
@@ -192,7 +193,7 @@ describe('a preview reads each current file once', () => {
       opened.journal.close();
     }
 
-    expect(sb.tb(['undo', '--last', '--force']).code).toBe(0);
+    expect(sb.tb(['undo', id, '--force']).code).toBe(0);
     const again = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
       const redo = previewStep(again, { last: true }, 'redo');

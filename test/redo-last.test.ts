@@ -224,6 +224,26 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.tb(['redo', '--last']).code).toBe(3);
   });
 
+  it("undo --last is the agent's newest change: the person's own takeback run, outside any turn, is passed over, and undone by its id", () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb); // sets 1 and 2, in the turn t1
+    step(sb, ['run', '--', 'sh', '-c', 'echo mine > mine.txt']); // set 3: the person's
+    expect(sb.json(['show', '3'])).toMatchObject({ turn: null, agent: 'cli', source: { kind: 'command' } });
+    expect(sb.json(['preview', '--last']).sets).toEqual(['2']);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['2']);
+    expect(sb.read('f.txt').toString()).toBe('a\nb\n');
+    expect(sb.read('mine.txt').toString()).toBe('mine\n');
+    // No agent's change to that file: nothing to undo.
+    expect(sb.tb(['undo', '--last', '--file', 'mine.txt']).code).toBe(3);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['1']);
+    expect(sb.tree()).toEqual({ ...S[0], 'mine.txt': expect.anything() });
+    // Named by its id, the person's run is undone and redone as any change.
+    expect(sb.json(['undo', '3']).sets).toEqual(['3']);
+    expect(sb.exists('mine.txt')).toBe(false);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3']);
+    expect(sb.read('mine.txt').toString()).toBe('mine\n');
+  });
+
   it('an undo redone since does not count: redo --last takes back the newest undo still in effect', () => {
     const sb = sandbox({ git: true });
     step(sb, ['run', '--', 'sh', '-c', 'echo 1 > x && echo 1 > y']); // set 1

@@ -107,7 +107,7 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
     // The listing: one change set, an entry per file that opens it.
     expect(r.sets).toEqual(['1']);
     const qf = r.qf as [string, string][];
-    expect(qf[0]![1]).toBe('Outside any turn');
+    expect(qf[0]![1]).toBe('Turn 1 · cli'); // the agent's turn
     expect(qf.slice(1).map(([file]) => file).sort()).toEqual(['f.txt', 'g.txt', 'new.txt', 'notes.md', 'x']);
     expect(qf.find(([file]) => file === 'notes.md')![1]).toMatch(/^#1 .*modified \+1 −1$/);
     // The preview: a diff buffer with what the undo would do.

@@ -34,14 +34,18 @@ const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND 
 const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone IN (0, 2) AND f.gap = 0)';
 
 /**
- * True when a set row `s` is a change someone made rather than takeback's own bookkeeping (what
- * a forced undo or redo wrote over, kept as a set): `--last` never names bookkeeping.
+ * True when a set row `s` is an agent's change: neither takeback's own bookkeeping (what a forced
+ * undo or redo wrote over, kept as a set), nor a save of the person's (source `person`), nor the
+ * person's own `takeback run` (a command of the command line, `cli`, outside any turn and no
+ * agent's tool call). `--last` names only these (see {@link isAgentsChange}).
  */
-const NOT_BOOKKEEPING = "json_extract(s.source, '$.kind') != 'replaced'";
+const AGENTS_CHANGE = `(json_extract(s.source, '$.kind') NOT IN ('replaced', 'person')
+  AND NOT (s.turn IS NULL AND s.agent IS 'cli' AND json_extract(s.source, '$.kind') = 'command' AND json_extract(s.source, '$.toolCallId') IS NULL))`;
 
-/** True when `set` is takeback's own bookkeeping (what a forced undo or redo wrote over), which `--last` never names. */
-export function isBookkeeping(set: ChangeSet): boolean {
-  return set.source.kind === 'replaced';
+/** {@link AGENTS_CHANGE} for a set as read: false for takeback's bookkeeping, the person's saves and the person's own `takeback run`. */
+export function isAgentsChange(set: ChangeSet): boolean {
+  if (set.source.kind === 'replaced' || set.source.kind === 'person') return false;
+  return !(set.turn === null && set.agent === 'cli' && set.source.kind === 'command' && set.source.toolCallId === undefined);
 }
 
 /** Each state as a condition on a set row `s` (see {@link toSet} for the rule). */
@@ -219,16 +223,15 @@ export class Sets {
 
   /**
    * The newest live set with a file that can move (no capture gap) and is in place now (undone:
-   * taken back now), among `paths` when given, that is neither bookkeeping ({@link isBookkeeping})
-   * nor a save of the person's (source `person`: `--last` is the agent's); null when there is
-   * none. A file partly undone counts both ways. From `set_files`, and the source of the sets it
-   * passes.
+   * taken back now), among `paths` when given, that is an agent's ({@link isAgentsChange});
+   * null when there is none. A file partly undone counts both ways. From `set_files`, and the
+   * source of the sets it passes.
    */
   newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
     const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
     const args: unknown[] = [undone ? 1 : 0, undone ? 3 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
     const id = this.db
-      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND json_extract(s.source, '$.kind') != 'person' AND ${NOT_BOOKKEEPING} ORDER BY f.set_id DESC LIMIT 1`)
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND ${AGENTS_CHANGE} ORDER BY f.set_id DESC LIMIT 1`)
       .pluck()
       .get(...args) as number | undefined;
     return id === undefined ? null : this.get(String(id));

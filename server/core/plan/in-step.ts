@@ -7,6 +7,14 @@ import { fromWorkspacePath } from '../workspace.js';
 /** Reads the state of a workspace path (`abs`: its place on disk); plan.ts's CurrentReader. */
 type Reader = (path: string, abs: string) => FileState;
 
+/**
+ * True when some hunk of change `f` is still in place in the file at `abs` (state `now`), which
+ * is neither what the change left nor what it found: a later edit on other lines keeps the
+ * change in place, one over its every hunk does not (see service/in-place.ts, which diffs; this
+ * module does not, so that a listing loads no diff until a file is written over).
+ */
+export type HunkInPlace = (f: FileChange, abs: string, now: FileState) => boolean;
+
 /*
  * The journal in step with the disk. A change's state per file is what the disk says, not only
  * the operation log's flag: a file an editor's own undo (and a save) gave the agent's bytes back
@@ -71,11 +79,11 @@ function stateOf(set: ChangeSet): SetState {
  * it is not what the journal last left; `at` gives the changes to the path at hand (others are
  * read from the journal). Newest first: a change whose `after` is on disk is applied, and every
  * older one keeps its flag (it sits under it); else one undone stays undone, one partly undone
- * stays partly undone; one applied whose
- * `before` is on disk stays applied (taken back outside the journal, or by a step not yet
- * recorded: an undo finds it in place and records it); any other is overwritten.
+ * stays partly undone; one applied whose `before` is on disk stays applied (taken back outside
+ * the journal, or by a step not yet recorded: an undo finds it in place and records it), as does
+ * one `inPlace` says a hunk of is still there; any other is overwritten.
  */
-function judge(ws: Workspace, path: string, now: FileState, at: Map<string, FileChange>): Map<string, FileChangeState> {
+function judge(ws: Workspace, path: string, abs: string, now: FileState, at: Map<string, FileChange>, inPlace: HunkInPlace | undefined): Map<string, FileChangeState> {
   const out = new Map<string, FileChangeState>();
   let under = false;
   for (const id of ws.journal.sets.liveOn(path)) {
@@ -86,7 +94,7 @@ function judge(ws: Workspace, path: string, now: FileState, at: Map<string, File
       out.set(id, 'applied');
       under = true;
     } else if (f.undone || f.partial) out.set(id, flagState(f));
-    else out.set(id, sameState(now, f.before) ? 'applied' : 'overwritten');
+    else out.set(id, sameState(now, f.before) || inPlace?.(f, abs, now) ? 'applied' : 'overwritten');
   }
   return out;
 }
@@ -112,9 +120,11 @@ function leftAt(ws: Workspace, path: string, at: Map<string, FileChange>): FileS
  * `paths` when given) carry `state` and the `undone` and `partial` flags from what `read` finds at each path
  * (each path read once), and whose set state follows. A path that holds what the flag says, or
  * what the journal last left there, keeps the flags; any other is judged against every live
- * change to it ({@link judge}). Expired sets and gap files are as they were. Reads, never writes.
+ * change to it ({@link judge}); without `inPlace`, a change applied there is overwritten unless
+ * what it left or what it found is on disk (the plan needs no more: both are in place to it).
+ * Expired sets and gap files are as they were. Reads, never writes.
  */
-export function inStepWithDisk(ws: Workspace, sets: ChangeSet[], read: Reader, paths?: ReadonlySet<string> | null): ChangeSet[] {
+export function inStepWithDisk(ws: Workspace, sets: ChangeSet[], read: Reader, paths?: ReadonlySet<string> | null, inPlace?: HunkInPlace): ChangeSet[] {
   const byPath = new Map<string, Map<string, FileChange>>();
   for (const s of sets) {
     if (s.state === 'expired') continue;
@@ -143,7 +153,7 @@ export function inStepWithDisk(ws: Workspace, sets: ChangeSet[], read: Reader, p
       continue;
     }
     const left = leftAt(ws, path, at);
-    judged.set(path, left && sameState(now, left) ? null : judge(ws, path, now, at));
+    judged.set(path, left && sameState(now, left) ? null : judge(ws, path, abs, now, at, inPlace));
   }
   return sets.map((s) => {
     if (s.state === 'expired') return s;

@@ -7,7 +7,7 @@ import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
 import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
-import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
+import { diskReader, gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
@@ -248,7 +248,9 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
   const force = opts.force ?? false;
   const head = journal.oplog.head();
   const disk = opts.read ? null : heldDiskReader(ws);
-  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
+  // With an editor's reader, the journal's state of each file is still the disk's.
+  const narrowing = opts.read ? { ...opts.narrowing, disk: opts.narrowing?.disk ?? diskReader(ws) } : opts.narrowing;
+  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);

@@ -83,6 +83,12 @@ export interface PlannedFile {
 export interface Narrowing {
   lines?: LineRange;
   bytes?: CurrentBytes;
+  /**
+   * The disk's reader, when the plan's reader gives an editor's view (its unsaved text): a
+   * change's state per file is what the disk holds (in-step.ts), never what a buffer holds
+   * unsaved. Without it the plan's own reader is taken for the disk's.
+   */
+  disk?: CurrentReader;
 }
 
 /**
@@ -440,7 +446,7 @@ export function makePlan(
     }
     return st;
   };
-  sets = inStepWithDisk(ws, sets, readOnce, only);
+  sets = inStepWithDisk(ws, sets, narrowing.disk ?? readOnce, only);
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
   // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.

@@ -54,7 +54,7 @@ bufload(f)
 # Start the sidecar (it tracks the open buffers) before the agent changes the files.
 g:Cmd('list', 'TakebackListed')
 sleep 1100m
-g:Agent(P.data.agent)
+g:AgentTurn(P.data.agent)
 g:Wait('the buffers reloaded', () => g:Text(notes) == P.data.after['notes.md'] && g:Text(f) == P.data.after['f.txt'])
 `;
 
@@ -331,7 +331,7 @@ bufload(noeol)
 g:Out.formats = [getbufvar(crlf, '&fileformat'), getbufvar(noeol, '&eol')]
 g:Cmd('list', 'TakebackListed')
 sleep 1100m
-g:Agent("sed -i s/two/TWO/ crlf.txt && sed -i s/beta/BETA/ noeol.txt")
+g:AgentTurn("sed -i s/two/TWO/ crlf.txt && sed -i s/beta/BETA/ noeol.txt")
 g:Wait('the buffers reloaded', () => g:Text(crlf) == P.data.after['crlf.txt'] && g:Text(noeol) == P.data.after['noeol.txt'])
 g:Out.undo = g:Cmd('undo', 'TakebackApplied').result
 g:WaitRecorded('undone')

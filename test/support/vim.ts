@@ -71,8 +71,15 @@ def g:Cmd(args: string, event: string): any
   g:Wait(':Takeback ' .. args, () => g:events[event] > n)
   return g:takeback_event
 enddef
-# The agent's command, in a turn of its own (as an agent's work is: undo's last names it).
 def g:Agent(script: string)
+  var out = system(join([P.node, P.bin, 'run', '--', 'sh', '-c', script]->mapnew((_, a) => shellescape(a))))
+  if v:shell_error != 0
+    throw 'the agent failed: ' .. out
+  endif
+enddef
+# The agent's command in a turn of its own, as an agent's work is (undo's last names it; a
+# takeback run outside any turn is the person's own).
+def g:AgentTurn(script: string)
   for args in [['turn', 'begin'], ['run', '--', 'sh', '-c', script], ['turn', 'end']]
     var out = system(join([P.node, P.bin]->extend(args)->mapnew((_, a) => shellescape(a))))
     if v:shell_error != 0

@@ -82,7 +82,8 @@ export function setLabel(s: ChangeSet): string {
 function fileSummary(f: FileChange): W.FileSummary {
   const s = f.after.exists ? f.after : f.before;
   const type = s.exists ? s.type : 'file';
-  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), ...(f.partial ? { partial: true } : {}), type };
+  const state = f.state ?? (f.partial ? 'partial' : f.undone ? 'undone' : 'applied');
+  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), ...(f.partial ? { partial: true } : {}), state, type };
 }
 
 /** A change set as `changes/list` and `takeback list --json` give it: its files summed up, with a label. */

@@ -25,13 +25,14 @@ describe('a blob that is not a regular file', () => {
       sb.write('b.txt', 'b1\n');
       expect(sb.tb(['run', '--', 'true']).code).toBe(0);
       expect(sb.tb(['run', '--', 'sh', '-c', 'printf "v2\\n" > a.txt && printf "b2\\n" > b.txt']).code).toBe(0);
+      const id = sb.json(['list']).sets[0].id as string;
       const h = sha256('v1\n');
       const blob = path.join(sb.home, 'blobs', h.slice(0, 2), h.slice(2));
       fs.rmSync(blob);
       replace(blob, sb.base);
       const t0 = Date.now();
       // SIGKILL at the time limit: a process blocked in open() on a FIFO does not act on SIGTERM.
-      const r = spawnSync(process.execPath, [BIN, 'undo', '--last'], { cwd: sb.ws, env: sb.env, encoding: 'utf8', timeout: 15_000, killSignal: 'SIGKILL' });
+      const r = spawnSync(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: sb.env, encoding: 'utf8', timeout: 15_000, killSignal: 'SIGKILL' });
       expect(r.signal, 'undo was killed at the time limit').toBeNull();
       expect(Date.now() - t0).toBeLessThan(15_000);
       expect(r.status).toBe(5);

@@ -167,8 +167,8 @@ describe('the command line', () => {
 
     // Three lines of context around a change in the middle of a file.
     sb.write('ctx.txt', lines('l', 12));
-    sb.tb(['run', '--', 'sh', '-c', "sed -i 's/^l 6$/six/' ctx.txt"]);
-    const d = sb.json(['preview', '--last']).files[0].diff;
+    sb.tb(['run', '--', 'sh', '-c', "sed -i 's/^l 6$/six/' ctx.txt"]); // change 3, outside any turn
+    const d = sb.json(['preview', '3']).files[0].diff;
     expect(d).toBe('--- a/ctx.txt\n+++ b/ctx.txt\n@@ -3,7 +3,7 @@\n l 3\n l 4\n l 5\n-six\n+l 6\n l 7\n l 8\n l 9\n');
     // Human preview says the actions.
     const h = sb.tb(['preview', '--turn', 't2']).stdout;
@@ -176,7 +176,7 @@ describe('the command line', () => {
     expect(h).toMatch(/c\.txt: bring back \(the agent deleted it\)/);
     expect(h).toMatch(/run\.sh: restore mode/);
     expect(h).not.toMatch(ANSI);
-    sb.tb(['undo', '--last']);
+    sb.tb(['undo', '3']);
     expect(sb.tree()).toEqual({ ...before, 'ctx.txt': sb.tree()['ctx.txt'] });
     expect(sb.json(['list']).sets.map((s: any) => s.state)).toEqual(['undone', 'applied', 'applied']);
     // --redo previews the other way.

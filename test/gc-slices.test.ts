@@ -251,7 +251,7 @@ describe('writers between steps', () => {
       expect(s.report!.use.unreferenced.count).toBe(200);
 
       // The set and the capture are whole: undo and redo of the command, then the Write ends.
-      sb.json(['undo', '--last']);
+      sb.json(['undo', sb.json(['list']).sets[0].id]);
       expect(sb.exists('c.txt')).toBe(false);
       sb.json(['redo', '--last']);
       expect(sb.read('c.txt').toString()).toBe(ran);

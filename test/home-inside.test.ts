@@ -43,7 +43,7 @@ describe('TAKEBACK_HOME inside the workspace', () => {
     expect(store.size).toBeGreaterThan(0);
     const undo = sb.json(['undo', '--last']);
     expect(undo.applied.map((a: any) => a.path)).toEqual(['b.txt']);
-    const undo2 = sb.json(['undo', '--last']);
+    const undo2 = sb.json(['undo', sets[1].id]); // the command, outside any turn: by its id
     expect(undo2.applied.map((a: any) => a.path)).toEqual(['a.txt']);
     expect(sb.read('a.txt').toString()).toBe('v1\n');
     expect(sb.read('b.txt').toString()).toBe('b1\n');

@@ -1,7 +1,8 @@
 // A real journal of schema 3 (test/fixtures/journal-v3: made by the code of that schema, see its
 // README) opened by this takeback: migrated in place to the operation log, it gives the answers
-// the code of schema 3 gave — list, show of every set, preview both ways, and three `redo --last`
-// in a row (a forced undo's step, then what it replaced, then a file undone on its own).
+// the code of schema 3 gave — list, show of every set, preview both ways, and `redo --last` in a
+// row (a forced undo's step with what it replaced, which schema 3 took back in two, then a file
+// undone on its own).
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,17 @@ function answer(sb: Sandbox, args: string[]): { code: number; out: any } {
 
 const withoutWorkspace = (list: any) => ({ ...list, workspace: null });
 
+/**
+ * `out` (a list or a set, as schema 3's code gave it) with each file's state as this takeback
+ * adds it: what the disk holds, here what the flag says (the fixture's files are as its journal
+ * left them).
+ */
+function withFileStates(out: any): any {
+  const files = (fs: any[]) => fs.map((f) => ({ ...f, state: f.undone ? 'undone' : 'applied' }));
+  if (out.sets) return { ...out, sets: out.sets.map((x: any) => (x.files ? { ...x, files: files(x.files) } : x)) };
+  return out.files ? { ...out, files: files(out.files) } : out;
+}
+
 describe('a journal of schema 3, migrated in place', () => {
   it('opens as schema 4 with its history as operations, and list, show and preview answer as before', () => {
     const { sb, file } = fromFixture();
@@ -39,7 +51,7 @@ describe('a journal of schema 3, migrated in place', () => {
     expect(before.pragma('user_version', { simple: true })).toBe(3);
     before.close();
 
-    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withoutWorkspace(expected.list));
+    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withFileStates(withoutWorkspace(expected.list)));
 
     const db = new Database(file, { readonly: true });
     try {
@@ -85,20 +97,32 @@ describe('a journal of schema 3, migrated in place', () => {
       db.close();
     }
 
-    for (const id of ['1', '2', '3', '4', '5', '6']) expect(answer(sb, ['show', id]), `show ${id}`).toEqual(expected.show[id]);
+    for (const id of ['1', '2', '3', '4', '5', '6']) {
+      const want = expected.show[id];
+      expect(answer(sb, ['show', id]), `show ${id}`).toEqual({ ...want, out: withFileStates(want.out) });
+    }
     expect(sb.json(['preview', '--last'])).toEqual(expected.previewUndo);
-    expect(sb.json(['preview', '--redo', '--last'])).toEqual(expected.previewRedo);
+    // Redo is the exact inverse of the forced undo of set 4: it gives back what that undo found
+    // (the person's line over set 4's) and moves set 6, which kept it, along.
+    expect(sb.json(['preview', '--redo', '--last'])).toEqual({
+      ...expected.previewRedo,
+      sets: ['4', '6'],
+      files: [{ ...expected.previewRedo.files[0], diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,4 @@\n a\n a2\n+a3\n+mine\n', sets: ['4', '6'] }],
+    });
   });
 
-  it('redo --last three times takes back what schema 3 would have, in the same order, to the same bytes', () => {
+  it('redo --last takes back what schema 3 would have, in the same order, to the same bytes: the forced undo with what it replaced in one step', () => {
     const { sb } = fromFixture();
-    for (const [i, want] of (expected.redos as any[]).entries()) {
+    // Schema 3's code took back the forced undo of set 4, then set 6 (what it replaced), then c.txt.
+    const [forced, replaced, alone] = expected.redos as any[];
+    const redos = [{ ...forced, sets: ['4', '6'], after: replaced.after }, alone, { code: 3, sets: null, error: 'not-found', after: alone.after }];
+    for (const [i, want] of redos.entries()) {
       const r = answer(sb, ['redo', '--last']);
       expect({ code: r.code, sets: r.out.sets ?? null, error: r.out.error?.code ?? null }, `redo ${i + 1}`).toEqual({ code: want.code, sets: want.sets, error: want.error });
       for (const [rel, text] of Object.entries(want.after as Record<string, string | null>)) {
         expect(sb.exists(rel) ? sb.read(rel).toString() : null, `${rel} after redo ${i + 1}`).toBe(text);
       }
     }
-    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withoutWorkspace(expected.listAfter));
+    expect(withoutWorkspace(sb.json(['list', '--all']))).toEqual(withFileStates(withoutWorkspace(expected.listAfter)));
   });
 });

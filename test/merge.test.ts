@@ -70,13 +70,32 @@ describe('undo and redo merge later edits that do not overlap', () => {
     expect(u.stdout).toContain('app.js: put back, keeping later changes');
     expect(sb.read('app.js').toString()).toBe(withLine(TEN, 8, 'line 8 // my comment'));
 
+    // A later edit after the undo too: the redo merges the agent's change back over both.
+    fs.writeFileSync(sb.abs('app.js'), withLine(withLine(TEN, 8, 'line 8 // my comment'), 10, 'line 10 // later'));
     const r = sb.json(['redo', id]);
     expect(r.written).toBe(true);
     expect(r.applied).toEqual([expect.objectContaining({ path: 'app.js', merged: true })]);
-    expect(sb.read('app.js').toString()).toBe(edited);
+    expect(sb.read('app.js').toString()).toBe(withLine(edited, 10, 'line 10 // later'));
     // And again: the journal follows the merged states.
     expect(sb.json(['undo', id]).written).toBe(true);
-    expect(sb.read('app.js').toString()).toBe(withLine(TEN, 8, 'line 8 // my comment'));
+    expect(sb.read('app.js').toString()).toBe(withLine(withLine(TEN, 8, 'line 8 // my comment'), 10, 'line 10 // later'));
+  });
+
+  it('redo right after a merged undo gives back exactly the bytes the undo found (its inverse, no merge), kept by a sweep meanwhile', () => {
+    sb = start('app.js', TEN);
+    expect(sb.tb(['run', '--', 'sed', '-i', 's/^line 2$/agent 2/', 'app.js']).code).toBe(0);
+    const id = lastId(sb);
+    const edited = withLine(withLine(TEN, 2, 'agent 2'), 8, 'line 8 // my comment');
+    fs.writeFileSync(sb.abs('app.js'), edited);
+    expect(sb.json(['undo', id]).applied).toEqual([expect.objectContaining({ path: 'app.js', merged: true })]);
+    // What the undo found is referred to by the undo alone (no set holds those bytes): a sweep
+    // with no grace keeps it.
+    sb.json(['gc', '--grace', '0']);
+    expect(sb.hasBlob(edited)).toBe(true);
+    const r = sb.json(['redo', '--last']);
+    expect(r).toMatchObject({ written: true, sets: [id], conflicts: [] });
+    expect(r.applied).toEqual([expect.not.objectContaining({ merged: true })]);
+    expect(sb.read('app.js').toString()).toBe(edited);
   });
 
   it('redo right after a merged undo gives back the bytes the undo found, which a sweep meanwhile keeps', () => {

@@ -101,7 +101,7 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
       return nvim;
     };
 
-    it('undo of a turn puts buffers and disk back byte for byte; `u` brings the change back in one step; signs mark the lines', async () => {
+    it('undo of a turn puts buffers and disk back byte for byte; `u` brings the change back in one step, and once saved list says it is applied again; signs mark the lines', async () => {
       const c = start(bin(), `undo-${version}`);
       const r = ok(
         await runNvim(
@@ -119,7 +119,7 @@ vim.wait(3000, function() return #marks(notes) > 0 and #marks(f) > 0 end, 20)
 H.out.signs_before = { notes = marks(notes), f = marks(f) }
 
 -- A format-on-save (as conform or an LSP formatter would do) must not touch what the undo puts back.
-vim.api.nvim_create_autocmd('BufWritePre', {
+local format = vim.api.nvim_create_autocmd('BufWritePre', {
   callback = function(a) vim.api.nvim_buf_set_lines(a.buf, 0, 0, false, { '// formatted on save' }) end,
 })
 local n = #H.messages
@@ -132,12 +132,21 @@ H.out.modified_after_undo = { notes = vim.bo[notes].modified, f = vim.bo[f].modi
 H.out.disk_after_undo = disk()
 vim.wait(3000, function() return #marks(notes) == 0 and #marks(f) == 0 end, 20)
 H.out.signs_after_undo = { notes = marks(notes), f = marks(f) }
+local function list() return vim.json.decode(vim.system({ 'node', H.params.bin, 'list', '--json' }, { cwd = H.ws, text = true }):wait(30000).stdout) end
+H.out.list_after_undo = list()
 
 vim.api.nvim_buf_call(notes, function() vim.cmd('silent normal! u') end)
 vim.api.nvim_buf_call(f, function() vim.cmd('silent normal! u') end)
 H.out.after_u = { notes = H.text(notes), f = H.text(f) }
 H.out.modified_after_u = { notes = vim.bo[notes].modified, f = vim.bo[f].modified }
 H.out.disk_after_u = disk()
+
+-- Then a save of each (without the formatter): the agent's bytes are on disk again.
+vim.api.nvim_del_autocmd(format)
+vim.api.nvim_buf_call(notes, function() vim.cmd('silent write') end)
+vim.api.nvim_buf_call(f, function() vim.cmd('silent write') end)
+H.out.disk_after_save = disk()
+H.out.list_after_save = list()
 `,
           turnData(c),
         ),
@@ -161,12 +170,11 @@ H.out.disk_after_u = disk()
       expect(r.buffers_after_undo).toEqual({ notes: WORKSPACE_BEFORE['notes.md'], f: WORKSPACE_BEFORE['f.txt'] });
       expect(r.modified_after_undo, 'the plugin wrote the buffers it changed').toEqual({ notes: false, f: false });
       expect(r.disk_after_undo).toEqual(BEFORE);
-      expect(readTree(c.workspace)).toEqual(WORKSPACE_BEFORE);
+      // (The saves at the end wrote the agent's text of the two buffers back.)
+      expect(readTree(c.workspace)).toEqual({ ...WORKSPACE_BEFORE, 'notes.md': WORKSPACE_AFTER_TURN_ONE['notes.md'], 'f.txt': WORKSPACE_AFTER_TURN_ONE['f.txt'] });
       expect(r.signs_after_undo).toEqual({ notes: [], f: [] });
       // The journal recorded the undo (the sidecar heard the saves): every set of turn 1 is undone.
-      const list = JSON.parse(
-        execFileSync(process.execPath, [BIN, 'list', '--json'], { cwd: c.workspace, env: c.env, encoding: 'utf8' }),
-      ) as { sets: { id: string; state: string }[] };
+      const list = r.list_after_undo as { sets: { id: string; state: string }[] };
       expect(list.sets.map((s) => [s.id, s.state])).toEqual([
         ['3', 'undone'],
         ['2', 'undone'],
@@ -183,6 +191,15 @@ H.out.disk_after_u = disk()
       expect(r.after_u).toEqual({ notes: WORKSPACE_AFTER_TURN_ONE['notes.md'], f: WORKSPACE_AFTER_TURN_ONE['f.txt'] });
       expect(r.modified_after_u).toEqual({ notes: true, f: true });
       expect(r.disk_after_u).toEqual(BEFORE);
+
+      // Saved, the agent's change to both files is applied again by what the disk holds; the file
+      // the turn created and the undo removed (no `u` brings it back) stays undone.
+      expect(r.disk_after_save).toEqual({ ...(r.disk_after_u as object), 'notes.md': WORKSPACE_AFTER_TURN_ONE['notes.md'], 'f.txt': WORKSPACE_AFTER_TURN_ONE['f.txt'] });
+      const again = r.list_after_save as { sets: { files: { path: string; state: string }[] }[] };
+      const byPath = Object.fromEntries(again.sets.flatMap((s) => s.files.map((f) => [f.path, f.state])));
+      expect(byPath['notes.md']).toBe('applied');
+      expect(byPath['f.txt']).toBe('applied');
+      expect(byPath['src/lib/new.ts']).toBe('undone');
     });
 
     it(':Takeback undo / redo (last), then undo and redo of the whole turn', async () => {

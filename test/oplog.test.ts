@@ -51,8 +51,13 @@ describe('the operation log', () => {
       const kept = db.prepare('SELECT created_at FROM sets WHERE id = 2').pluck().get();
       expect(kept).toBe(replace.time);
       expect(replace.time).toBe(forced.time);
-      // The redo (of f.txt alone) takes back the forced undo, and says so.
+      // The redo (of f.txt alone) takes back the forced undo, and says so: what the undo replaced
+      // comes back with it.
       expect(redo.inverts).toBe(forced.id);
+      expect(db.prepare('SELECT set_id, path FROM op_files WHERE op = ? ORDER BY set_id').all(redo.id)).toEqual([
+        { set_id: 1, path: 'f.txt' },
+        { set_id: 2, path: 'f.txt' },
+      ]);
       // Per path, what the forced undo found (the person's bytes) and what it wrote (set 1's before).
       const paths = db.prepare('SELECT path, found, wrote FROM op_paths WHERE op = ?').all(forced.id) as { path: string; found: string; wrote: string }[];
       expect(paths.map((p) => p.path)).toEqual(['f.txt']);
@@ -62,14 +67,14 @@ describe('the operation log', () => {
       expect(db.prepare('SELECT set_id, path, undone, last_op FROM set_files ORDER BY set_id, path').all()).toEqual([
         { set_id: 1, path: 'f.txt', undone: 0, last_op: redo.id },
         { set_id: 1, path: 'n.txt', undone: 1, last_op: ops[1].id },
-        { set_id: 2, path: 'f.txt', undone: 1, last_op: replace.id },
+        { set_id: 2, path: 'f.txt', undone: 0, last_op: redo.id },
       ]);
     } finally {
       db.close();
     }
     // The state and history shown are the log's.
     expect(sb.json(['list']).sets.map((s: any) => [s.id, s.state])).toEqual([
-      ['2', 'undone'],
+      ['2', 'applied'],
       ['1', 'partial'],
     ]);
     const history = sb.json(['show', '1']).history;
@@ -79,7 +84,7 @@ describe('the operation log', () => {
       ['undone', true, ['f.txt']],
       ['redone', false, ['f.txt']],
     ]);
-    expect(sb.read('f.txt').toString()).toBe('a\nb\n');
+    expect(sb.read('f.txt').toString()).toBe('a\nb\nmine\n');
     expect(sb.exists('n.txt')).toBe(false);
   });
 });

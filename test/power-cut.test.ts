@@ -182,7 +182,7 @@ describe('a power cut', { timeout: 300_000 }, () => {
     }
     cutAt(sb, copy, events, events.length);
     expect(sb.tb(['run', '--', 'sh', '-c', 'echo changed > a.txt && rm b.txt']).code).toBe(0);
-    const u = sb.tb(['undo', '--last']);
+    const u = sb.tb(['undo', sb.json(['list']).sets[0].id]);
     expect(u.code, u.stdout + u.stderr).toBe(0);
     expect(same(wsTree(sb), before)).toBe(true);
   });

@@ -12,6 +12,8 @@ import { readFd } from '../server/core/fsstate.js';
 import { diskReader } from '../server/core/plan/plan.js';
 import { BlobStore, sha256 } from '../server/core/store/blobs.js';
 import { previewStep } from '../server/service/undo.js';
+import { diskReaders } from '../server/core/plan/preview.js';
+import { unitWorkspace } from './support/unit-workspace.js';
 import { sandbox } from './support/takeback.js';
 
 /** `n` bytes that do not compress (so that a blob of them is stored raw). */
@@ -166,11 +168,12 @@ describe('a preview reads each current file once', () => {
       'printf x >> huge.txt',
     ].join(' && ')]);
     sb.write('later.txt', 'third\n');
+    const id = sb.json(['list']).sets[0].id as string;
 
     const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
-      const shared = previewStep(opened, { last: true }, 'undo');
-      expect(shared).toEqual(previewStep(opened, { last: true }, 'undo', { state: diskReader(opened) }));
+      const shared = previewStep(opened, { ids: [id] }, 'undo');
+      expect(shared).toEqual(previewStep(opened, { ids: [id] }, 'undo', { state: diskReader(opened) }));
       const byPath = new Map(shared.files.map((f) => [f.path, f]));
       expect(byPath.get('a.txt')!.diff).toBe('--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-2\n+two\n three\n');
       expect(byPath.get('crlf.txt')!.diff).toContain('-2\r\n-three\n\\ No newline at end of file\n+two\r\n+three\r\n');
@@ -191,7 +194,7 @@ describe('a preview reads each current file once', () => {
     }
 
     // server.key (a secret) is left as it is: not a success.
-    expect(sb.tb(['undo', '--last', '--force']).code).toBe(6);
+    expect(sb.tb(['undo', id, '--force']).code).toBe(6);
     const again = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
       const redo = previewStep(again, { last: true }, 'redo');
@@ -200,5 +203,21 @@ describe('a preview reads each current file once', () => {
     } finally {
       again.journal.close();
     }
+  });
+});
+
+describe('a preview of a merge reads the file once', () => {
+  it('the plan\'s merge takes the bytes the plan read (the file gone from the disk since), and the diff takes them after it', () => {
+    const ws = unitWorkspace();
+    ws.write('f.txt', 'one\ntwo\nthree\nfour\n');
+    ws.tool(['f.txt'], () => ws.write('f.txt', 'one\nAGENT\nthree\nfour\n'));
+    const now = Buffer.from('one\nAGENT\nthree\nfour mine\n');
+    ws.write('f.txt', now);
+    const readers = diskReaders(ws);
+    const state = readers.state('f.txt', ws.abs('f.txt'));
+    fs.rmSync(ws.abs('f.txt'));
+    expect(readers.merge('f.txt', ws.abs('f.txt'), state)?.equals(now)).toBe(true);
+    const bytes = readers.bytes('f.txt', ws.abs('f.txt'));
+    expect(Buffer.isBuffer(bytes) && bytes.equals(now)).toBe(true);
   });
 });

@@ -16,14 +16,15 @@ describe('preview of a file that holds a secret now', () => {
     const sb = sandbox();
     sb.write('a.txt', `${LINES.join('\n')}\n`);
     expect(sb.tb(['run', '--', 'sh', '-c', "sed -i 's/line 1$/LINE 1/' a.txt"]).code).toBe(0);
+    const id = sb.json(['list']).sets[0].id as string;
     // Later, someone pastes a token into the file: the undo would be a conflict, and its preview
     // must not show what the file holds now.
     sb.write('a.txt', `LINE 1\n${LINES.slice(1).join('\n')}\nTOKEN=${TOKEN}\n`);
-    const text = sb.tb(['preview', '--last']);
+    const text = sb.tb(['preview', id]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('a secret: not shown');
     expect(text.stdout).not.toContain(TOKEN);
-    const [file] = sb.json(['preview', '--last']).files;
+    const [file] = sb.json(['preview', id]).files;
     expect(file).toMatchObject({ path: 'a.txt', diff: null, note: 'a secret: not shown' });
     expect(JSON.stringify(file)).not.toContain(TOKEN);
   });
@@ -32,7 +33,8 @@ describe('preview of a file that holds a secret now', () => {
     const sb = sandbox();
     sb.write('a.txt', `${LINES.join('\n')}\n`);
     expect(sb.tb(['run', '--', 'sh', '-c', "sed -i 's/line 1$/LINE 1/' a.txt"]).code).toBe(0);
-    const [file] = sb.json(['preview', '--last']).files;
+    const id = sb.json(['list']).sets[0].id as string;
+    const [file] = sb.json(['preview', id]).files;
     expect(file.note).toBeNull();
     expect(file.diff).toContain('-LINE 1\n+line 1\n');
   });

@@ -1,7 +1,7 @@
 // A property test of the whole loop, against a model: random workspaces, random agent operations
 // (file tools and shell commands: writes, appends, deletes, renames, mode changes, links, nested
-// folders made and removed), then random undo and redo selections (one change, the last, a turn,
-// everything after a turn). The model knows only what the test did — the tree before and after
+// folders made and removed), and the person's own command outside any turn, then random undo and
+// redo selections (one change, the last agent's change, a turn, everything after a turn). The model knows only what the test did — the tree before and after
 // each operation, read from disk — never what takeback recorded.
 //
 // The property, for every step:
@@ -121,7 +121,8 @@ function touched(a: Tree, b: Tree): string[] {
 /** One recorded change as the model knows it: the trees around it and the paths it touched. */
 interface Change {
   id: string;
-  turn: 1 | 2;
+  /** Its turn; null for the person's own `takeback run` outside any turn, which `undo --last` never names. */
+  turn: 1 | 2 | null;
   before: Tree;
   after: Tree;
   paths: string[];
@@ -217,6 +218,11 @@ function runCase(steps: Step[], actions: Action[]): void {
     }
     expect(sb.tb(['turn', 'end']).code).toBe(0);
   }
+  // The person's own command, outside any turn: a change like any other, but never the agent's.
+  const unturned = readTree(sb.ws);
+  expect(sb.tb(['run', '--', 'sh', '-c', 'echo mine >> person.txt']).code).toBe(0);
+  const mine = readTree(sb.ws);
+  changes.push({ id: '', turn: null, before: unturned, after: mine, paths: touched(unturned, mine), undone: false });
   // The sets takeback recorded, oldest first, matched to the model's changes one to one: each
   // operation that changed something is one set, with the same paths.
   const list = sb.json(['list', '--all']);
@@ -235,7 +241,7 @@ function runCase(steps: Step[], actions: Action[]): void {
     switch (action.kind) {
       case 'undo-last': {
         direction = 'undo';
-        const last = changes.filter((c) => !c.undone).at(-1);
+        const last = changes.filter((c) => !c.undone && c.turn !== null).at(-1);
         sel = last ? [last] : [];
         args = ['undo', '--last'];
         break;
@@ -263,7 +269,8 @@ function runCase(steps: Step[], actions: Action[]): void {
         break;
       case 'undo-after-turn':
         direction = 'undo';
-        sel = changes.filter((c) => c.turn === 2 && !c.undone);
+        // Turn 2, and the person's command recorded after turn 1 ended.
+        sel = changes.filter((c) => c.turn !== 1 && !c.undone);
         args = ['undo', '--after-turn', turnIds[0]!];
         break;
     }

@@ -1,9 +1,10 @@
 // `redo --last` takes back the most recent undo *step*, as editors do: after `undo --turn T` (or
 // `undo 1 2`) it redoes every set that step undid, oldest first, as one transaction; after an undo
 // of one set, that set. Steps are taken back newest first. Also: `undo --force` (the later changes
-// it kept come back on the second `redo --last`), `--file`, a journal of schema 2 (sets undone
+// it replaced come back with the turn, in one step), `--file`, a journal of schema 2 (sets undone
 // before steps were numbered), and the sidecar's `{ last: true }`. The real binary throughout.
 import Database from 'better-sqlite3';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../protocol/src/errors.js';
@@ -166,7 +167,7 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.tree()).toEqual(S[4]);
   });
 
-  it('after undo --turn --force over a later edit: redo --last twice gives the turn back, then the edit', () => {
+  it('after undo --turn --force over a later edit: redo --last gives the turn back with the edit, in one step', () => {
     const sb = sandbox({ git: true });
     build(sb);
     sb.write('f.txt', 'a\nb\nc\nmine\n', 0o600);
@@ -176,11 +177,71 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.read('f.txt').toString()).toBe('a\n');
     const kept = sb.json(['list']).sets.find((s: any) => s.source.kind === 'replaced');
     expect(kept).toMatchObject({ state: 'undone', source: { kind: 'replaced', direction: 'undo', sets: ['2', '1'] } });
-    expect(sb.json(['redo', '--last']).sets).toEqual(['1', '2']);
-    expect(sb.read('f.txt').toString()).toBe('a\nb\nc\n');
-    expect(sb.json(['redo', '--last']).sets).toEqual([kept.id]);
+    // The exact inverse of the forced undo: the bytes and mode it found, and what it replaced applied again.
+    expect(sb.json(['redo', '--last'])).toMatchObject({ written: true, conflicts: [], sets: ['1', '2', kept.id] });
     expect(sb.tree()).toEqual(mine);
+    expect(states(sb)).toEqual({ '1': 'applied', '2': 'applied', [kept.id]: 'applied' });
     expect(sb.tb(['redo', '--last']).code).toBe(3);
+    // undo --last is the agent's newest change, not what the forced undo replaced.
+    expect(sb.json(['preview', '--last']).sets).toEqual(['2']);
+  });
+
+  it('right after a plain, a merged and a forced undo: the bytes and modes before the undo, exactly (CRLF, a BOM, bytes not UTF-8, binary, a mode)', () => {
+    const sb = sandbox({ git: true });
+    const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}\r\n`).join('');
+    sb.write('crlf.txt', `\ufeff${lines}`);
+    sb.write('bin.dat', Buffer.from([0, 1, 2, 0xff, 0]));
+    sb.write('plain.txt', 'p\n', 0o644);
+    step(sb, ['turn', 'begin', '--id', 't1']);
+    step(sb, ['run', '--', 'sh', '-c', "sed -i 's/^line 2/AGENT 2/' crlf.txt && printf '\\000\\011\\000' >> bin.dat && echo q >> plain.txt && chmod 755 plain.txt"]);
+    step(sb, ['turn', 'end', '--id', 't1']);
+    const agent = sb.tree();
+
+    // Plain: nothing changed since.
+    expect(sb.json(['undo', '--last'])).toMatchObject({ written: true, forced: false });
+    expect(sb.json(['redo', '--last']).sets).toEqual(['1']);
+    expect(sb.tree()).toEqual(agent);
+
+    // Merged: a later edit far from the agent's line, with bytes that are not UTF-8.
+    const later = Buffer.concat([sb.read('crlf.txt').subarray(0, -'line 12\r\n'.length), Buffer.from([0xc3, 0x28, 0x0d, 0x0a])]);
+    sb.write('crlf.txt', later);
+    const merged = sb.tree();
+    const u = sb.json(['undo', '--last']);
+    expect(u).toMatchObject({ written: true, forced: false });
+    expect(u.applied.find((f: any) => f.path === 'crlf.txt')).toMatchObject({ merged: true });
+    expect(sb.json(['redo', '--last'])).toMatchObject({ written: true, sets: ['1'], conflicts: [] });
+    expect(sb.tree()).toEqual(merged);
+
+    // Forced: the binary file and the mode changed since (conflicts that never merge).
+    sb.write('bin.dat', Buffer.from([0, 1, 2, 0xff, 0, 9, 0, 7]));
+    fs.chmodSync(sb.abs('plain.txt'), 0o700);
+    const forced = sb.tree();
+    expect(sb.tb(['undo', '--last']).code).toBe(1);
+    expect(sb.json(['undo', '--last', '--force'])).toMatchObject({ written: true, forced: true });
+    const kept = sb.json(['list']).sets.find((x: any) => x.source.kind === 'replaced');
+    expect(sb.json(['redo', '--last'])).toMatchObject({ written: true, sets: ['1', kept.id], conflicts: [] });
+    expect(sb.tree()).toEqual(forced);
+    expect(sb.tb(['redo', '--last']).code).toBe(3);
+  });
+
+  it("undo --last is the agent's newest change: the person's own takeback run, outside any turn, is passed over, and undone by its id", () => {
+    const sb = sandbox({ git: true });
+    const S = build(sb); // sets 1 and 2, in the turn t1
+    step(sb, ['run', '--', 'sh', '-c', 'echo mine > mine.txt']); // set 3: the person's
+    expect(sb.json(['show', '3'])).toMatchObject({ turn: null, agent: 'cli', source: { kind: 'command' } });
+    expect(sb.json(['preview', '--last']).sets).toEqual(['2']);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['2']);
+    expect(sb.read('f.txt').toString()).toBe('a\nb\n');
+    expect(sb.read('mine.txt').toString()).toBe('mine\n');
+    // No agent's change to that file: nothing to undo.
+    expect(sb.tb(['undo', '--last', '--file', 'mine.txt']).code).toBe(3);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['1']);
+    expect(sb.tree()).toEqual({ ...S[0], 'mine.txt': expect.anything() });
+    // Named by its id, the person's run is undone and redone as any change.
+    expect(sb.json(['undo', '3']).sets).toEqual(['3']);
+    expect(sb.exists('mine.txt')).toBe(false);
+    expect(sb.json(['redo', '--last']).sets).toEqual(['3']);
+    expect(sb.read('mine.txt').toString()).toBe('mine\n');
   });
 
   it('an undo redone since does not count: redo --last takes back the newest undo still in effect', () => {

@@ -96,7 +96,7 @@ describe('the size limit', () => {
     const n = r.expired.bySize;
     expect(states).toEqual([...Array(n).fill('expired'), ...Array(5 - n).fill('applied')]);
     // The newest set is whole: it undoes and redoes.
-    sb.json(['undo', '--last']);
+    sb.json(['undo', sets.at(-1).id]);
     sb.json(['redo', '--last']);
     expect(sb.tb(['show', sets[0].id]).code).toBe(4);
   });
@@ -130,14 +130,14 @@ describe('the sweep', () => {
     expect(fs.existsSync(blobPath(sb, 'edited too\n'))).toBe(true); // workspace 2's snapshot
     expect(fs.existsSync(blobPath(sb, 'edited\n'))).toBe(true); // workspace 1's snapshot
     expect(fs.existsSync(blobPath(sb, 'in flight\n'))).toBe(true); // the capture in flight
-    sb.json(['undo', '--last'], { cwd: other });
+    sb.json(['undo', sb.json(['list'], { cwd: other }).sets[0].id], { cwd: other });
     expect(fs.readFileSync(path.join(other, 'shared.txt'), 'utf8')).toBe('original\n');
 
     // The capture ends and records; then the next command still has its full "before".
     sb.write('pending.txt', 'written\n');
     sb.tb(['capture', 'end', '--id', 'p1']);
     sb.tb(['run', '--', 'sh', '-c', 'printf "later\\n" > shared.txt']);
-    sb.json(['undo', '--last']);
+    sb.json(['undo', sb.json(['list']).sets[0].id]);
     expect(sb.read('shared.txt').toString()).toBe('edited\n');
   });
 
@@ -185,7 +185,7 @@ describe('compressed copies', () => {
     sb.tb(['run', '--', 'sh', '-c', 'printf "replaced\\n" > big.txt && printf "s2\\n" > small.txt']);
     expect(fs.statSync(blobPath(sb, text)).size).toBeLessThan(text.length / 4);
     expect(fs.readFileSync(blobPath(sb, 'small\n'), 'utf8')).toBe('small\n'); // under 4 KB: as is
-    sb.json(['undo', '--last']);
+    sb.json(['undo', sb.json(['list']).sets[0].id]);
     expect(sb.read('big.txt').toString()).toBe(text);
     expect(sb.read('small.txt').toString()).toBe('small\n');
   });

@@ -135,7 +135,7 @@ describe('a file that holds a secret is a capture gap, its bytes never kept', ()
       for (const token of [GITHUB, NPM_AUTH, s.NEW_GITHUB, s.NEW_NPM]) expect(anyFileContains(sb.home, token), token).toBeNull();
 
       const envNow = sb.read('.env');
-      const undo = sb.json(['undo', '--last'], { code: via === 'command' ? 6 : 0 });
+      const undo = sb.json(['undo', sb.json(['list']).sets[0].id], { code: via === 'command' ? 6 : 0 });
       expect(undo.complete).toBe(via !== 'command');
       expect(undo.gaps.map((g: any) => [g.path, g.reason]).sort()).toEqual(via === 'command' ? [['.env', 'secret'], ['.npmrc', 'secret']] : []);
       expect(sb.read('.env')).toEqual(envNow);
@@ -174,10 +174,11 @@ describe('a file that holds a secret is a capture gap, its bytes never kept', ()
     sb.write('b.txt', 'b1\n');
     expect(sb.tb(['run', '--', 'true']).code).toBe(0);
     expect(sb.tb(['run', '--', 'sh', '-c', 'printf "v2\\n" > a.txt && printf "b2\\n" > b.txt']).code).toBe(0);
+    const id = sb.json(['list']).sets[0].id as string;
     // The person pastes a token into a.txt after the change (from outside the workspace).
     const s = stage(sb);
     fs.copyFileSync(s.env, sb.abs('a.txt'));
-    const undo = sb.json(['undo', '--last', '--force'], { code: 6 });
+    const undo = sb.json(['undo', id, '--force'], { code: 6 });
     expect(undo.complete).toBe(false);
     expect(undo.gaps).toEqual([expect.objectContaining({ path: 'a.txt', reason: 'secret' })]);
     expect(sb.read('a.txt')).toEqual(fs.readFileSync(s.env));

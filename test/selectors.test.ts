@@ -78,8 +78,9 @@ describe('selectors', () => {
     expect(ok(['list', '--turn', 'T1']).sets.map((s: any) => s.id)).toEqual(['2', '1']);
   });
 
-  it('--last undoes the newest set; redo --last redoes the one undone most recently', () => {
-    expect(ok(['undo', '--last']).sets).toEqual(['5']);
+  it("--last undoes the newest agent's set, never the person's own run (set 5, outside any turn); redo --last redoes the one undone most recently", () => {
+    expect(ok(['preview', '--last']).sets).toEqual(['4']);
+    expect(ok(['undo', '5']).sets).toEqual(['5']);
     expect(sb.tree()).toEqual(S[4]);
     expect(ok(['undo', '--last']).sets).toEqual(['4']);
     expect(sb.tree()).toEqual(S[3]);

@@ -54,7 +54,7 @@ bufload(f)
 # Start the sidecar (it tracks the open buffers) before the agent changes the files.
 g:Cmd('list', 'TakebackListed')
 sleep 1100m
-g:Agent(P.data.agent)
+g:AgentTurn(P.data.agent)
 g:Wait('the buffers reloaded', () => g:Text(notes) == P.data.after['notes.md'] && g:Text(f) == P.data.after['f.txt'])
 `;
 
@@ -107,7 +107,7 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
     // The listing: one change set, an entry per file that opens it.
     expect(r.sets).toEqual(['1']);
     const qf = r.qf as [string, string][];
-    expect(qf[0]![1]).toBe('Outside any turn');
+    expect(qf[0]![1]).toBe('Turn 1 · cli'); // the agent's turn
     expect(qf.slice(1).map(([file]) => file).sort()).toEqual(['f.txt', 'g.txt', 'new.txt', 'notes.md', 'x']);
     expect(qf.find(([file]) => file === 'notes.md')![1]).toMatch(/^#1 .*modified \+1 −1$/);
     // The preview: a diff buffer with what the undo would do.
@@ -331,7 +331,7 @@ bufload(noeol)
 g:Out.formats = [getbufvar(crlf, '&fileformat'), getbufvar(noeol, '&eol')]
 g:Cmd('list', 'TakebackListed')
 sleep 1100m
-g:Agent("sed -i s/two/TWO/ crlf.txt && sed -i s/beta/BETA/ noeol.txt")
+g:AgentTurn("sed -i s/two/TWO/ crlf.txt && sed -i s/beta/BETA/ noeol.txt")
 g:Wait('the buffers reloaded', () => g:Text(crlf) == P.data.after['crlf.txt'] && g:Text(noeol) == P.data.after['noeol.txt'])
 g:Out.undo = g:Cmd('undo', 'TakebackApplied').result
 g:WaitRecorded('undone')

@@ -56,8 +56,9 @@ export type ChangeStatus = 'created' | 'modified' | 'deleted' | 'mode' | 'type';
  * itself ("changed during this turn").
  *
  * `replaced`: what a forced undo or redo (`sets`, the sets it moved) wrote over — the later
- * changes it replaced, kept as a set of their own that is already taken back (state `undone`), so
- * that redoing the step and then this set gives them back.
+ * changes it replaced, kept as a set of their own that is already taken back (state `undone`):
+ * the redo of that undo gives them back with the step (this set applied with it), and `--last`
+ * never names it.
  *
  * `person`: a save the person made in an editor connected to the sidecar (`editor`: its name for
  * people, `Neovim`, `Helix`), recorded as theirs and outside any turn, so that no turn's undo
@@ -81,6 +82,9 @@ export type ChangeSource =
  */
 export type SetState = 'applied' | 'undone' | 'partial' | 'expired';
 
+/** A change's state at one path by what the disk holds (see {@link FileSummary.state}). */
+export type FileChangeState = 'applied' | 'partial' | 'undone' | 'overwritten';
+
 /** One path of a change set, as `changes/list` and `takeback list --json` give it. */
 export interface FileSummary {
   path: string;
@@ -92,10 +96,18 @@ export interface FileSummary {
   /** False when a capture gap keeps this path from being undone. */
   undoable: boolean;
   gap: GapReason | null;
-  /** True when this path's change is undone. */
+  /** True when this path's change is undone (`state` is `undone`). */
   undone: boolean;
   /** True when only some hunks of this path's change are undone (the others in place); absent otherwise. */
   partial?: boolean;
+  /**
+   * This path's change as the disk has it: `applied` (what it left is there, or a later change
+   * over it), `partial` (some of its hunks taken back, the others in place: `partial` is true),
+   * `undone` (taken back, by takeback or by hand), `overwritten` (no longer in place: written
+   * over since). An editor's own undo and a save that give the agent's bytes back make it
+   * `applied` again.
+   */
+  state: FileChangeState;
   /** What the path is (after the change, or before it when deleted). */
   type: FileType;
   /**

@@ -60,7 +60,14 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
   for (const f of shown) {
     const mark = MARK[f.status] ? ` ${p(f.status === 'deleted' ? 'red' : f.status === 'created' ? 'green' : 'cyan', `(${MARK[f.status]})`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `[gap: ${f.gap}]`)}` : '';
-    const undone = f.partial ? ` ${p('yellow', '[partly undone]')}` : s.state === 'partial' && f.undone ? ` ${p('yellow', '[undone]')}` : '';
+    const undone =
+      f.state === 'overwritten'
+        ? ` ${p('yellow', '[no longer in place]')}`
+        : f.partial
+          ? ` ${p('yellow', '[partly undone]')}`
+          : s.state === 'partial' && f.undone
+            ? ` ${p('yellow', '[undone]')}`
+            : '';
     lines.push(`        ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}${f.hunks ? hunksText(f.hunks, p) : ''}`);
   }
   const hidden = files.length - shown.length;

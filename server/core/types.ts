@@ -147,11 +147,23 @@ export interface FileChange {
    */
   partial?: boolean;
   /**
-   * For a change undone by a step that took only its last hunks (`undo --lines`): that step's
-   * operation, whose inverse (what it found, over what it wrote) is what a redo puts back.
+   * For a change undone by a step that took only its last hunks (`undo --lines`), or left partly
+   * undone by an undo of some of its hunks: that step's operation, whose inverse (what it found,
+   * over what it wrote) is what a redo puts back (a redo narrowed to lines of a change partly
+   * undone goes by the change itself).
    */
   undoneBy?: number;
+  /** What the disk says of this path's change, when it was asked (see plan/in-step.ts); never stored. */
+  state?: FileChangeState;
 }
+
+/**
+ * A change's state at one path by what the disk holds: `applied` (what the change left, or a
+ * later change over it), `partial` (some of its hunks taken back, the others in place),
+ * `undone` (taken back), `overwritten` (no longer in place: written over since, by neither the
+ * change nor its undo).
+ */
+export type FileChangeState = 'applied' | 'partial' | 'undone' | 'overwritten';
 
 /**
  * A change set: everything one tool call, one command or one turn changed.

@@ -1,5 +1,7 @@
 import { baselineProgress } from '../core/capture/baseline.js';
 import type { Workspace } from '../core/open-workspace.js';
+import { inStepWithDisk, statReader, type HunkInPlace } from '../core/plan/in-step.js';
+import type { ChangeSet } from '../core/types.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
 /*
@@ -23,10 +25,13 @@ export function captureStatus(ws: Workspace): CaptureStatus {
  * The change sets of the workspace, newest first, with their turns. Without `all`, the sets of
  * the newest {@link DEFAULT_LIST_TURNS} turns (and any outside turns since) and no expired
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
- * `codex`, `gemini`, `cli`). Reads no file (`list-hunks.ts` adds a file's hunks). Throws
+ * `codex`, `gemini`, `cli`). Each file's state is the disk's ({@link asOnDisk}: a stat per file,
+ * read only when its stat moved); no diff is made but by `inPlace` (service/in-place.ts: a file
+ * written over since keeps a change applied while a hunk of it is there; without it, such a file
+ * is `overwritten`, see {@link anyOverwritten}), and `list-hunks.ts` adds a file's hunks. Throws
  * `not-found`/`invalid-id` for a bad turn.
  */
-export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string } = {}): ListResult {
+export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string; inPlace?: HunkInPlace } = {}): ListResult {
   const { journal } = ws;
   let turns;
   let omittedTurns = 0;
@@ -51,6 +56,7 @@ export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean;
   }
   if (!opts.all) sets = sets.filter((s) => s.state !== 'expired');
   if (opts.agent !== undefined) sets = sets.filter((s) => s.agent === opts.agent);
+  sets = asOnDisk(ws, sets, opts.inPlace);
   return {
     workspace: ws.root,
     capture: captureStatus(ws),
@@ -60,7 +66,26 @@ export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean;
   };
 }
 
-/** One change set in full. Throws `invalid-id`, `not-found` or `expired`. */
-export function showChange(ws: Workspace, id: string): ChangeSetDetail {
-  return toSetDetail(ws.journal.sets.get(id));
+/** One change set in full, its files' states as the disk has them (`inPlace`: as for {@link listChanges}). Throws `invalid-id`, `not-found` or `expired`. */
+export function showChange(ws: Workspace, id: string, inPlace?: HunkInPlace): ChangeSetDetail {
+  return toSetDetail(asOnDisk(ws, [ws.journal.sets.get(id)], inPlace)[0]!);
+}
+
+/**
+ * `sets` with each file's state as the disk has it (applied, undone, no longer in place) and
+ * their states following (core/plan/in-step.ts): a file is stat'ed, and read only when its stat
+ * is not the snapshot index's.
+ */
+function asOnDisk(ws: Workspace, sets: ChangeSet[], inPlace?: HunkInPlace): ChangeSet[] {
+  const paths = new Set<string>();
+  for (const s of sets) if (s.state !== 'expired') for (const f of s.files) if (!f.gap) paths.add(f.path);
+  return inStepWithDisk(ws, sets, statReader(ws, paths), null, inPlace);
+}
+
+/**
+ * True when a file of `sets` (a listing's, or one change's) is said to be no longer in place:
+ * the one answer service/in-place.ts can make better, so a caller loads it and asks again only then.
+ */
+export function anyOverwritten(sets: { files: { state: string }[] }[]): boolean {
+  return sets.some((s) => s.files.some((f) => f.state === 'overwritten'));
 }

@@ -64,6 +64,7 @@ export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'r
   const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), sel.paths, disk?.merge, {
     lines: sel.lines,
     bytes: editorBytes(readers),
+    ...(readers.state ? { disk: diskReader(ws) } : {}),
   });
   markUnsaved(plan, readers.unsaved, readers.editor);
   nameLeftOut(ws, plan, sel);
@@ -75,6 +76,7 @@ export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo
   const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), sel.paths, undefined, {
     lines: sel.lines,
     bytes: editorBytes(readers),
+    ...(readers.state ? { disk: diskReader(ws) } : {}),
   });
   markUnsaved(plan, readers.unsaved, readers.editor);
   nameLeftOut(ws, plan, sel);

@@ -268,6 +268,31 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       expect(err).toMatchObject({ code: ErrorCodes.Conflicts, data: { conflicts: [{ path: 'data.txt', reason: 'unsaved-in-editor' }] } });
       expect(e.messages.at(-1)).toMatchObject({ type: 2 });
     });
+
+    it("counts a turn's changes still in place by what the disk holds: one undone, then its bytes given back from outside, counts again", async () => {
+      const e = await start('neovim');
+      await e.open('data.txt');
+      const turnAction = async () =>
+        (
+          await e.request<CodeActionLike[]>('textDocument/codeAction', {
+            textDocument: { uri: e.uri('data.txt') },
+            range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+            context: { diagnostics: [] },
+          })
+        )
+          .map((a) => a.title)
+          .find((t) => / from this turn$/.test(t));
+      expect(await turnAction()).toBe('Undo all 3 changes from this turn');
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] } });
+      expect(r.applied).toEqual([{ path: 'notes.md', action: 'put-back', via: 'editor' }]);
+      await e.saveEdited();
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 5000, 'undone');
+      expect(ws.read('notes.md')).toEqual(Buffer.from(BEFORE['notes.md'] as string));
+      expect(await turnAction()).toBe('Undo all 2 changes from this turn');
+      // The agent's bytes written back from outside (another editor's undo and a save): in place again.
+      fs.writeFileSync(path.join(ws.root, 'notes.md'), AFTER['notes.md'] as string);
+      expect(await turnAction()).toBe('Undo all 3 changes from this turn');
+    });
   });
 
   describe('LSP4IJ-like client (documentChanges, ignores versions, always applied: true, never saves)', () => {
@@ -403,13 +428,19 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       expect(r.failed).toEqual([]);
       expect(r.pending).toContain('src/new.ts');
       await new Promise((res) => setTimeout(res, 200));
-      expect(await states(e)).toEqual(['undone', 'undone', 'undone']);
+      // Nothing is recorded yet; list says what the disk holds: the files the server wrote are the
+      // agent's again, the one whose text is in the IDE's memory is not.
+      expect(e.changes.some((c) => c.reason === 'redone')).toBe(false);
+      const files = (await e.request<ListResult>('changes/list', {})).sets.flatMap((x) => x.files);
+      expect(files.find((f) => f.path === 'src/new.ts')).toMatchObject({ undone: true, state: 'undone' });
+      expect(files.find((f) => f.path === 'logo.bin')).toMatchObject({ undone: false, state: 'applied' });
       await e.saveAll();
       await e.until(() => e.changes.some((c) => c.reason === 'redone'), 5000, 'redone');
       expectAfter(ws);
+      expect(await states(e)).toEqual(['applied', 'applied', 'applied']);
     });
 
-    it("after the IDE's Undo of a takeback undo, the set stays undone until Redo, which finds the file in place", async () => {
+    it("after the IDE's Undo of a takeback undo and a save, the change is applied again: list says so, the lens offers Undo, and it undoes", async () => {
       const e = await start('lsp4ij');
       await e.open('notes.md');
       await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] } });
@@ -420,16 +451,19 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       await e.saveAll();
       await new Promise((res) => setTimeout(res, 300));
       const list = await e.request<ListResult>('changes/list', {});
-      expect(list.sets.find((x) => x.label === 'Edit notes.md')!.state).toBe('undone');
+      const set = list.sets.find((x) => x.label === 'Edit notes.md')!;
+      expect(set).toMatchObject({ state: 'applied', files: [expect.objectContaining({ path: 'notes.md', undone: false, state: 'applied' })] });
       const lenses = await e.request<{ command: { title: string } }[]>('textDocument/codeLens', { textDocument: { uri: e.uri('notes.md') } });
-      expect(lenses.map((l) => l.command.title)).toEqual(["Agent's change undone", 'Redo']);
-      const editsBefore = e.edits.length;
-      const rr = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] }, direction: 'redo' });
-      expect(rr.sets).toEqual(['2']);
-      expect(rr.applied).toEqual([{ path: 'notes.md', action: 'none', via: 'disk' }]);
-      expect(e.edits).toHaveLength(editsBefore);
-      expect(ws.read('notes.md')).toEqual(Buffer.from(AFTER['notes.md'] as string));
-      await e.until(() => e.changes.some((c) => c.reason === 'redone'), 5000, 'redone');
+      expect(lenses.map((l) => l.command.title)).toEqual([expect.stringMatching(/^Agent changed this file/), 'Undo', 'Diff']);
+      // Redo has nothing to do; the undo goes through the IDE again and is recorded once saved.
+      const rr = await e.request<ApplyResult>('undo/preview', { selector: { turn: 't1', paths: ['notes.md'] }, direction: 'redo' });
+      expect(rr.sets).toEqual([]);
+      const u = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['notes.md'] } });
+      expect(u.applied).toEqual([{ path: 'notes.md', action: 'put-back', via: 'editor' }]);
+      await e.saveAll();
+      await e.until(() => e.changes.filter((c) => c.reason === 'undone').length === 2, 5000, 'undone again');
+      expect(ws.read('notes.md')).toEqual(Buffer.from(BEFORE['notes.md'] as string));
+      expect((await e.request<ListResult>('changes/list', {})).sets.find((x) => x.label === 'Edit notes.md')!.state).toBe('undone');
     });
 
     it('lists every command its lenses and actions carry, runs them through the IDE, and never asks a question', async () => {

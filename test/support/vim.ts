@@ -77,6 +77,16 @@ def g:Agent(script: string)
     throw 'the agent failed: ' .. out
   endif
 enddef
+# The agent's command in a turn of its own, as an agent's work is (undo's last names it; a
+# takeback run outside any turn is the person's own).
+def g:AgentTurn(script: string)
+  for args in [['turn', 'begin'], ['run', '--', 'sh', '-c', script], ['turn', 'end']]
+    var out = system(join([P.node, P.bin]->extend(args)->mapnew((_, a) => shellescape(a))))
+    if v:shell_error != 0
+      throw 'the agent failed: ' .. out
+    endif
+  endfor
+enddef
 def g:Text(b: number): string
   return takeback.BufferText(b)
 enddef

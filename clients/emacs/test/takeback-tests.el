@@ -7,7 +7,7 @@
 ;;     --eval '(ert-run-tests-batch-and-exit "NAME")'
 ;; params.json: {"cmd": [node, bin/takeback.js, "serve"], "node", "bin", "workspace", "agent",
 ;; "before": {file: text}, "after": {file: text}}.  The agent's change is a shell command recorded
-;; through the command line (`takeback run -- sh -c AGENT'), run while its files are open.
+;; through the command line (`takeback run -- sh -c AGENT' in a turn), run while its files are open.
 
 ;;; Code:
 
@@ -53,12 +53,13 @@
   (setq takeback-tests--reasons (remove reason takeback-tests--reasons)))
 
 (defun takeback-tests--agent ()
-  "Run the agent's shell command in the workspace, recorded by `takeback run'."
+  "Run the agent's shell command in the workspace, recorded by `takeback run' in a turn of its own
+\(as an agent's work is, so that undo's last names it)."
   (let ((default-directory (file-name-as-directory (takeback-tests--p 'workspace))))
-    (with-temp-buffer
-      (unless (eq 0 (call-process (takeback-tests--p 'node) nil t nil (takeback-tests--p 'bin)
-                                  "run" "--" "sh" "-c" (takeback-tests--p 'agent)))
-        (error "The agent failed: %s" (buffer-string))))))
+    (dolist (args `(("turn" "begin") ("run" "--" "sh" "-c" ,(takeback-tests--p 'agent)) ("turn" "end")))
+      (with-temp-buffer
+        (unless (eq 0 (apply #'call-process (takeback-tests--p 'node) nil t nil (takeback-tests--p 'bin) args))
+          (error "The agent failed: %s" (buffer-string)))))))
 
 (defun takeback-tests--journal ()
   "The journal's sets as ((ID . STATE) ...), newest first."

@@ -46,6 +46,20 @@ export interface Operation {
   paths: OpPath[];
 }
 
+/**
+ * What the one undo or redo that last moved a path did there, for the step that takes it back
+ * exactly ({@link OpLog.toInvert}): the operation, what it found and what it wrote, and the set
+ * keeping what it wrote over when it was forced (moved along by its inverse: its file comes back
+ * with the bytes the forced step found).
+ */
+export interface StepToInvert {
+  op: number;
+  found: FileState;
+  wrote: FileState;
+  /** The forced step's `replaced` set, when its file at the path is still as its replace left it; else null. */
+  replaced: string | null;
+}
+
 /** The operation log's tables (see db.ts for the schema). */
 export class OpLog {
   /** Statements compiled once per connection: a capture records its set through them. */
@@ -125,6 +139,13 @@ export class OpLog {
         moves.push([Number(id), p]);
       }
     }
+    // The replace operation of a forced undo, whose set its inverse moves along, is part of it.
+    if (before.size === 2) {
+      const [a, b] = [...before].sort((x, y) => x - y);
+      const replace = this.db.prepare("SELECT set_id FROM operations WHERE id = ? AND kind = 'replace'").pluck().get(a) as number | undefined;
+      const forced = this.db.prepare('SELECT replaced FROM operations WHERE id = ?').pluck().get(b) as number | null | undefined;
+      if (replace !== undefined && replace === forced) before.delete(a!);
+    }
     let inverts: number | null = null;
     if (opts.direction === 'redo' && before.size === 1) {
       const [only] = before;
@@ -172,6 +193,102 @@ export class OpLog {
       files,
       paths,
     };
+  }
+
+  /**
+   * The step a `direction` step of `sets` on `path` takes back exactly, or null: one operation of
+   * the other direction last moved `path` of every set of `sets`, no other set's change to the
+   * path is still as it left it, and it recorded what it found and wrote there (the caller checks
+   * that the path still holds what it wrote). A redo's inverse of a
+   * forced undo names the undo's `replaced` set when that set's file at the path is still taken
+   * back by its replace operation; an undo does not invert a forced redo (what that redo wrote
+   * over would have to come back applied while the step marks its sets undone). From index
+   * seeks on `set_files`, `op_files` and `op_paths`.
+   */
+  toInvert(path: string, sets: string[], direction: 'undo' | 'redo'): StepToInvert | null {
+    if (sets.length === 0) return null;
+    const op = this.lastMoved(sets[0]!, path);
+    if (op === null || sets.some((id) => this.lastMoved(id, path) !== op)) return null;
+    const row = this.stmt('SELECT kind, forced, replaced FROM operations WHERE id = ?').get(op) as { kind: string; forced: number; replaced: number | null } | undefined;
+    const other = direction === 'undo' ? 'redo' : 'undo';
+    if (!row || row.kind !== other) return null;
+    // No other set's change to the path is still as that step left it (the path's rows, by index).
+    const still = this.stmt('SELECT set_id FROM set_files WHERE path = ? AND last_op = ?').pluck().all(path, op) as number[];
+    const wanted = new Set(sets.map(Number));
+    if (still.length !== wanted.size || !still.every((id) => wanted.has(id))) return null;
+    const at = this.stmt('SELECT found, wrote FROM op_paths WHERE op = ? AND path = ?').get(op, path) as { found: string; wrote: string } | undefined;
+    if (!at) return null;
+    let replaced: string | null = null;
+    if (row.replaced !== null) {
+      if (direction === 'undo') return null;
+      const kept = this.stmt(
+        "SELECT 1 FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.path = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
+      ).get(row.replaced, path);
+      if (kept) replaced = String(row.replaced);
+    }
+    return { op, found: JSON.parse(at.found) as FileState, wrote: JSON.parse(at.wrote) as FileState, replaced };
+  }
+
+  /**
+   * {@link toInvert} for a redo of `sets`, for all their paths at once (path → the undo to take
+   * back there, with `moved`: the sets whose change to the path that undo still holds taken
+   * back), in a few queries however many paths: the sets' undone rows, then per undo that last
+   * moved them its recorded paths and the rows it still holds. A path is the caller's to check:
+   * `moved` must be the sets selected there, and the path must hold what the undo wrote.
+   */
+  undosToInvert(sets: string[]): Map<string, StepToInvert & { moved: Set<string> }> {
+    const out = new Map<string, StepToInvert & { moved: Set<string> }>();
+    if (sets.length === 0) return out;
+    const rows = this.stmt('SELECT DISTINCT last_op FROM set_files WHERE set_id IN (SELECT value FROM json_each(?)) AND undone = 1')
+      .pluck()
+      .all(JSON.stringify(sets.map(Number))) as number[];
+    for (const op of rows) {
+      const row = this.stmt('SELECT kind, replaced FROM operations WHERE id = ?').get(op) as { kind: string; replaced: number | null } | undefined;
+      if (!row || row.kind !== 'undo') continue;
+      const kept = new Set<string>();
+      if (row.replaced !== null) {
+        const paths = this.stmt(
+          "SELECT f.path FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
+        )
+          .pluck()
+          .all(row.replaced) as string[];
+        for (const p of paths) kept.add(p);
+      }
+      for (const p of this.stmt('SELECT path, found, wrote FROM op_paths WHERE op = ?').all(op) as { path: string; found: string; wrote: string }[]) {
+        out.set(p.path, {
+          op,
+          found: JSON.parse(p.found) as FileState,
+          wrote: JSON.parse(p.wrote) as FileState,
+          replaced: kept.has(p.path) ? String(row.replaced) : null,
+          moved: new Set(),
+        });
+      }
+      for (const r of this.stmt('SELECT set_id, path FROM set_files WHERE last_op = ? AND undone = 1').all(op) as { set_id: number; path: string }[]) {
+        const at = out.get(r.path);
+        if (at && at.op === op) at.moved.add(String(r.set_id));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * What the journal last left at `path`, by its newest operation there: what an undo or redo
+   * wrote (`state`), or the set whose capture (its `after`) or replace (its `before`: taken back
+   * at once) was the last word. Null when no operation touched the path. From index seeks.
+   */
+  leftAt(path: string): { state: FileState } | { set: string; side: 'before' | 'after' } | null {
+    const op = this.stmt('SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
+    if (op === null) return null;
+    const at = this.stmt('SELECT wrote FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
+    if (at !== undefined) return { state: JSON.parse(at) as FileState };
+    const row = this.stmt('SELECT kind, set_id FROM operations WHERE id = ?').get(op) as { kind: string; set_id: number | null } | undefined;
+    if (!row || row.set_id === null) return null;
+    return { set: String(row.set_id), side: row.kind === 'replace' ? 'before' : 'after' };
+  }
+
+  /** The operation that last moved `path` of set `set` (its capture when none did), or null when the set has no such path. */
+  lastMoved(set: string, path: string): number | null {
+    return (this.stmt('SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck().get(Number(set), path) as number | undefined) ?? null;
   }
 
   /** The newest operation's id, or null when the log is empty. */

@@ -33,6 +33,21 @@ const HAS_UNDONE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND 
 /** True when a live set has a path that can move and is in place now, whole or in part. */
 const HAS_IN_PLACE = 'EXISTS (SELECT 1 FROM set_files f WHERE f.set_id = s.id AND f.undone IN (0, 2) AND f.gap = 0)';
 
+/**
+ * True when a set row `s` is an agent's change: neither takeback's own bookkeeping (what a forced
+ * undo or redo wrote over, kept as a set), nor a save of the person's (source `person`), nor the
+ * person's own `takeback run` (a command of the command line, `cli`, outside any turn and no
+ * agent's tool call). `--last` names only these (see {@link isAgentsChange}).
+ */
+const AGENTS_CHANGE = `(json_extract(s.source, '$.kind') NOT IN ('replaced', 'person')
+  AND NOT (s.turn IS NULL AND s.agent IS 'cli' AND json_extract(s.source, '$.kind') = 'command' AND json_extract(s.source, '$.toolCallId') IS NULL))`;
+
+/** {@link AGENTS_CHANGE} for a set as read: false for takeback's bookkeeping, the person's saves and the person's own `takeback run`. */
+export function isAgentsChange(set: ChangeSet): boolean {
+  if (set.source.kind === 'replaced' || set.source.kind === 'person') return false;
+  return !(set.turn === null && set.agent === 'cli' && set.source.kind === 'command' && set.source.toolCallId === undefined);
+}
+
 /** Each state as a condition on a set row `s` (see {@link toSet} for the rule). */
 const STATE_SQL: Record<SetState, string> = {
   expired: "s.state = 'expired'",
@@ -61,12 +76,15 @@ export interface UndoStep {
 function toSet(r: SetRow): ChangeSet {
   const files = JSON.parse(r.files) as FileChange[];
   const marks = new Map((JSON.parse(r.undone) as [string, number, number][]).map(([path, mark, op]) => [path, { mark, op }]));
+  const moves = JSON.parse(r.moves) as [number, 'undo' | 'redo', number, number, string][];
+  const undos = new Set(moves.filter((m) => m[1] === 'undo').map((m) => m[0]));
   for (const f of files) {
     const m = marks.get(f.path);
     if (!m) continue;
     if (m.mark === 2) f.partial = true;
     else f.undone = true;
-    if (m.mark === 3) f.undoneBy = m.op;
+    // Left partly undone by an undo (by hunks), or undone by one that took its last hunks: a redo is that undo's inverse.
+    if (m.mark === 3 || (m.mark === 2 && undos.has(m.op))) f.undoneBy = m.op;
   }
   let state: SetState = 'expired';
   if (r.state !== 'expired') {
@@ -75,7 +93,6 @@ function toSet(r: SetRow): ChangeSet {
     state = movable.some((f) => f.partial) ? 'partial' : n === 0 ? 'applied' : n === movable.length ? 'undone' : 'partial';
   }
   const history: HistoryEntry[] = [{ action: 'applied', time: r.created_at }];
-  const moves = JSON.parse(r.moves) as [number, 'undo' | 'redo', number, number, string][];
   if (moves.length > 0) {
     moves.sort((a, b) => a[0] - b[0] || (a[4] < b[4] ? -1 : 1));
     for (let i = 0; i < moves.length; ) {
@@ -206,15 +223,15 @@ export class Sets {
 
   /**
    * The newest live set with a file that can move (no capture gap) and is in place now (undone:
-   * taken back now), among `paths` when given, that is not a save of the person's (source
-   * `person`: `--last` is the agent's); null when there is none. A file partly undone counts both
-   * ways. From `set_files`, and the source of the sets it passes.
+   * taken back now), among `paths` when given, that is an agent's ({@link isAgentsChange});
+   * null when there is none. A file partly undone counts both ways. From `set_files`, and the
+   * source of the sets it passes.
    */
   newestMovable(undone: boolean, paths?: string[]): ChangeSet | null {
     const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
     const args: unknown[] = [undone ? 1 : 0, undone ? 3 : 0, ...(paths?.length ? [JSON.stringify(paths)] : [])];
     const id = this.db
-      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND json_extract(s.source, '$.kind') != 'person' ORDER BY f.set_id DESC LIMIT 1`)
+      .prepare(`SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.undone IN (?, ?, 2) AND f.gap = 0${only} AND s.state != 'expired' AND ${AGENTS_CHANGE} ORDER BY f.set_id DESC LIMIT 1`)
       .pluck()
       .get(...args) as number | undefined;
     return id === undefined ? null : this.get(String(id));
@@ -233,6 +250,16 @@ export class Sets {
         )
         .all(path, undone ? 1 : 0, undone ? 3 : 0) as SetRow[]
     ).map(toSet);
+  }
+
+  /** Ids of the live sets with a change to `path` that is no capture gap, newest first. From the `set_files` index on path. */
+  liveOn(path: string): string[] {
+    return (
+      this.db
+        .prepare("SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.gap = 0 AND s.state != 'expired' ORDER BY f.set_id DESC")
+        .pluck()
+        .all(path) as number[]
+    ).map(String);
   }
 
   /**

@@ -7,7 +7,7 @@ import type { OpPath } from '../journal/oplog.js';
 import type { TxnOp } from '../journal/txns.js';
 import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
-import { gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
+import { diskReader, gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
@@ -194,6 +194,8 @@ export interface PreparedStep {
   ops: StepOp[];
   /** Paths already as the step leaves them. */
   inPlace: PlannedFile[];
+  /** The operation log's newest operation when the step was planned (null: none yet): an operation after it that moved the step's files stops the step. */
+  head: number | null;
 }
 
 export interface PrepareOptions {
@@ -244,13 +246,16 @@ function freesInode(f: PlannedFile): boolean {
 function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 'redo', opts: PrepareOptions, planned?: (writes: number) => void): PreparedStep {
   const { journal } = ws;
   const force = opts.force ?? false;
+  const head = journal.oplog.head();
   const disk = opts.read ? null : heldDiskReader(ws);
-  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, opts.narrowing);
+  // With an editor's reader, the journal's state of each file is still the disk's.
+  const narrowing = opts.read ? { ...opts.narrowing, disk: opts.narrowing?.disk ?? diskReader(ws) } : opts.narrowing;
+  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
   if (conflicts.length > 0 && !force) {
-    return { direction, force, plan, conflicts, gaps, blocked: true, ops: [], inPlace: [] };
+    return { direction, force, plan, conflicts, gaps, blocked: true, ops: [], inPlace: [], head };
   }
   const todo = plan.files.filter((f) => !f.gap && f.action !== 'none');
   const inPlace = plan.files.filter((f) => !f.gap && f.action === 'none');
@@ -285,7 +290,7 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
   disk?.held.clear();
   const rank = new Map(ops.map((o) => [o, order(o.op)]));
   ops.sort((a, b) => rank.get(a)! - rank.get(b)! || (a.op.path < b.op.path ? -1 : 1));
-  return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace };
+  return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace, head };
 }
 
 /**
@@ -352,8 +357,9 @@ function recordInLock(ws: Workspace, step: PreparedStep, now: number): string[] 
   // the rest of a change partly undone) is redone as this step's inverse.
   const marks = new Map<string, number>();
   const wasPartial = new Set(step.plan.sets.flatMap((s) => s.files.filter((f) => f.partial).map((f) => `${s.id}\0${f.path}`)));
+  const taken = takenPaths(step);
   for (const f of step.plan.files) {
-    if (f.gap) continue;
+    if (!taken.has(f.path)) continue;
     paths.push({ path: f.path, found: found.get(f.path) ?? f.current, wrote: f.target });
     for (const id of f.sets) {
       const key = `${id}\0${f.path}`;
@@ -391,13 +397,24 @@ function recordInLock(ws: Workspace, step: PreparedStep, now: number): string[] 
 }
 
 /**
- * The ids of the sets step `step` moves, in walk order: those with a path of the plan that is no
- * capture gap. A selected set whose every path is a gap stays as it is, and is not named.
+ * The ids of the sets step `step` moves, in walk order: those with a path the step takes
+ * ({@link takenPaths}). A selected set whose every path is a gap, or left out, stays as it is,
+ * and is not named.
  */
 export function movingSets(step: PreparedStep): string[] {
+  const taken = takenPaths(step);
   const moving = new Set<string>();
-  for (const f of step.plan.files) if (!f.gap) for (const id of f.sets) moving.add(id);
+  for (const f of step.plan.files) if (taken.has(f.path)) for (const id of f.sets) moving.add(id);
   return step.plan.sets.map((s) => s.id).filter((id) => moving.has(id));
+}
+
+/**
+ * The paths step `step` takes: those it writes and those already as it leaves them. A path of
+ * the plan left out at prepare (a capture gap; a file there now that could not be kept, which
+ * the step will not replace) is not among them: it stays as it is, and so does its change.
+ */
+function takenPaths(step: PreparedStep): Set<string> {
+  return new Set([...step.ops.map((o) => o.op.path), ...step.inPlace.map((f) => f.path)]);
 }
 
 function markDone(ws: Workspace, txnId: string): void {
@@ -478,22 +495,22 @@ export function prepareStep(ws: Workspace, select: () => ChangeSet[], direction:
 }
 
 /**
- * Why the step's sets can no longer be moved as planned (another process undid or redid some of
- * their files since `prepareStep`), or null.
+ * Why the step's sets can no longer be moved as planned (one expired, or another process undid
+ * or redid some of their files since `prepareStep`: an operation newer than the step's `head`
+ * moved them), or null.
  */
 function setsMoved(ws: Workspace, step: PreparedStep): string | null {
+  const { journal } = ws;
   for (const s of step.plan.sets) {
-    let now: ChangeSet;
     try {
-      now = ws.journal.sets.get(s.id);
+      journal.sets.get(s.id);
     } catch (e) {
       return (e as Error).message;
     }
     for (const f of step.plan.files) {
       if (f.gap || !f.sets.includes(s.id)) continue;
-      const fc = now.files.find((x) => x.path === f.path);
-      if (!fc || fc.partial) continue;
-      if ((step.direction === 'undo') === Boolean(fc.undone)) return `change ${s.id} was ${step.direction === 'undo' ? 'undone' : 'redone'} meanwhile (${f.path})`;
+      const op = journal.oplog.lastMoved(s.id, f.path);
+      if (op !== null && op > (step.head ?? 0)) return `change ${s.id} was undone or redone meanwhile (${f.path})`;
     }
   }
   return null;

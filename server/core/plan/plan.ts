@@ -1,10 +1,12 @@
 import type { Workspace } from '../open-workspace.js';
 import { readWorkspaceState, unkeptGap, type ReadState } from '../fsstate.js';
+import type { OpLog, StepToInvert } from '../journal/oplog.js';
 import { sha256 } from '../store/blobs.js';
 import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, type GapReason } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
 import { TakebackError } from '../errors.js';
 import { applyHunks, diffHunks, mapRanges, placeHunks, rangeText, touches, type Hunk } from './hunks.js';
+import { inStepWithDisk } from './in-step.js';
 import { isMergeableText, linesText, mergeBytes, type LineRange, type MergeOverlap } from './merge.js';
 import { withWho } from './who.js';
 
@@ -81,6 +83,12 @@ export interface PlannedFile {
 export interface Narrowing {
   lines?: LineRange;
   bytes?: CurrentBytes;
+  /**
+   * The disk's reader, when the plan's reader gives an editor's view (its unsaved text): a
+   * change's state per file is what the disk holds (in-step.ts), never what a buffer holds
+   * unsaved. Without it the plan's own reader is taken for the disk's.
+   */
+  disk?: CurrentReader;
 }
 
 /**
@@ -369,7 +377,39 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
 }
 
 /**
- * Plans an undo (or redo) of `sets`. Sets already undone (redo: already applied) are skipped.
+ * The step before this one on `path` when this one takes it back exactly (see
+ * {@link OpLog.toInvert}): the path holds what that step wrote, and what it found there is kept
+ * (a file's bytes in the blob store), so the plan gives back those very bytes — a merged undo's
+ * later edits with the agent's change, a forced undo's later edits over it. Null otherwise, and
+ * when that step found the path as it left it (it wrote nothing there: the change's own state
+ * comes back as usual).
+ */
+function exactInverse(
+  ws: Workspace,
+  path: string,
+  sets: string[],
+  direction: 'undo' | 'redo',
+  current: FileState,
+  target: FileState,
+  undos: Map<string, StepToInvert & { moved: Set<string> }>,
+): StepToInvert | null {
+  let inv: StepToInvert | null;
+  if (direction === 'redo') {
+    const u = undos.get(path);
+    inv = u && u.moved.size === new Set(sets).size && sets.every((id) => u.moved.has(id)) ? u : null;
+  } else inv = ws.journal.oplog.toInvert(path, sets, direction);
+  // A step that found the path as it left it wrote nothing there: nothing of it to take back.
+  if (!inv || sameState(inv.found, inv.wrote) || !sameState(current, inv.wrote) || !isKept(inv.found)) return null;
+  // The bytes it found are the usual target's (a plain undo's) or must be in the store.
+  const f = inv.found;
+  if (f.exists && f.type === 'file' && !sameState(f, target) && (f.sha256 === null || !ws.journal.blobs.has(f.sha256))) return null;
+  return inv;
+}
+
+/**
+ * Plans an undo (or redo) of `sets`, each file's change as the disk has it (undone or applied:
+ * see in-step.ts; `read` gives what is there, each path read once). Sets already undone (redo:
+ * already applied) are skipped.
  * The walk goes newest first for undo and oldest first for redo; for each path the expected
  * state comes from the first set the walk meets and the target from the last (what the first
  * change found is what the walk back arrives at).
@@ -379,8 +419,11 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
  * `target` their state, the action stays `put-back`), else it is a conflict, whose detail names
  * the overlapping lines of both sides when there are any. A path whose expected or target bytes
  * were not kept is a gap. `bytesNow` gives a path's bytes for a merge (default: read from the
- * disk again). Narrowed to `paths`, each text file gets its hunks, and `narrowing.lines` takes
- * only some of them (see {@link narrow}). Reads, never writes.
+ * disk again). A path that holds what the undo (redo) before it on the path wrote, for exactly
+ * the sets selected there, gets back what that step found ({@link exactInverse}); the set keeping
+ * what a forced undo replaced is then moved along (it joins `sets`). Narrowed to `paths`, each
+ * text file gets its hunks, and `narrowing.lines` takes only some of them (see {@link narrow}).
+ * Reads, never writes.
  */
 export function makePlan(
   ws: Workspace,
@@ -393,6 +436,17 @@ export function makePlan(
 ): Plan {
   const { lines } = narrowing;
   const only = paths && paths.length > 0 ? new Set(paths) : null;
+  // Each path is read once: for the state the disk gives its changes, then for the walk.
+  const readStates = new Map<string, FileState>();
+  const readOnce: CurrentReader = (path, abs) => {
+    let st = readStates.get(path);
+    if (st === undefined) {
+      st = read(path, abs);
+      readStates.set(path, st);
+    }
+    return st;
+  };
+  sets = inStepWithDisk(ws, sets, narrowing.disk ?? readOnce, only);
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
   // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.
@@ -410,14 +464,16 @@ export function makePlan(
   type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
   if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
   const byPath = new Map<string, Acc>();
-  // A change undone by a step that took its last hunks is redone as that step's inverse (what it
-  // found, over what it wrote), once for every change that step moved on the path.
+  // A change undone by a step that took its last hunks, or left partly undone by an undo of some,
+  // is redone as that step's inverse (what it found, over what it wrote), once for every change
+  // that step moved on the path.
   const inverted = new Map<string, Set<number>>();
   for (const s of active) {
     for (const f of s.files) {
       if (!inWalk(f)) continue;
       let [from, to] = direction === 'undo' ? [f.after, f.before] : [f.before, f.after];
-      const inverse = direction === 'redo' && f.undoneBy !== undefined ? inverseOf(ws, f.undoneBy, f.path) : null;
+      // Narrowed to lines, a change partly undone is redone by its own hunks, whichever undo took them.
+      const inverse = direction === 'redo' && f.undoneBy !== undefined && !(f.partial && lines) ? inverseOf(ws, f.undoneBy, f.path) : null;
       const seen = inverted.get(f.path) ?? new Set<number>();
       if (inverse) [from, to] = [inverse.wrote, inverse.found];
       let acc = byPath.get(f.path);
@@ -445,6 +501,10 @@ export function makePlan(
   }
 
   const files: PlannedFile[] = [];
+  const redone = new Set(active.filter((s) => s.history.some((h) => h.action === 'redone')).map((s) => s.id));
+  const undos = direction === 'redo' ? ws.journal.oplog.undosToInvert(active.map((s) => s.id)) : new Map<string, StepToInvert & { moved: Set<string> }>();
+  /** Sets an exact inverse moves along with the selected ones (what a forced undo replaced). */
+  const alongside = new Set<string>();
   for (const [path, acc] of [...byPath].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     let gapReason: GapReason | null = null;
     let current: FileState = { exists: false };
@@ -454,7 +514,7 @@ export function makePlan(
     } catch {
       gapReason = 'outside-workspace';
     }
-    if (abs) current = read(path, abs);
+    if (abs) current = readOnce(path, abs);
     if (gapReason) {
       // outside the workspace: named, never written
     } else if (!isKept(acc.target) || !isKept(acc.expected)) {
@@ -474,8 +534,22 @@ export function makePlan(
     let action: Action = gapReason ? 'none' : actionFor(current, acc.target);
     let conflict: Conflict | null = null;
     let target = acc.target;
+    let expected = acc.expected;
+    let pathSets = acc.sets;
     let merged: Buffer | null = null;
-    if (!gapReason && action !== 'none') {
+    // An undo can take back only a redo: the log is asked only when one of its sets was redone.
+    const mayInvert = !gapReason && (direction === 'redo' || acc.sets.some((id) => redone.has(id)));
+    const inverse = mayInvert ? exactInverse(ws, path, acc.sets, direction, current, acc.target, undos) : null;
+    if (inverse) {
+      // The step takes back the one before it on this path: what that one found comes back.
+      expected = inverse.wrote;
+      target = inverse.found;
+      action = actionFor(current, target);
+      if (inverse.replaced !== null) {
+        pathSets = [...acc.sets, inverse.replaced];
+        alongside.add(inverse.replaced);
+      }
+    } else if (!gapReason && action !== 'none') {
       const changed = !sameState(current, acc.expected);
       const ids = between.get(path);
       if (changed) {
@@ -501,12 +575,12 @@ export function makePlan(
     const file: PlannedFile = {
       path,
       action,
-      expected: acc.expected,
+      expected,
       target,
       current,
       conflict,
       gap: gapReason ? gapFor(path, gapReason) : null,
-      sets: acc.sets,
+      sets: pathSets,
       merged,
     };
     if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines, direction);
@@ -520,5 +594,7 @@ export function makePlan(
     for (const set of active) if (!moving.has(set.id)) skipped.push({ id: set.id, reason: 'no hunk on those lines' });
     return { direction, sets: active.filter((set) => moving.has(set.id)), skipped, files };
   }
+  for (const id of alongside) if (!activeIds.has(id)) active.push(ws.journal.sets.get(id));
+  active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
   return { direction, sets: active, skipped, files };
 }

@@ -65,13 +65,13 @@ function diskBytes(ws: Workspace): BytesReader {
 
 /**
  * The disk readers of one preview, sharing their reads: `state` reads a path as `diskReader`
- * (plan.ts) does and holds the bytes it read ({@link heldDiskReader}), and `bytes` hands those
- * out (once) instead of reading and hashing the file again; `merge` hands them to the plan's
- * merges and hunks (before the preview takes them). A path whose bytes were not held (a
- * secret place, too large to keep, past the held total) is read from the disk as before. Use a
- * pair for one plan and its preview only.
+ * (plan.ts) does and holds the bytes it read ({@link heldDiskReader}); `merge` hands the plan's
+ * three-way merges and hunks those bytes, and `bytes` hands them to the diff (once), instead of reading and
+ * hashing the file again. A path whose bytes were not held (a secret place, too large to keep,
+ * past the held total) is read from the disk as before. Use them for one plan and its preview
+ * only, `merge` in the plan before `bytes` in the preview.
  */
-export function diskReaders(ws: Workspace): { state: CurrentReader; bytes: BytesReader; merge: CurrentBytes } {
+export function diskReaders(ws: Workspace): { state: CurrentReader; merge: CurrentBytes; bytes: BytesReader } {
   const { read, held, bytes: merge } = heldDiskReader(ws);
   const fallback = diskBytes(ws);
   return {

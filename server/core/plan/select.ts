@@ -59,8 +59,10 @@ export function leftOut(journal: Journal, sel: Selector): { id: string; reason: 
 
 /**
  * The sets a selector names, oldest first. `--turn` and `--after-turn` leave out what
- * {@link leftOut} says. `--last` names the newest set still applied (undo) or
- * every set the most recent undo step took back (redo). Ids are checked before anything is read. Throws
+ * {@link leftOut} says. `--last` names the newest agent's change still applied (undo: never
+ * takeback's own bookkeeping, what a forced step wrote over, nor the person's saves or own
+ * `takeback run`; see Sets.newestMovable), or every set the most recent undo step took back
+ * (redo). Ids are checked before anything is read. Throws
  * `usage` (no selector, or several kinds), `invalid-id`, `not-found`, or `expired` (a named set
  * has expired; sets expired inside a turn or range are left out).
  */

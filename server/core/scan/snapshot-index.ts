@@ -186,6 +186,31 @@ export class SnapshotIndex {
     return out;
   }
 
+  /**
+   * The packed entries the index holds for workspace paths `paths`, by path: only their folders'
+   * rows are read (or this process's cached map, when current) and decoded.
+   */
+  packedAt(paths: Iterable<string>): Map<string, PackedEntry> {
+    const byDir = new Map<string, Map<string, string>>();
+    for (const p of paths) {
+      const [dir, name] = splitPath(p);
+      let names = byDir.get(dir);
+      if (!names) byDir.set(dir, (names = new Map()));
+      names.set(name, p);
+    }
+    const out = new Map<string, PackedEntry>();
+    const rows = this.rowsOf(byDir.keys());
+    for (const [dir, names] of byDir) {
+      const row = rows.get(dir);
+      if (!row) continue;
+      for (const e of decodeRow(row)) {
+        const p = names.get(e.name);
+        if (p !== undefined) out.set(p, e);
+      }
+    }
+    return out;
+  }
+
   /** Forgets every entry (the workspace went over the limits). */
   clear(): void {
     this.db.prepare('DELETE FROM snapshot_rows').run();

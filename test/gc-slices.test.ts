@@ -203,12 +203,9 @@ describe('the sweep in steps', () => {
     );
     expect(s.report!.use.unreferenced.count).toBe(4000);
     expect(s.report!.sets.live).toBe(2001);
-    expect(took.length).toBeGreaterThan(10); // the work is many steps' worth...
-    expect(total).toBeGreaterThan(10 * 5);
-    // ...and no step runs far past its 5 ms: in CPU time (a machine shared with other work can
-    // take the CPU away from a step for a while), and, more generously, in wall time.
-    expect(Math.max(...cpu)).toBeLessThan(50);
-    expect(longest).toBeLessThan(150);
+    // The work is many steps' worth: the sweep gave the process back between them. How long a
+    // step runs is measured in bench/run.mjs (section 5), not asserted here.
+    expect(took.length).toBeGreaterThan(10);
   });
 });
 

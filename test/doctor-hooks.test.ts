@@ -1,13 +1,14 @@
 // `takeback doctor` checks each agent's hooks in this workspace and for the user: installed (for
 // every event init writes), current (the command init writes now, for this install), and trusted
 // where the agent asks for trust (Codex's project and hook trust in config.toml, Gemini CLI's
-// trusted folders). A workspace with no hooks for any agent says so, never "no problems found".
+// trusted folders). A workspace with no hooks for any agent says so, naming every agent init
+// can hook, never "no problems found".
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sandbox, type Sandbox } from './support/takeback.js';
 
-const NO_AGENT = 'no agent is hooked here: run takeback init claude-code (or codex, gemini; --user for every folder)';
+const NO_AGENT = 'no agent is hooked here: run takeback init claude-code (or codex, gemini, qwen-code, copilot, cline, opencode, kilo; --user for every folder)';
 
 /** The sandbox with private homes for Codex and Gemini CLI (their trust lives there). */
 function agentSandbox(): Sandbox & { codexHome: string } {
@@ -29,6 +30,9 @@ describe('doctor: the agents hooked here', () => {
     expect(text.stdout).not.toContain('no problems found');
     const d = sb.json(['doctor']);
     expect(d.problems).toEqual([]);
+    // The line names every agent doctor checks, each one `init` can hook.
+    const line = text.stdout.split('\n').find((l) => l.includes('no agent is hooked here'))!;
+    for (const agent of new Set<string>(d.agents.map((c: any) => c.agent))) expect(line, agent).toMatch(new RegExp(`[ (]${agent}[ ,;)]`));
     expect(d.agents.map((c: any) => [c.agent, c.scope, c.installed])).toEqual([
       ['claude-code', 'workspace', 'none'],
       ['claude-code', 'workspace', 'none'],

@@ -66,6 +66,8 @@ function suite(flavor: OpencodeFlavor) {
     let stub: ModelStub;
     let run1: AgentRun;
     let run2: AgentRun;
+    /** A copy of the agent's project folder as the first run left it, takeback's plugin aside. */
+    let agentOwn: string;
     let T0: Tree;
     let T1: Tree;
     let T2: Tree;
@@ -102,6 +104,9 @@ function suite(flavor: OpencodeFlavor) {
       stub = await startModelStub(turn1);
       const common = { flavor, bin: gated.bin!, cwd: work, baseUrl: stub.url, home, env: { TAKEBACK_HOME: tbHome, TAKEBACK_LOG_LEVEL: 'debug' } };
       run1 = await runOpencode({ ...common, prompt: PROMPT_1 });
+      // What the agent wrote into its folder at start, for the --remove case below.
+      agentOwn = await mkTemp(`takeback-${flavor.agent}-e2e-own-`);
+      fs.cpSync(path.join(work, flavor.projectDir), agentOwn, { recursive: true, filter: (src) => !src.startsWith(path.join(work, flavor.projectDir, 'plugins')) });
       removeAgentOwnFiles(work, flavor);
       T1 = readTree(work);
       stub.push(
@@ -133,7 +138,7 @@ function suite(flavor: OpencodeFlavor) {
       await stub?.close();
       reportTimings(`[${flavor.agent}-e2e]`, timings);
       if (process.env.KEEP_E2E) console.info(`[${flavor.agent}-e2e] kept ${work} (TAKEBACK_HOME=${tbHome}, HOME=${home})`);
-      else rmAll(work, home, tbHome);
+      else rmAll(work, home, tbHome, agentOwn);
     });
 
     it('both turns ran every scripted tool call in one session, and the plugin handed over every event', () => {
@@ -154,6 +159,23 @@ function suite(flavor: OpencodeFlavor) {
       expect(treeDiff(T2, E[6]!), 'after turn 2').toEqual([]);
       expect(entryOf(T2, 'run.sh').mode & 0o111).not.toBe(0);
       expect(fs.existsSync(path.join(work, flavor.projectDir, 'plugins', 'takeback.js'))).toBe(true);
+    });
+
+    it(`init ${flavor.agent} --remove leaves a project as it was before init, what ${flavor.agent} wrote into its folder at start included`, async () => {
+      expect(fs.readdirSync(agentOwn).length, 'the agent wrote nothing into its folder').toBeGreaterThan(0);
+      const fresh = await tinyWorkspace(`takeback-${flavor.agent}-e2e-remove-`);
+      try {
+        const before = readTree(fresh);
+        const env = { ...process.env, TAKEBACK_HOME: tbHome, NO_COLOR: '1' };
+        expect(spawnSync(process.execPath, [BIN, 'init', flavor.agent], { cwd: fresh, env, encoding: 'utf8' }).status).toBe(0);
+        fs.cpSync(agentOwn, path.join(fresh, flavor.projectDir), { recursive: true });
+        const r = spawnSync(process.execPath, [BIN, 'init', flavor.agent, '--remove'], { cwd: fresh, env, encoding: 'utf8' });
+        expect([r.status, r.stderr]).toEqual([0, '']);
+        expect(treeDiff(readTree(fresh), before)).toEqual([]);
+        expect(git(fresh, 'status', '--porcelain', '--ignored')).toBe('');
+      } finally {
+        rmAll(fresh);
+      }
     });
 
     it(`list --agent ${flavor.agent}: two turns of one session with their prompts, one set per tool call paired by the call's id`, () => {

@@ -133,6 +133,41 @@ describe('takeback init opencode | kilo', () => {
     expect([sb.exists('.opencode/plugins/takeback.js'), sb.exists('.opencode/plugins/mine.js'), sb.exists('.opencode/package.json')]).toEqual([false, true, true]);
   });
 
+  it('--remove takes the folder init made also when the agent has installed its own plugin package there at start, but not one the user added to', () => {
+    // What opencode 1.18 and Kilo Code 7.7 write into each config folder they read at start.
+    const gitignore = (agent: string) =>
+      agent === 'kilo' ? 'node_modules\npackage.json\npackage-lock.json\npnpm-lock.yaml\nbun.lock\nyarn.lock\n.gitignore\nagent-manager.json' : 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore';
+    const agentInstall = (sb: Sandbox, dir: string, pkg: object) => {
+      sb.write(`${dir}/.gitignore`, gitignore(dir.slice(1)));
+      sb.write(`${dir}/package.json`, `${JSON.stringify(pkg, null, 2)}\n`);
+      sb.write(`${dir}/node_modules/@opencode-ai/plugin/package.json`, '{"name":"@opencode-ai/plugin"}\n');
+    };
+    const sb = sandbox({ git: true });
+    for (const agent of ['opencode', 'kilo']) {
+      const dir = `.${agent}`;
+      sb.tb(['init', agent]);
+      agentInstall(sb, dir, { dependencies: { [agent === 'kilo' ? '@kilocode/plugin' : '@opencode-ai/plugin']: '1.18.33' } });
+      expect(sb.tb(['init', agent, '--remove']).code).toBe(0);
+      expect(sb.exists(dir), dir).toBe(false);
+    }
+    // Offline the install fails: only the .gitignore is written.
+    sb.tb(['init', 'opencode']);
+    sb.write('.opencode/.gitignore', 'node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore');
+    sb.tb(['init', 'opencode', '--remove']);
+    expect(sb.exists('.opencode')).toBe(false);
+    // A dependency of the user's, a file of theirs: all of it stays.
+    sb.tb(['init', 'opencode']);
+    agentInstall(sb, '.opencode', { dependencies: { '@opencode-ai/plugin': '1.18.33', 'left-pad': '1.3.0' } });
+    sb.tb(['init', 'opencode', '--remove']);
+    expect(fs.readdirSync(sb.abs('.opencode')).sort()).toEqual(['.gitignore', 'node_modules', 'package.json']);
+    fs.rmSync(sb.abs('.opencode'), { recursive: true });
+    sb.tb(['init', 'opencode']);
+    agentInstall(sb, '.opencode', { dependencies: { '@opencode-ai/plugin': '1.18.33' } });
+    sb.write('.opencode/opencode.json', '{}\n');
+    sb.tb(['init', 'opencode', '--remove']);
+    expect(fs.readdirSync(sb.abs('.opencode')).sort()).toEqual(['.gitignore', 'node_modules', 'opencode.json', 'package.json']);
+  });
+
   it('--user: $XDG_CONFIG_HOME/opencode/plugins/ (else ~/.config), and out again', () => {
     const sb = sandbox({ git: true });
     const r = sb.tb(['init', 'opencode', '--user']);

@@ -134,4 +134,20 @@ describe('init qwen-code', () => {
     expect(fs.readFileSync(file, 'utf8')).toContain('// my model');
     expect(fs.readFileSync(file, 'utf8')).not.toMatch(/hook qwen-code/);
   });
+
+  it('--remove deletes the file init made also after Qwen has added its "$version" to it, and the folder made for it', () => {
+    const sb = sandbox({ git: true });
+    const file = sb.abs('.qwen/settings.json');
+    expect(sb.tb(['init', 'qwen-code']).code).toBe(0);
+    // What Qwen Code 0.24 does to a settings file it loads (seen in qwen-e2e).
+    const withVersion = (text: string) => `${JSON.stringify({ ...JSON.parse(text), $version: 4 }, null, 2)}\n`;
+    fs.writeFileSync(file, withVersion(fs.readFileSync(file, 'utf8')));
+    expect(sb.tb(['init', 'qwen-code', '--remove']).stdout).toBe(`removed takeback hooks from ${file}\n`);
+    expect(sb.exists('.qwen')).toBe(false);
+    // Anything else in the file is the user's: the file stays, "$version" and all.
+    expect(sb.tb(['init', 'qwen-code']).code).toBe(0);
+    fs.writeFileSync(file, withVersion(fs.readFileSync(file, 'utf8')).replace('{\n', '{\n  "model": { "name": "qwen3-coder" },\n'));
+    expect(sb.tb(['init', 'qwen-code', '--remove']).code).toBe(0);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ model: { name: 'qwen3-coder' }, $version: 4 });
+  });
 });

@@ -233,9 +233,11 @@ export function initAgentHooks(
     }
   }
   const next = opts.remove ? removeHooks(spec, current) : addHooks(spec, current, opts.command, opts.entries);
-  // What init made and nothing else: a file left an empty object by taking our hooks out goes,
-  // and so do the folders that held only it.
-  if (opts.remove && spec.settingsFile.dropEmpty && Object.keys(next).length === 0 && JSON.stringify(next) !== JSON.stringify(current)) {
+  // What init made and nothing else: a file left an empty object by taking our hooks out (or
+  // holding only what the agent writes there of itself) goes, and so do the folders that held only it.
+  const agentMembers = spec.settingsFile.agentMembers ?? [];
+  const empty = Object.keys(next).every((k) => agentMembers.includes(k));
+  if (opts.remove && spec.settingsFile.dropEmpty && empty && JSON.stringify(next) !== JSON.stringify(current)) {
     unlinkSync(opts.file);
     if (opts.base) removeEmptyFolders(dirname(opts.file), opts.base);
     return { file: opts.file, changed: true };

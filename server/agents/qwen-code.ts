@@ -49,6 +49,8 @@ export const qwenCode: AgentSpec<QwenHookEvent> = {
     projectDir: 'cwd',
     jsonc: true,
     dropEmpty: true,
+    // Qwen Code adds its settings format's number to a settings file it loads.
+    agentMembers: ['$version'],
   },
   checkHooks: (ctx) => qwenHookChecks(ctx),
   context: (ev, fallbackCwd) => contextOf('qwen-code', ev, fallbackCwd),

@@ -145,6 +145,12 @@ export interface AgentSpec<E extends { hook_event_name: string }> {
      * path): what init made and nothing else is left behind.
      */
     dropEmpty?: boolean;
+    /**
+     * Top-level members the agent itself writes into a settings file it loads (Qwen Code's
+     * `$version`, its format's number): with `dropEmpty`, a file left holding only these is
+     * empty of anything of the user's or takeback's, and goes too.
+     */
+    agentMembers?: string[];
   };
   /**
    * For an agent that runs a program per event, found by the event's name in a hooks folder

@@ -17,8 +17,12 @@ export type DoctorReport = Omit<JournalHealth, 'problems'> & {
   problems: string[];
 };
 
-/** What doctor says when no settings file any agent reads here holds takeback's hooks. */
-export const NO_AGENT_HOOKED = 'no agent is hooked here: run takeback init claude-code (or codex, gemini; --user for every folder)';
+/**
+ * What doctor says when no settings file any agent reads here holds takeback's hooks: every
+ * agent `init` knows is named (doctor-hooks.test checks it against the registry).
+ */
+export const NO_AGENT_HOOKED =
+  'no agent is hooked here: run takeback init claude-code (or codex, gemini, qwen-code, copilot, cline, opencode, kilo; --user for every folder)';
 
 /** The `init` that writes (or repairs) the hooks of a check's file: `takeback init codex --user`. */
 function initFor(c: HookCheck): string {

@@ -187,7 +187,7 @@ function M.check()
     end
   end
   if not hooked then
-    health.warn('no agent is hooked here: run takeback init claude-code (or codex, gemini; --user for every folder)')
+    health.warn('no agent is hooked here: run takeback init claude-code (or codex, gemini, qwen-code, copilot, cline, opencode, kilo; --user for every folder)')
   end
 end
 

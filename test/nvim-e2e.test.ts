@@ -17,12 +17,12 @@ import {
   WORKSPACE_BEFORE,
   hookEvent,
   newCase,
+  ok,
   readTree,
   runNvim,
   turnOne,
   turnTwo,
   type NvimCase,
-  type NvimReport,
 } from './support/nvim.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
@@ -40,10 +40,6 @@ function start(nvim: string, label: string, files = WORKSPACE_BEFORE): NvimCase 
   return c;
 }
 
-function ok(r: NvimReport): NvimReport {
-  expect(r.error, `the Lua side failed; steps: ${JSON.stringify(r.steps)}; messages: ${JSON.stringify(r.messages)}`).toBeUndefined();
-  return r;
-}
 
 /** The disk as a map like WORKSPACE_BEFORE (null for a missing file), for the paths of turn 1. */
 const TRACKED = ['notes.md', 'f.txt', 'src/lib/new.ts', 'x', 'y', 'z'];

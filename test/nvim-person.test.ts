@@ -5,10 +5,9 @@
 // the buffer) mark only the agent's two lines, never the person's, and `:Takeback undo turn 1`
 // takes back the agent's lines and keeps the person's.
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findNvim, missingEditorMessage, type NvimVersion } from './support/editors.js';
-import { newCase, runNvim, type NvimCase, type NvimReport } from './support/nvim.js';
+import { newCase, ok, runNvim, writeTurn, type NvimCase } from './support/nvim.js';
 import { lines } from './support/takeback.js';
 
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
@@ -22,25 +21,6 @@ afterAll(() => {
 const TWENTY = lines('line', 20);
 const AGENT = TWENTY.replace('line 3\n', 'agent 3\n').replace('line 15\n', 'agent 15\n');
 
-/** Claude Code's hook events for one turn with one Write of code.txt, and the write between them. */
-function agentTurn(c: NvimCase): unknown[] {
-  const file = path.join(c.workspace, 'code.txt');
-  const common = { session_id: 'sess-person', cwd: c.workspace, transcript_path: path.join(c.base, 'transcript.jsonl') };
-  const write = { tool_name: 'Write', tool_input: { file_path: file, content: AGENT }, tool_use_id: 'toolu_person1' };
-  return [
-    { event: { ...common, hook_event_name: 'SessionStart', source: 'startup' } },
-    { event: { ...common, hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' } },
-    { event: { ...common, hook_event_name: 'PreToolUse', ...write } },
-    { write: { path: file, content: AGENT } },
-    { event: { ...common, hook_event_name: 'PostToolUse', ...write, tool_response: { type: 'update' } } },
-    { event: { ...common, hook_event_name: 'Stop' } },
-  ];
-}
-
-function ok(r: NvimReport): NvimReport {
-  expect(r.error, `the Lua side failed; steps: ${JSON.stringify(r.steps)}; messages: ${JSON.stringify(r.messages)}`).toBeUndefined();
-  return r;
-}
 
 const CASE = String.raw`
 vim.o.autoread = false
@@ -96,7 +76,7 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
       if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
       const c = newCase(nvim, `person-${version}`, { 'code.txt': TWENTY });
       cases.push(c);
-      const r = ok(await runNvim(c, CASE, { turn: agentTurn(c), agent: AGENT }, 90_000));
+      const r = ok(await runNvim(c, CASE, { turn: writeTurn(c, 'code.txt', AGENT, 'sess-person', 'toolu_person1'), agent: AGENT }, 90_000));
       expect(r.signs_before).toEqual([3, 15]);
       expect(r.person).toEqual({ label: 'saved in Neovim', turn: null, editor: 'Neovim', paths: ['code.txt'] });
       expect(r.signs_after_save).toEqual([3, 15]);

@@ -3,27 +3,10 @@
 // then answers an editor's undo with Busy naming the holder (nothing written), and queues the
 // captures it is asked for in the spill as the hooks do; once the holder is gone they are
 // folded in, the file tool's bytes kept. Over real stdio, the built `takeback serve`.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { overStdio } from './support/lsp-client.js';
-import { REPO_ROOT, sandbox, setsOf } from './support/takeback.js';
+import { sandbox, setsOf, stoppedWriter } from './support/takeback.js';
 
-/** Waits until `child` has written `text` on stdout (a generous bound: a loaded machine is slow). */
-function waitFor(child: ChildProcess, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no "${text}" from the writer: ${out}`)), 30_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes(text)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the writer left (${code}) before "${text}": ${out}`)));
-  });
-}
 
 describe('the sidecar while another process holds the journal, stopped', () => {
   it('answers undo with Busy naming the holder, writes nothing, queues capture/begin and capture/end; after SIGCONT the capture is folded in with its bytes', async () => {
@@ -37,19 +20,13 @@ describe('the sidecar while another process holds the journal, stopped', () => {
     onTestFinished(() => editor.close().catch(() => undefined));
     await editor.initialize();
 
-    const openJs = path.join(REPO_ROOT, 'dist', 'server', 'core', 'open-workspace.js');
-    const script = `import { openWorkspace } from ${JSON.stringify(openJs)};
-const e = openWorkspace({ cwd: ${JSON.stringify(sb.ws)} });
-e.journal.write(() => { console.log('holding'); process.kill(process.pid, 'SIGSTOP'); });
-e.journal.close();`;
-    const writer = spawn(process.execPath, ['--input-type=module', '-e', script], { env: sb.env, stdio: ['ignore', 'pipe', 'inherit'] });
-    onTestFinished(() => {
-      writer.kill('SIGKILL');
-    });
-    await waitFor(writer, 'holding');
+    // The change to undo: the person's own run, named by its id (--last names only agents' changes).
+    const id: string = sb.json(['list']).sets[0].id;
+    // A real writer of the journal, stopped while it holds the write lock.
+    const writer = await stoppedWriter(sb);
 
     // The editor's undo: Busy (3007), the holder named, nothing written.
-    const undo = await editor.request('undo/apply', { selector: { last: true } }).then(
+    const undo = await editor.request('undo/apply', { selector: { ids: [id] } }).then(
       () => null,
       (e: { code: number; message: string }) => e,
     );
@@ -59,7 +36,7 @@ e.journal.close();`;
     expect(sb.read('b.txt').toString()).toBe('b2\n');
 
     // The same through the editor's command: the message shown names the holder too.
-    const cmd = await editor.runCommand({ title: 'undo', command: 'takeback.undo', arguments: [{ last: true }] }).then(
+    const cmd = await editor.runCommand({ title: 'undo', command: 'takeback.undo', arguments: [{ ids: [id] }] }).then(
       () => null,
       (e: { code: number }) => e,
     );

@@ -3,12 +3,12 @@
 // The full disk is a real one: a small tmpfs mounted as TAKEBACK_HOME (root only; CI runs as
 // root, so there the test runs, and a machine that cannot mount fails it under CI's variables).
 // The stuck lock is a real writer of the journal stopped with SIGSTOP while it holds the lock.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { REPO_ROOT, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { sandbox, setsOf, stoppedWriter, type Sandbox } from './support/takeback.js';
 
 /** CI sets these: there a test that cannot run is a failure, never a skip. */
 const REQUIRED = ['TAKEBACK_REQUIRE_NATIVE', 'TAKEBACK_REQUIRE_EDITORS', 'TAKEBACK_REQUIRE_AGENTS'].some((v) => process.env[v] === '1');
@@ -134,21 +134,6 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
   });
 });
 
-/** Waits until `child` has written `text` on stdout (a generous bound: a loaded machine is slow). */
-function waitFor(child: ChildProcess, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no "${text}" from the writer: ${out}`)), 30_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes(text)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the writer left (${code}) before "${text}": ${out}`)));
-  });
-}
 
 describe('a writer stopped while it holds the journal', () => {
   it('a hook pair and takeback run return (their events queued), doctor names the stopped holder, and after SIGCONT the Write is folded in with its bytes', async () => {
@@ -157,17 +142,8 @@ describe('a writer stopped while it holds the journal', () => {
     hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
     hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'edit a' }));
 
-    // A real writer of the journal: it takes the write lock, says so, and stops itself there.
-    const openJs = path.join(REPO_ROOT, 'dist', 'server', 'core', 'open-workspace.js');
-    const script = `import { openWorkspace } from ${JSON.stringify(openJs)};
-const e = openWorkspace({ cwd: ${JSON.stringify(sb.ws)} });
-e.journal.write(() => { console.log('holding'); process.kill(process.pid, 'SIGSTOP'); });
-e.journal.close();`;
-    const writer = spawn(process.execPath, ['--input-type=module', '-e', script], { env: sb.env, stdio: ['ignore', 'pipe', 'inherit'] });
-    onTestFinished(() => {
-      writer.kill('SIGKILL');
-    });
-    await waitFor(writer, 'holding');
+    // A real writer of the journal, stopped while it holds the write lock.
+    const writer = await stoppedWriter(sb);
 
     const write = { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_stuck' };
     hookOk(sb, event(sb, 'PreToolUse', write));

@@ -18,13 +18,16 @@ describe('an undo that leaves capture gaps', () => {
     expect(sb.tb(['run', '--', 'true']).code).toBe(0);
     const keyCmd = `printf '%s' '${KEY}' > id_rsa && printf 'after\\n' > a.txt`;
     expect(sb.tb(['run', '--', 'sh', '-c', keyCmd]).code).toBe(0);
+    // The person's own runs: named by id (--last names only agents' changes).
+    const newest = (): string => sb.json(['list']).sets[0].id;
+    const id = newest();
 
-    const preview = sb.tb(['preview', '--last']);
+    const preview = sb.tb(['preview', id]);
     expect(preview.code).toBe(0);
     expect(preview.stdout).toMatch(/id_rsa: cannot be restored/);
     expect(preview.stdout).toMatch(/1 capture gap: those files are left as they are/);
 
-    const undo = sb.tb(['undo', '--last']);
+    const undo = sb.tb(['undo', id]);
     expect(undo.code, undo.stdout + undo.stderr).toBe(6);
     expect(undo.stdout).toMatch(/a\.txt: /);
     expect(undo.stdout).toMatch(/id_rsa: not restored/);
@@ -34,12 +37,12 @@ describe('an undo that leaves capture gaps', () => {
 
     const redo = sb.json(['redo', '--last']);
     expect(redo.complete).toBe(true);
-    const again = sb.json(['undo', '--last'], { code: 6 });
+    const again = sb.json(['undo', id], { code: 6 });
     expect(again).toMatchObject({ written: true, complete: false, gaps: [expect.objectContaining({ path: 'id_rsa', reason: 'secret' })] });
 
     // A change with no gap undoes completely, exit 0.
     expect(sb.tb(['run', '--', 'sh', '-c', 'printf "b2\\n" > b.txt']).code).toBe(0);
-    const full = sb.json(['undo', '--last']);
+    const full = sb.json(['undo', newest()]);
     expect(full).toMatchObject({ written: true, complete: true, gaps: [] });
     expect(sb.read('b.txt').toString()).toBe('b\n');
   });
@@ -49,10 +52,11 @@ describe('an undo that leaves capture gaps', () => {
     sb.write('a.txt', 'before\n');
     expect(sb.tb(['run', '--', 'true']).code).toBe(0);
     expect(sb.tb(['run', '--', 'sh', '-c', `printf '%s' '${KEY}' > id_rsa && printf 'after\\n' > a.txt`]).code).toBe(0);
+    const id: string = sb.json(['list']).sets[0].id; // the person's own run: by id
     const { editor } = overStdio(sb.ws, 'headless', sb.env);
     try {
       await editor.initialize();
-      const r = await editor.request<any>('undo/apply', { selector: { last: true } });
+      const r = await editor.request<any>('undo/apply', { selector: { ids: [id] } });
       expect(r).toMatchObject({ written: true, complete: false, gaps: [expect.objectContaining({ path: 'id_rsa', reason: 'secret' })] });
       expect(fs.readFileSync(path.join(sb.ws, 'a.txt'), 'utf8')).toBe('before\n');
 

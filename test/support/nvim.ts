@@ -13,6 +13,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { expect } from 'vitest';
 import { privateEditorEnv, repoRoot } from './editors.js';
 
 export const PLUGIN_DIR = path.join(repoRoot, 'clients', 'nvim');
@@ -382,5 +383,29 @@ export async function runNvim(c: NvimCase, body: string, data: unknown = {}, tim
   }
   const r = JSON.parse(fs.readFileSync(report, 'utf8')) as NvimReport;
   if (stderr.trim()) r.steps.push(`stderr: ${stderr.trim()}`);
+  return r;
+}
+
+/**
+ * One Claude Code turn (SessionStart, a prompt, a Write of `rel` with `content` between its
+ * Pre/PostToolUse events, Stop) of session `session` in case `c`'s workspace.
+ */
+export function writeTurn(c: NvimCase, rel: string, content: string, session: string, toolUseId: string): AgentStep[] {
+  const file = path.join(c.workspace, rel);
+  const common = { session_id: session, cwd: c.workspace, transcript_path: path.join(c.base, 'transcript.jsonl') };
+  const write = { tool_name: 'Write', tool_input: { file_path: file, content }, tool_use_id: toolUseId };
+  return [
+    { event: { ...common, hook_event_name: 'SessionStart', source: 'startup' } },
+    { event: { ...common, hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' } },
+    { event: { ...common, hook_event_name: 'PreToolUse', ...write } },
+    { write: { path: file, content } },
+    { event: { ...common, hook_event_name: 'PostToolUse', ...write, tool_response: { type: 'update' } } },
+    { event: { ...common, hook_event_name: 'Stop' } },
+  ];
+}
+
+/** `r`, after failing the test when its Lua side raised an error (naming the steps and messages it reached). */
+export function ok(r: NvimReport): NvimReport {
+  expect(r.error, `the Lua side failed; steps: ${JSON.stringify(r.steps)}; messages: ${JSON.stringify(r.messages)}`).toBeUndefined();
   return r;
 }

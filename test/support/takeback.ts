@@ -280,3 +280,34 @@ export function lines(prefix: string, n: number): string {
   for (let i = 1; i <= n; i++) s += `${prefix} ${i}\n`;
   return s;
 }
+
+/**
+ * A real writer of `sb`'s journal, in a process of its own: it takes the journal's write lock,
+ * says so, and stops itself there (SIGSTOP), as a process stopped mid-write would. Resolves once
+ * it holds the lock; it is killed when the test ends. Rejects when it leaves first or says
+ * nothing within 30 s (a generous bound: a loaded machine is slow).
+ */
+export async function stoppedWriter(sb: Sandbox): Promise<ChildProcess> {
+  const openJs = path.join(REPO_ROOT, 'dist', 'server', 'core', 'open-workspace.js');
+  const script = `import { openWorkspace } from ${JSON.stringify(openJs)};
+const e = openWorkspace({ cwd: ${JSON.stringify(sb.ws)} });
+e.journal.write(() => { console.log('holding'); process.kill(process.pid, 'SIGSTOP'); });
+e.journal.close();`;
+  const writer = spawn(process.execPath, ['--input-type=module', '-e', script], { env: sb.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  onTestFinished(() => {
+    writer.kill('SIGKILL');
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no "holding" from the writer: ${out}`)), 30_000);
+    writer.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('holding')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    writer.on('exit', (code) => reject(new Error(`the writer left (${code}) before holding the lock: ${out}`)));
+  });
+  return writer;
+}

@@ -10,13 +10,11 @@
 // (`baseline-incomplete`), and `list`/`doctor` show how far the baseline is. A new daemon goes on
 // with it; once complete, changes are whole again and undo gives the bytes back. With no
 // long-lived process at all, the old limits stand: commands are not captured past them.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { hookAsync, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { describe, expect, it } from 'vitest';
+import { hookAsync, sandbox, setsOf, type Run, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
+import { startDaemon } from './support/daemon.js';
 
 const SESSION = 'bb7c4e00-0000-4000-8000-000000000001';
 const FILES = 300;
@@ -46,43 +44,8 @@ function quiet(r: Run, what = ''): void {
   expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
 }
 
-function socketFile(sb: Sandbox): string | null {
-  try {
-    const dir = path.join(sb.home, 'run');
-    const name = fs.readdirSync(dir).find((n) => n.endsWith('.sock'));
-    return name ? path.join(dir, name) : null;
-  } catch {
-    return null;
-  }
-}
 
-function answers(file: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(file);
-    s.on('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
 
-/** Starts `takeback hook-daemon` for the sandbox (with `env` over its own) and waits until it answers. Killed when the test ends. */
-async function startDaemon(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
-  const child = tbSpawn(['hook-daemon'], { cwd: sb.ws, env: { ...sb.env, ...env } });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  await until(
-    'the daemon to answer',
-    async () => {
-      const f = socketFile(sb);
-      return f !== null && (await answers(f));
-    },
-    60_000,
-  );
-  return child;
-}
 
 let calls = 0;
 

@@ -7,13 +7,12 @@
 //
 // Which process handled an event is read from the debug log (TAKEBACK_LOG_LEVEL=debug): each
 // line carries the pid of the process that wrote it.
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, hookLog, sandbox, setsOf, sleep, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { filesOf, hookAsync, hookLog, sandbox, setsOf, sleep, type Run, type Sandbox } from './support/takeback.js';
 import { alive, until } from './support/procs.js';
+import { answers, socketFile, startDaemon } from './support/daemon.js';
 
 const SESSION = 'da3m0n00-0000-4000-8000-000000000001';
 
@@ -45,26 +44,7 @@ function runDir(sb: Sandbox): string {
   return path.join(sb.home, 'run');
 }
 
-/** The daemon's socket file, or null. */
-function socketFile(sb: Sandbox): string | null {
-  try {
-    const name = fs.readdirSync(runDir(sb)).find((n) => n.endsWith('.sock'));
-    return name ? path.join(runDir(sb), name) : null;
-  } catch {
-    return null;
-  }
-}
 
-function answers(file: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(file);
-    s.on('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
 
 function isDaemon(pid: number): boolean {
   try {
@@ -74,18 +54,6 @@ function isDaemon(pid: number): boolean {
   }
 }
 
-/** Starts `takeback hook-daemon` for the sandbox and waits until it answers. Killed when the test ends. */
-async function startDaemon(sb: Sandbox): Promise<ChildProcess> {
-  const child = tbSpawn(['hook-daemon'], { cwd: sb.ws, env: sb.env });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  await until('the daemon to answer', async () => {
-    const f = socketFile(sb);
-    return f !== null && (await answers(f));
-  });
-  return child;
-}
 
 /** Kills (SIGKILL) every daemon that handled an event of `sb` and is still alive, when the test ends. */
 function reapDaemons(sb: Sandbox): void {

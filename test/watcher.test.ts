@@ -7,13 +7,10 @@
 //
 // Whether a scan was given hints is read from the debug log (`watch: hints for <root>`), each
 // line with the pid of the process that wrote it.
-import type { ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, hookLog, sandbox, setsOf, tbSpawn, type Run, type Sandbox } from './support/takeback.js';
+import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Run, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
+import { startDaemon } from './support/daemon.js';
 import { overStdio } from './support/lsp-client.js';
 
 const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
@@ -42,43 +39,8 @@ function failures(sb: Sandbox): string[] {
     .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
 }
 
-function socketFile(sb: Sandbox): string | null {
-  try {
-    const dir = path.join(sb.home, 'run');
-    const name = fs.readdirSync(dir).find((n) => n.endsWith('.sock'));
-    return name ? path.join(dir, name) : null;
-  } catch {
-    return null;
-  }
-}
 
-function answers(file: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(file);
-    s.on('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
 
-/** Starts `takeback hook-daemon` for the sandbox and waits until it answers. Killed when the test ends. */
-async function startDaemon(sb: Sandbox): Promise<ChildProcess> {
-  const child = tbSpawn(['hook-daemon'], { cwd: sb.ws, env: sb.env });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  await until(
-    'the daemon to answer',
-    async () => {
-      const f = socketFile(sb);
-      return f !== null && (await answers(f));
-    },
-    60_000,
-  );
-  return child;
-}
 
 const hook = (sb: Sandbox, event: object) => hookAsync(event, { cwd: sb.ws, env: sb.env });
 

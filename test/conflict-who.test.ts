@@ -50,8 +50,16 @@ describe('a conflict says who changed the file since', () => {
     // The preview gives the later change's id as data too.
     const p = sb.json(['preview', first]);
     expect(p.files[0].conflict).toEqual({ reason: 'changed-since', detail, sets: [second] });
-    // Said to people.
-    expect(sb.tb(['undo', first]).stdout).toContain(`app.js: ${detail}`);
+    // Said to people as git refuses: what did not happen, the file with its reason once and who
+    // changed it, then the undo that takes both back, then --force.
+    expect(sb.tb(['undo', first]).stdout.split('\n').slice(0, 4)).toEqual([
+      'Nothing was written: the undo would replace later changes.',
+      `  app.js: changed since by #${second} (${SECOND}, turn 2): line 2 changed by the agent and line 2 since`,
+      `\`takeback undo ${first} ${second}\` takes both back.`,
+      expect.stringMatching(/^Or run it again with --force to replace the later changes/),
+    ]);
+    expect(sb.tb(['preview', first]).stdout).toContain(`app.js: put back CONFLICT: ${detail}\n`);
+    expect(sb.tb(['preview', first]).stdout).toContain('The undo would stop at the conflict above; --force replaces the later changes.');
 
     // What it says to do works.
     const both = sb.json(['undo', first, second]);

@@ -325,7 +325,7 @@ describe('a later user edit', () => {
       // Human output says so too, and still writes nothing.
       const human = sb.tb(['undo', set.id]);
       expect(human.code).toBe(1);
-      expect(human.stdout).toMatch(/Nothing was written: 3 files changed after the change was recorded/);
+      expect(human.stdout).toMatch(/^Nothing was written: the undo would replace later changes\.\n {2}b\.txt: changed since outside takeback: line 6 .+\n {2}c\.txt: changed since outside takeback\n {2}d\.txt: deleted since outside takeback\nRun it again with --force/);
       expect(human.stdout).toMatch(/--force/);
       expect(sb.tree()).toEqual(edited);
 

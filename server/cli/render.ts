@@ -283,9 +283,30 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
   }
   out.push('');
   out.push(...leftOutLines(r).map((l) => p('dim', l)));
-  if (r.conflicts > 0) out.push(p('red', `${plural(r.conflicts, 'file')} changed since: ${r.direction} would stop; --force replaces the later changes.`));
+  if (r.conflicts > 0) out.push(p('red', `The ${r.direction} would stop at the ${r.conflicts === 1 ? 'conflict' : 'conflicts'} above; --force replaces the later changes.`));
   if (r.gaps.length > 0) out.push(p('yellow', `${plural(r.gaps.length, 'capture gap')}: those files are left as they are.`));
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * The hint a conflict's detail ends with when later recorded changes are in the way: " — `takeback
+ * undo 3 5` takes both back" (who.ts writes it).
+ */
+const UNDO_HINT = / — (`takeback undo [0-9 ]+` takes (?:both|them all) back)$/;
+
+/**
+ * A refusal's lines: one per conflicting file, "path: detail" (the detail says the reason and who
+ * changed the file since), with the undo hints taken out of the details and each given once
+ * (two files changed by the same later change have the same hint), in the order of the files.
+ */
+function refusalLines(conflicts: W.ConflictFile[]): { lines: string[]; hints: string[] } {
+  const hints: string[] = [];
+  const lines = conflicts.map((c) => {
+    const m = UNDO_HINT.exec(c.detail);
+    if (m && !hints.includes(m[1]!)) hints.push(m[1]!);
+    return `${shownPath(c.path)}: ${m ? c.detail.slice(0, m.index) : c.detail}`;
+  });
+  return { lines, hints };
 }
 
 /** `takeback undo` / `redo`. */
@@ -295,10 +316,13 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
   const out: string[] = [];
   if (!r.written) {
     if (r.conflicts.length > 0) {
-      out.push(p('red', `Nothing was written: ${plural(r.conflicts.length, 'file')} changed after the change was recorded.`));
-      for (const c of r.conflicts) out.push(`  ${shownPath(c.path)}: ${c.detail}`);
+      // As git refuses: what did not happen, one line per file with its reason and who, then what to do.
+      const { lines, hints } = refusalLines(r.conflicts);
+      out.push(p('red', `Nothing was written: the ${r.direction} would replace later changes.`));
+      for (const l of lines) out.push(`  ${l}`);
+      for (const h of hints) out.push(`${h}.`);
       out.push(
-        `Run it again with --force to replace the later changes (they are kept, as a change of their own: "takeback redo --last" twice brings everything back); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,
+        `${hints.length > 0 ? 'Or run' : 'Run'} it again with --force to replace the later changes (they are kept, as a change of their own: "takeback redo --last" twice brings everything back); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,
       );
     } else {
       out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);

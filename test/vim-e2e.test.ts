@@ -143,8 +143,10 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
         c,
         PRELUDE +
           String.raw`
-# The user goes on typing in notes.md after the agent's change, and does not save.
+# The user goes on typing in notes.md after the agent's change, and does not save; g.txt (not
+# open) is edited outside takeback.
 appendbufline(notes, '$', 'my own line')
+writefile(['edited outside'], P.workspace .. '/g.txt')
 g:Out.typed = g:Text(notes)
 messages clear
 var d = g:Cmd('undo', 'TakebackApplied')
@@ -165,8 +167,14 @@ g:WaitRecorded('undone')
     expect(r.typed).toBe(AFTER['notes.md'] + 'my own line\n');
     const undo = r.undo as { written: boolean; conflicts: { path: string; reason: string }[] };
     expect(undo.written).toBe(false);
-    expect(undo.conflicts.map((x) => [x.path, x.reason])).toEqual([['notes.md', 'unsaved-in-editor']]);
-    expect(r.undo_messages).toContain('takeback: nothing undone for the last change: 1 file changed since: notes.md (unsaved in editor)');
+    expect(undo.conflicts.map((x) => [x.path, x.reason])).toEqual([
+      ['g.txt', 'changed-since'],
+      ['notes.md', 'unsaved-in-editor'],
+    ]);
+    // Each file with its reason once and who changed it, then what to do.
+    expect(r.undo_messages).toContain(
+      'takeback: nothing undone for the last change: g.txt changed since outside takeback: line 1 changed by the agent and line 1 since; notes.md unsaved in Vim. `:Takeback undo! last` replaces later changes',
+    );
     // Nothing written anywhere: the buffers keep their text, the disk is the agent's.
     expect(r.after_conflict).toEqual({
       notes: AFTER['notes.md'] + 'my own line\n',
@@ -288,28 +296,29 @@ g:Out.after_redo = {text: g:Text(code), modified: &modified, disk: g:Disk('code.
     expect(journal(c)).toEqual([{ id: '1', state: 'applied' }]);
   });
 
-  it.concurrent('under tmux, as a person: a conflict too long for the command line shows its start, the file it names, and says where the rest is', async () => {
+  it.concurrent('under tmux, as a person: a conflict too long for the command line shows its start, the file it names and who changed it, and says where the rest is', async () => {
     const files = { 'code.txt': lines('line', 20) };
     const c = start('tmux', files);
     const session = new VimTmux(c);
+    const run = (script: string) => execFileSync(process.execPath, [BIN, 'run', '--', 'sh', '-c', script], { cwd: c.workspace, env: c.env, stdio: 'ignore' });
     try {
       session.start(['code.txt'], 100);
       await session.waitScreen('code.txt open', /^line 1\s*$/m);
-      execFileSync(process.execPath, [BIN, 'run', '--', 'sh', '-c', "sed -i 's/^line 12$/agent 12/' code.txt"], { cwd: c.workspace, env: c.env, stdio: 'ignore' });
+      // Change 1, then change 2 over the same line: undoing 1 alone is a conflict with change 2.
+      run("sed -i 's/^line 12$/agent 12/' code.txt");
+      run("sed -i 's/^agent 12$/pretty 12/' code.txt");
       session.ex('edit');
-      await session.waitScreen('the agent change shown', /^agent 12\s*$/m);
-      // The person types in the buffer and does not save: undo is a conflict naming code.txt.
-      session.keys('G', 'o');
-      session.run('send-keys', '-t', session.name, '-l', 'mine');
-      session.keys('Escape');
+      await session.waitScreen('the later change shown', /^pretty 12\s*$/m);
       session.ex('Takeback undo 1');
       const screen = await session.waitScreen('the conflict shown', /^takeback: nothing undone.*\(:messages\)\s*$/m);
       const last = screen.trimEnd().split('\n').pop()!;
-      expect(last).toMatch(/^takeback: nothing undone for change 1: 1 file changed since: code\.txt.* … \(:messages\)$/);
-      expect(readTree(c.workspace)).toEqual({ 'code.txt': files['code.txt'].replace('line 12\n', 'agent 12\n') });
-      // :messages has it whole.
+      expect(last).toMatch(/^takeback: nothing undone for change 1: code\.txt changed since by #2 \(sh -c .* … \(:messages\)$/);
+      expect(readTree(c.workspace)).toEqual({ 'code.txt': files['code.txt'].replace('line 12\n', 'pretty 12\n') });
+      // :messages has it whole: where the lines meet, the undo that takes both back, and undo!.
       session.ex('messages');
-      await session.waitScreen('the whole message', /replaces later changes/);
+      // (The screen wraps it: its lines are joined, a space at a wrap may be trimmed.)
+      const whole = (await session.waitScreen('the whole message', /replaces later changes/)).replace(/\n/g, '');
+      expect(whole).toMatch(/line 12 changed by the agent and line 12 since — ?`takeback ?undo ?1 ?2` ?takes ?both ?back\. ?`:Takeback ?undo! ?1` ?replaces/);
     } finally {
       session.stop();
     }

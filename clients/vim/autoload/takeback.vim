@@ -724,7 +724,7 @@ def PreviewLines(sel: dict<any>, direction: string, p: dict<any>): list<string>
   endif
   for f in p.files
     if f.conflict != null
-      out->add(printf('# conflict: %s: %s (%s)', f.path, substitute(f.conflict.reason, '-', ' ', 'g'), f.conflict.detail))
+      out->add(printf('# conflict: %s: %s', f.path, ConflictDetail(f.conflict)))
     endif
   endfor
   for g in p.gaps
@@ -789,6 +789,13 @@ def DescribeError(err: dict<any>): string
   return name != '' && stridx(tolower(msg), name) < 0 ? name .. ': ' .. msg : msg
 enddef
 
+# A conflict in words: its detail ("changed since by #5 (prettier, turn 3): line 8 …", "unsaved
+# in Vim"), which begins with its reason; the reason alone when the detail is empty.
+def ConflictDetail(c: dict<any>): string
+  var detail = get(c, 'detail', '')
+  return type(detail) == v:t_string && detail != '' ? detail : substitute(c.reason, '-', ' ', 'g')
+enddef
+
 # The message for an ApplyResult, and its level.
 def Describe(sel: dict<any>, r: dict<any>, unwritten: list<string>): list<string>
   var direction = r.direction
@@ -801,9 +808,12 @@ def Describe(sel: dict<any>, r: dict<any>, unwritten: list<string>): list<string
   var parts = []
   var level = 'info'
   if !r.written && !empty(r.conflicts)
-    var names = r.conflicts->copy()->map((_, x) => printf('%s (%s)', x.path, substitute(x.reason, '-', ' ', 'g')))
-    parts->add(printf('nothing %s for %s: %s changed since: %s. `:Takeback %s! %s` replaces later changes',
-      direction == 'redo' ? 'redone' : 'undone', what, Plural(len(r.conflicts), 'file'), Join(names), direction, FormatSelector(sel)))
+    # As git refuses: what did not happen, each file with its reason once and who changed it (the
+    # detail), then what to do. The file comes before its detail, so that a message cut to the
+    # command line still names it.
+    var files = r.conflicts->copy()->map((_, x) => x.path .. ' ' .. ConflictDetail(x))
+    parts->add(printf('nothing %s for %s: %s. `:Takeback %s! %s` replaces later changes',
+      direction == 'redo' ? 'redone' : 'undone', what, join(files, '; '), direction, FormatSelector(sel)))
     level = 'warn'
   elseif !empty(r.applied) || !empty(r.sets)
     var sets = SetsPhrase(sel, r.sets)

@@ -272,8 +272,10 @@ H.out.after_redo = { notes = H.text(notes), modified = vim.bo[notes].modified, d
           c,
           PRELUDE +
             String.raw`
--- The user goes on typing in notes.md after the agent's change, and does not save.
+-- The user goes on typing in notes.md after the agent's change, and does not save; y (not open)
+-- is edited outside takeback.
 vim.api.nvim_buf_set_lines(notes, -1, -1, false, { 'my own line' })
+H.write(H.path('y'), 'edited outside\n')
 H.out.typed = H.text(notes)
 vim.cmd('Takeback preview turn 1')
 H.wait('the preview buffer', function() return vim.bo.filetype == 'diff' end)
@@ -298,15 +300,17 @@ H.out.after_force = { notes = H.text(notes), f = H.text(f), modified = vim.bo[no
       const typed = `${after['notes.md']}my own line\n`;
       expect(r.typed).toBe(typed);
       // The preview names the conflict in words.
-      expect((r.preview as string[]).filter((l) => l.startsWith('# notes.md:'))).toEqual([expect.stringMatching(/^# notes\.md: put back · conflict: unsaved in editor( \(.+\))?$/)]);
+      // The preview names the conflict in words: its detail, the reason once.
+      expect((r.preview as string[]).filter((l) => l.startsWith('# notes.md:'))).toEqual(['# notes.md: put back · conflict: unsaved in Neovim']);
+      expect((r.preview as string[]).filter((l) => l.startsWith('# y:'))).toEqual(['# y: remove · conflict: changed since outside takeback']);
       const undo = r.undo as { written: boolean; conflicts: { path: string; reason: string }[] };
       expect(undo.written).toBe(false);
       expect(undo.conflicts).toContainEqual(expect.objectContaining({ path: 'notes.md', reason: 'unsaved-in-editor' }));
       const warn = (r.undo_messages as { msg: string; level: number }[]).find((m) => m.level >= WARN);
-      expect(warn?.msg).toMatch(/notes\.md/);
-      expect(warn?.msg).toMatch(/undo!/);
-      // Nothing moved: the buffer keeps the user's text, every file keeps the agent's bytes.
-      expect(r.after_conflict).toEqual({ notes: typed, f: after['f.txt'], modified: true, disk: after });
+      // Each file with its reason once and who changed it, then what to do.
+      expect(warn?.msg).toBe('takeback: nothing undone for turn 1: notes.md unsaved in Neovim; y changed since outside takeback. `:Takeback undo! turn 1` replaces later changes');
+      // Nothing moved: the buffer keeps the user's text, every file keeps the agent's bytes (y the edit outside).
+      expect(r.after_conflict).toEqual({ notes: typed, f: after['f.txt'], modified: true, disk: { ...after, y: 'edited outside\n' } });
 
       const forced = r.forced as { written: boolean; forced: boolean };
       expect(forced.written).toBe(true);

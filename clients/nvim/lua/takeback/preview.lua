@@ -63,8 +63,7 @@ function M.lines(sel, p)
     -- Words, not the protocol's names: "put back", "unsaved in editor".
     local head = ('# %s: %s'):format(f.path, (tostring(f.action):gsub('-', ' ')))
     if f.conflict then
-      local detail = f.conflict.detail and f.conflict.detail ~= '' and (' (%s)'):format(f.conflict.detail) or ''
-      head = head .. (' · conflict: %s%s'):format((f.conflict.reason:gsub('-', ' ')), detail)
+      head = head .. ' · conflict: ' .. require('takeback.undo').conflict_detail(f.conflict)
     end
     table.insert(out, head)
     if f.note then

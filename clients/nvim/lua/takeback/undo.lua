@@ -165,6 +165,17 @@ local function sorted_ids(ids)
   return out
 end
 
+--- A conflict in words: its detail ("changed since by #5 (prettier, turn 3): line 8 …", "unsaved
+--- in Neovim"), which begins with its reason; the reason alone when the detail is empty.
+---@param c table ConflictFile
+---@return string
+function M.conflict_detail(c)
+  if c.detail and c.detail ~= '' then
+    return c.detail
+  end
+  return ((c.reason or ''):gsub('-', ' '))
+end
+
 --- The message for an ApplyResult; level and text.
 ---@param sel table
 ---@param result table ApplyResult
@@ -195,18 +206,20 @@ function M.describe(sel, result, failed)
     return table.concat(parts, '; '), level
   end
   if not result.written and #conflicts > 0 then
-    local names = {}
+    -- As git refuses: what did not happen, each file with its reason once and who changed it
+    -- (the detail), then what to do. The file comes before its detail, so that a message cut to
+    -- the command line still names it.
+    local files = {}
     for _, c in ipairs(conflicts) do
-      table.insert(names, ('%s (%s)'):format(c.path, (c.reason or ''):gsub('-', ' ')))
+      table.insert(files, ('%s %s'):format(c.path, M.conflict_detail(c)))
     end
     level = levels.WARN
     table.insert(
       parts,
-      ('nothing %s for %s: %s changed since: %s. `:Takeback %s! %s` replaces later changes'):format(
+      ('nothing %s for %s: %s. `:Takeback %s! %s` replaces later changes'):format(
         result.direction == 'redo' and 'redone' or 'undone',
         what,
-        util.plural(#conflicts, 'file'),
-        util.join(names),
+        table.concat(files, '; '),
         result.direction or 'undo',
         selector.format(sel)
       )

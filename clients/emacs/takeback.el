@@ -427,8 +427,7 @@ ListResult."
                         ": nothing to undo")))
       (cl-loop for f across (plist-get p :files)
                for c = (plist-get f :conflict)
-               when c do (insert (format "# conflict: %s: %s (%s)\n" (plist-get f :path)
-                                         (replace-regexp-in-string "-" " " (plist-get c :reason)) (plist-get c :detail))))
+               when c do (insert (format "# conflict: %s: %s\n" (plist-get f :path) (takeback--conflict-detail c))))
       (cl-loop for g across (plist-get p :gaps)
                do (insert (format "# not kept, so not put back: %s (%s)\n" (plist-get g :path) (plist-get g :reason))))
       (cl-loop for f across (plist-get p :files)
@@ -551,6 +550,15 @@ and go with their files."
             collect (let ((w (cdr (assoc (plist-get a :action) takeback--action-words))))
                       (if w (format "%s (%s)" path w) path)))))
 
+(defun takeback--conflict-detail (c)
+  "The conflict C in words: its detail (\"changed since by #5 (prettier, turn 3):
+line 8 ...\", \"unsaved in Emacs\"), which begins with its reason; the reason
+alone when the detail is empty."
+  (let ((detail (plist-get c :detail)))
+    (if (and (stringp detail) (not (equal detail "")))
+        detail
+      (replace-regexp-in-string "-" " " (plist-get c :reason)))))
+
 (defun takeback--describe (sel r unwritten)
   "The message for the ApplyResult R of SEL; UNWRITTEN names buffers that could
 not be saved."
@@ -566,11 +574,12 @@ not be saved."
                     (takeback--join (mapcar (lambda (x) (format "%s (%s)" (plist-get x :path) (plist-get x :reason))) failed)))
             parts))
      ((and (not (eq (plist-get r :written) t)) conflicts)
-      (push (format "nothing %s for %s: %s changed since: %s. C-u M-x takeback-%s replaces later changes"
-                    (if (equal direction "redo") "redone" "undone") what (takeback--plural (length conflicts) "file")
-                    (takeback--join (mapcar (lambda (x) (format "%s (%s)" (plist-get x :path)
-                                                                (replace-regexp-in-string "-" " " (plist-get x :reason))))
-                                            conflicts))
+      ;; As git refuses: what did not happen, each file with its reason once and who
+      ;; changed it (the detail), then what to do.
+      (push (format "nothing %s for %s: %s. C-u M-x takeback-%s replaces later changes"
+                    (if (equal direction "redo") "redone" "undone") what
+                    (mapconcat (lambda (x) (format "%s %s" (plist-get x :path) (takeback--conflict-detail x)))
+                               conflicts "; ")
                     direction)
             parts))
      ((or applied (> (length (plist-get r :sets)) 0))

@@ -142,17 +142,24 @@ the agent's change back."
     (with-current-buffer notes
       (goto-char (point-max))
       (insert "my own line\n"))
+    ;; g.txt (not open) is edited outside takeback.
+    (let ((coding-system-for-write 'no-conversion))
+      (write-region "edited outside\n" nil (takeback-tests--ws "g.txt") nil 'silent))
     (let ((r (with-current-buffer notes (takeback-undo))))
       (should-not (eq (plist-get r :written) t))
       (should (equal (mapcar (lambda (c) (list (plist-get c :path) (plist-get c :reason))) (plist-get r :conflicts))
-                     '(("notes.md" "unsaved-in-editor")))))
-    (should (string-match-p (regexp-quote "takeback: nothing undone for the last change: 1 file changed since: notes.md (unsaved in editor)")
+                     '(("g.txt" "changed-since") ("notes.md" "unsaved-in-editor")))))
+    ;; Each file with its reason once and who changed it, then what to do.
+    (should (string-match-p (regexp-quote (concat "takeback: nothing undone for the last change: "
+                                                  "g.txt changed since outside takeback: line 1 changed by the agent and line 1 since; "
+                                                  "notes.md unsaved in Emacs. C-u M-x takeback-undo replaces later changes"))
                             (takeback-tests--messages)))
     ;; Nothing written anywhere.
     (should (equal (takeback-tests--text notes) (concat (takeback-tests--after "notes.md") "my own line\n")))
     (should (buffer-modified-p notes))
     (should (equal (takeback-tests--text f) (takeback-tests--after "f.txt")))
-    (dolist (file '("notes.md" "f.txt" "g.txt" "new.txt"))
+    (should (equal (takeback-tests--disk "g.txt") "edited outside\n"))
+    (dolist (file '("notes.md" "f.txt" "new.txt"))
       (should (equal (takeback-tests--disk file) (takeback-tests--after file))))
     (should-not (takeback-tests--disk "x"))
     (should (equal (takeback-tests--journal) '(("1" . "applied"))))

@@ -133,6 +133,16 @@ describe('undo and redo merge later edits that do not overlap', () => {
     expect(sb.read('app.js').toString()).toBe(TEN);
   });
 
+  it("changes on adjacent lines by two agents are a conflict naming each side's own line, not the region of both", () => {
+    sb = start('lib/a.txt', TEN);
+    agentWrites(sb, 'lib/a.txt', withLine(TEN, 2, 'second agent 2'));
+    const first = lastId(sb);
+    agentWrites(sb, 'lib/a.txt', withLine(withLine(TEN, 2, 'second agent 2'), 3, 'first agent 3'));
+    const out = sb.json(['undo', first], { code: 1 });
+    expect(out.written).toBe(false);
+    expect(out.conflicts).toEqual([expect.objectContaining({ path: 'lib/a.txt', reason: 'changed-since', detail: expect.stringMatching(/: line 2 changed by the agent and line 3 since( —|$)/) })]);
+  });
+
   const bytesCases: [string, Buffer, (b: Buffer) => Buffer, (b: Buffer) => Buffer][] = [];
   const lat = (s: string) => Buffer.from(s, 'latin1');
   const swap = (from: string, to: string) => (b: Buffer) => {
@@ -247,6 +257,16 @@ describe('mergeBytes', () => {
     expect(mergeBytes(B('a\nb\nc\n'), B('a\nX\nc\n'), B('a\nX\nc\n'))).toEqual({ ok: true, bytes: B('a\nX\nc\n') });
     const r = mergeBytes(B('a\nb\nc\nd\n'), B('a\nb\nmine\nc\nd\n'), B('a\nb\ntheirs\nc\nd\n'));
     expect(r).toEqual({ ok: false, overlaps: [{ change: { start: 3, end: 2 }, since: { start: 3, end: 3 } }] });
+  });
+
+  it("names each side's own lines in a region of adjacent changes: replaced, removed and added lines", () => {
+    const base = B('a\nb\nc\nd\ne\n');
+    // The step changes b (line 2), the later edit c (line 3).
+    expect(mergeBytes(base, B('a\nb\nC\nd\ne\n'), B('a\nB\nc\nd\ne\n'))).toEqual({ ok: false, overlaps: [{ change: { start: 2, end: 2 }, since: { start: 3, end: 3 } }] });
+    // The step removes c and d (lines 3-4 of base); the later edit adds two lines after b (lines 3-4 of the file now).
+    expect(mergeBytes(base, B('a\nb\nX\nY\nc\nd\ne\n'), B('a\nb\ne\n'))).toEqual({ ok: false, overlaps: [{ change: { start: 3, end: 4 }, since: { start: 3, end: 4 } }] });
+    // The step adds a line after b; the later edit removes c: both are empty ranges after line 2.
+    expect(mergeBytes(base, B('a\nb\nd\ne\n'), B('a\nb\nnew\nc\nd\ne\n'))).toEqual({ ok: false, overlaps: [{ change: { start: 3, end: 2 }, since: { start: 3, end: 2 } }] });
   });
 
   it('a 20,000-line file with one change on each side far apart merges (the regions between kept lines only go to the three-way merge)', () => {

@@ -305,7 +305,7 @@ describe('a later user edit', () => {
       const preview = sb.json(['preview', set.id]);
       expect(preview.conflicts).toBe(3);
       const pf = Object.fromEntries(preview.files.map((f: any) => [f.path, f]));
-      expect(pf['b.txt'].conflict).toMatchObject({ reason: 'changed-since', detail: 'changed since outside takeback: line 6 changed by the agent and lines 6-7 since' });
+      expect(pf['b.txt'].conflict).toMatchObject({ reason: 'changed-since', detail: 'changed since outside takeback: line 6 changed by the agent and line 7 since' });
       expect(pf['c.txt'].conflict).toMatchObject({ reason: 'changed-since' });
       expect(pf['d.txt'].conflict).toMatchObject({ reason: 'changed-since', detail: 'deleted since outside takeback' });
       expect(pf['a.txt'].conflict).toBeNull();

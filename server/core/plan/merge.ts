@@ -78,10 +78,42 @@ export function keptLines(base: string[], other: string[]): Int32Array | null {
 }
 
 /**
+ * The lines that differ between `from` and `to` (a conflict region's base and one side), as one
+ * span of 0-based indices, `from` inclusive and `to` exclusive, in `from`'s lines (`side` 'from')
+ * or in `to`'s ('to'): from the first of that side's lines removed (or added) to the last; where
+ * lines are only added (or only removed), the span is empty at that place. The whole of the side
+ * when nothing differs.
+ */
+function changedSpan(from: string[], to: string[], side: 'from' | 'to'): { from: number; to: number } {
+  let lo = Infinity;
+  let hi = -Infinity;
+  let i = 0;
+  let j = 0;
+  for (const p of diffArrays(from, to)) {
+    const n = p.count ?? p.value.length;
+    const at = side === 'from' ? i : j;
+    const own = side === 'from' ? p.removed : p.added;
+    if (p.added || p.removed) {
+      lo = Math.min(lo, at);
+      hi = Math.max(hi, own ? at + n : at);
+    }
+    if (p.added) j += n;
+    else if (p.removed) i += n;
+    else {
+      i += n;
+      j += n;
+    }
+  }
+  if (lo === Infinity) return { from: 0, to: side === 'from' ? from.length : to.length };
+  return { from: lo, to: hi };
+}
+
+/**
  * Merges `ours` (the file now) and `theirs` (what the step puts back) against `base` (what the
  * step expects to find): where only one side changed a region from `base`, that side's lines are
- * taken; where both changed it differently, it is an overlap (line numbers of `base` and of
- * `ours`). Both sides making the same change is no overlap. Call only with text
+ * taken; where both changed it differently, it is an overlap naming each side's own changed
+ * lines (the step's in `base`, the later edit's in `ours`), also when the two changes are only
+ * adjacent (still one region, so an overlap). Both sides making the same change is no overlap. Call only with text
  * ({@link isMergeableText}); the bytes that come back are exact (see the top of this file).
  */
 export function mergeBytes(base: Buffer, ours: Buffer, theirs: Buffer): MergeOutcome {
@@ -114,10 +146,14 @@ export function mergeBytes(base: Buffer, ours: Buffer, theirs: Buffer): MergeOut
       if (r.ok) {
         for (const l of r.ok) out.push(l);
       } else if (r.conflict) {
+        // The region spans both sides' changes (adjacent changes are one region); each side is
+        // named by its own lines in it: the change's in `base`, the later edit's in `ours`.
         const c = r.conflict;
+        const change = changedSpan(c.o, c.b, 'from');
+        const since = changedSpan(c.o, c.a, 'to');
         overlaps.push({
-          change: { start: oi + c.oIndex + 1, end: oi + c.oIndex + c.o.length },
-          since: { start: ai + c.aIndex + 1, end: ai + c.aIndex + c.a.length },
+          change: { start: oi + c.oIndex + change.from + 1, end: oi + c.oIndex + change.to },
+          since: { start: ai + c.aIndex + since.from + 1, end: ai + c.aIndex + since.to },
         });
       }
     }

@@ -4,9 +4,9 @@
 // code-server's own command line). An agent's turn arrives through the Claude Code hook entry
 // point (the Edit really made between PreToolUse and PostToolUse); then, in VS Code as a person
 // would: the Takeback view lists the turn, Preview opens the diff editor, Undo puts the file back
-// in the editor and on disk (saved, so the journal records it), Ctrl+Z brings the agent's change
-// back, the sidecar's "Undo the agent's change here" in the Source Action menu takes the hunk at
-// the cursor back, and unsaved text in the buffer is a conflict that writes nothing until "Undo,
+// in the editor and on disk (saved, so the journal records it), Ctrl+Z and a save bring the agent's change
+// back (the journal says applied again), the sidecar's "Undo the agent's change here" in the
+// Source Action menu takes the hunk at the cursor back, the row's Redo puts it back, and unsaved text in the buffer is a conflict that writes nothing until "Undo,
 // replacing later changes" is picked.
 // Everything is private: HOME, XDG folders, TAKEBACK_HOME, VS Code's user data and extensions.
 // The tests are skipped only when code-server or Chromium cannot be found, and fail instead with
@@ -106,7 +106,7 @@ async function withSession<T>(s: { page: import('playwright-core').Page; log(): 
 }
 
 describe('VS Code (code-server) with the takeback extension', () => {
-  it("lists the turn, previews it, undoes it through the buffer and the disk, Ctrl+Z brings the change back, Redo records it, and the Source Action 'Undo the agent's change here' takes the hunk back", async (ctx) => {
+  it("lists the turn, previews it, undoes it through the buffer and the disk, Ctrl+Z and a save bring the change back (applied again), the Source Action 'Undo the agent's change here' takes the hunk back, and Redo puts it back", async (ctx) => {
     needVscode(ctx);
     const w = world();
     const s = await w.open();
@@ -158,10 +158,8 @@ describe('VS Code (code-server) with the takeback extension', () => {
       expect(w.read('notes.md')).toBe(BEFORE); // not saved yet
       await page.keyboard.press('Control+s');
       await until('the agent\'s text saved', () => w.read('notes.md') === AFTER, 30_000);
-      // The journal still says undone; the row's Redo finds the agent's text in place and records it.
-      expect(w.states()).toEqual(['Edit notes.md: undone']);
-      await clickRowAction(turn, 'Redo');
-      await until('the journal to record the redo', () => w.states().join() === 'Edit notes.md: applied', 30_000);
+      // The journal is in step with the disk: the agent's text saved back is the change applied again.
+      await until('the journal to say applied again', () => w.states().join() === 'Edit notes.md: applied', 30_000);
       expect(w.read('notes.md')).toBe(AFTER);
 
       // The sidecar's per-hunk code action, in VS Code's Source Action menu with the cursor on the
@@ -176,6 +174,12 @@ describe('VS Code (code-server) with the takeback extension', () => {
       await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
       await until('the editor to show the file before the agent', async () => (await editorText(page)).includes('The quick brown fox.'), 30_000);
       await until('the journal to record the undo', () => w.states().join() === 'Edit notes.md: undone', 30_000);
+
+      // The row's Redo puts the agent's change back through the buffer, saved, recorded.
+      await clickRowAction(turn, 'Redo');
+      await until('the journal to record the redo', () => w.states().join() === 'Edit notes.md: applied', 60_000);
+      await until('notes.md as the agent left it', () => w.read('notes.md') === AFTER, 30_000);
+      await until('the editor to show the agent\'s text', async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
     });
   }, 300_000);
 

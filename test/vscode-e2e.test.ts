@@ -4,10 +4,11 @@
 // code-server's own command line). An agent's turn arrives through the Claude Code hook entry
 // point (the Edit really made between PreToolUse and PostToolUse); then, in VS Code as a person
 // would: the Takeback view lists the turn, Preview opens the diff editor, Undo puts the file back
-// in the editor and on disk (saved, so the journal records it), Ctrl+Z and a save bring the agent's change
-// back (the journal says applied again), the sidecar's "Undo the agent's change here" in the
-// Source Action menu takes the hunk at the cursor back, the row's Redo puts it back, and unsaved text in the buffer is a conflict that writes nothing until "Undo,
-// replacing later changes" is picked.
+// in the editor and on disk (saved, so the journal records it), Ctrl+Z and a save bring the
+// agent's change back (the journal says applied again), the sidecar's "Undo the agent's change
+// here" in the Source Action menu takes the hunk at the cursor back, the row's Redo puts it back,
+// and unsaved text in the buffer is a conflict that writes nothing until "Undo, replacing later
+// changes" is picked.
 // Everything is private: HOME, XDG folders, TAKEBACK_HOME, VS Code's user data and extensions.
 // The tests are skipped only when code-server or Chromium cannot be found, and fail instead with
 // TAKEBACK_REQUIRE_EDITORS=1.

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApplyResult, ListResult } from '../protocol/src/types.js';
-import { inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
+import { inProcessHook, makeWorkspace, writeTurn, type Workspace } from './support/agent-sim.js';
 import { overStdio, type TestEditor } from './support/lsp-client.js';
 import { lines } from './support/takeback.js';
 
@@ -32,17 +32,7 @@ const HERE = "Undo the agent's change here";
 
 /** A turn in which Claude Code's Write turns code.txt into AGENT (its hooks, in this process). */
 function agentEdits(w: Workspace): void {
-  const hook = inProcessHook(w);
-  const common = { session_id: 'sess-jb', cwd: w.root };
-  const file = path.join(w.root, 'code.txt');
-  fs.writeFileSync(file, TWENTY);
-  hook({ ...common, hook_event_name: 'SessionStart', source: 'startup' });
-  hook({ ...common, hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' });
-  const write = { tool_name: 'Write', tool_input: { file_path: file, content: AGENT }, tool_use_id: 'toolu_jb1' };
-  hook({ ...common, hook_event_name: 'PreToolUse', ...write });
-  fs.writeFileSync(file, AGENT);
-  hook({ ...common, hook_event_name: 'PostToolUse', ...write });
-  hook({ ...common, hook_event_name: 'Stop' });
+  writeTurn(w, inProcessHook(w), 'code.txt', TWENTY, AGENT, 'sess-jb', 'toolu_jb1');
 }
 
 /** The code actions LSP4IJ asks for at 0-based line `line` (the cursor there). */

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../protocol/src/errors.js';
 import type { ApplyResult, ListResult, PreviewResult } from '../protocol/src/types.js';
-import { inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
+import { inProcessHook, makeWorkspace, writeTurn, type Workspace } from './support/agent-sim.js';
 import { inProcess, overStdio, type TestEditor } from './support/lsp-client.js';
 import { lines } from './support/takeback.js';
 
@@ -35,17 +35,7 @@ const EDITED = `// mine 1\n// mine 2\n${AGENT}`;
 
 /** A turn in which the agent's Write turns code.txt into AGENT (Claude Code's hooks, in this process). */
 function agentEdits(w: Workspace): void {
-  const hook = inProcessHook(w);
-  const common = { session_id: 'sess-h', cwd: w.root };
-  const file = path.join(w.root, 'code.txt');
-  fs.writeFileSync(file, TWENTY);
-  hook({ ...common, hook_event_name: 'SessionStart', source: 'startup' });
-  hook({ ...common, hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' });
-  const write = { tool_name: 'Write', tool_input: { file_path: file, content: AGENT }, tool_use_id: 'toolu_h1' };
-  hook({ ...common, hook_event_name: 'PreToolUse', ...write });
-  fs.writeFileSync(file, AGENT);
-  hook({ ...common, hook_event_name: 'PostToolUse', ...write });
-  hook({ ...common, hook_event_name: 'Stop' });
+  writeTurn(w, inProcessHook(w), 'code.txt', TWENTY, AGENT, 'sess-h', 'toolu_h1');
 }
 
 async function actionsAt(e: TestEditor, start: number, end = start, endCharacter = 0): Promise<CodeActionLike[]> {

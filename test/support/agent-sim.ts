@@ -104,3 +104,21 @@ export function agentTurn(ws: Workspace, hook: Hook, session = 'sess-1'): void {
 
   hook({ ...common, hook_event_name: 'Stop' });
 }
+
+/**
+ * One turn of the agent in which a Write turns `rel` (written as `before` first) into `after`,
+ * through `hook` (SessionStart, a prompt, Pre/PostToolUse around the write, Stop) in session
+ * `session`; `toolUseId` names the Write.
+ */
+export function writeTurn(ws: Workspace, hook: Hook, rel: string, before: string, after: string, session: string, toolUseId: string): void {
+  const common = { session_id: session, cwd: ws.root };
+  const file = path.join(ws.root, rel);
+  fs.writeFileSync(file, before);
+  hook({ ...common, hook_event_name: 'SessionStart', source: 'startup' });
+  hook({ ...common, hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' });
+  const write = { tool_name: 'Write', tool_input: { file_path: file, content: after }, tool_use_id: toolUseId };
+  hook({ ...common, hook_event_name: 'PreToolUse', ...write });
+  fs.writeFileSync(file, after);
+  hook({ ...common, hook_event_name: 'PostToolUse', ...write });
+  hook({ ...common, hook_event_name: 'Stop' });
+}

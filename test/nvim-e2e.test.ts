@@ -435,6 +435,11 @@ local run = vim.system(H.params.data.outside, { cwd = H.ws, text = true }):wait(
 assert(run.code == 0, 'takeback run failed: ' .. tostring(run.stderr))
 H.agent(H.params.data.turn2)
 H.agent(H.params.data.empty)
+-- The plugin reloads the open buffers turn 2 changed on disk; until then the sidecar holds their
+-- old text, a buffer that differs from the disk, and a preview of their changes is a conflict.
+H.wait('the plugin to reload the changed buffers', function()
+  return H.text(notes) == H.read(H.path('notes.md')) and H.text(f) == H.read(H.path('f.txt'))
+end, 10000)
 H.track('TakebackList')
 H.cmd_and_wait('Takeback list', 'TakebackList')
 local qf = vim.fn.getqflist({ title = 1, items = 1 })

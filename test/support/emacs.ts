@@ -4,12 +4,12 @@
 // `node bin/takeback.js serve` as the sidecar; and `emacs -nw` under tmux, driven by keys as a
 // person would.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { onPath, repoRoot } from './editors.js';
-import { waitFor } from './helix.js';
+import { repoRoot } from './editors.js';
 import { newEditorCase, type EditorCase } from './editor-case.js';
+import { TmuxSession } from './tmux.js';
 import { BIN } from './nvim.js';
 
 export const EMACS_DIR = path.join(repoRoot, 'clients', 'emacs');
@@ -68,23 +68,12 @@ export async function runErt(c: EmacsCase, name: string, paramsFile: string, tim
 }
 
 /** One `emacs -nw` in a tmux session of its own (120x40, no user tmux.conf), driven by keys. */
-export class EmacsTmux {
-  readonly socket: string;
-  private readonly tmux: string;
-  private started = false;
-
+export class EmacsTmux extends TmuxSession {
   constructor(
     readonly c: EmacsCase,
-    readonly name = 'emacs',
+    name = 'emacs',
   ) {
-    const tmux = onPath('tmux');
-    if (!tmux) throw new Error('Emacs was found but tmux was not: apt-get install tmux');
-    this.tmux = tmux;
-    this.socket = path.join(c.base, `${name}.tmux`);
-  }
-
-  run(...args: string[]): string {
-    return execFileSync(this.tmux, ['-S', this.socket, ...args], { env: this.c.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    super(c.env, c.base, name, 'Emacs');
   }
 
   /** Starts `emacs -nw -Q -l init.el ARGS` in the workspace; init.el loads takeback.el with this checkout's sidecar. */
@@ -99,21 +88,7 @@ export class EmacsTmux {
         `(setq inhibit-startup-screen t)`,
       ].join('\n') + '\n',
     );
-    this.run('-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', '120', '-y', '40', '-c', this.c.workspace, '--',
-      this.c.emacs, '-nw', '-Q', '-l', init, ...args);
-    this.started = true;
-  }
-
-  screen(): string {
-    return this.run('capture-pane', '-p', '-t', this.name);
-  }
-
-  keys(...k: string[]): void {
-    this.run('send-keys', '-t', this.name, ...k);
-  }
-
-  type(text: string): void {
-    this.run('send-keys', '-t', this.name, '-l', text);
+    this.open(this.c.workspace, 120, 40, [this.c.emacs, '-nw', '-Q', '-l', init, ...args]);
   }
 
   /** M-x COMMAND RET. */
@@ -121,19 +96,5 @@ export class EmacsTmux {
     this.keys('M-x');
     this.type(command);
     this.keys('Enter');
-  }
-
-  async waitScreen(what: string, re: RegExp, timeoutMs = 15_000): Promise<string> {
-    return waitFor(what, () => (re.test(this.screen()) ? this.screen() : undefined), timeoutMs, () => `screen:\n${this.screen()}`);
-  }
-
-  stop(): void {
-    if (!this.started) return;
-    try {
-      this.run('kill-server');
-    } catch {
-      // already gone with Emacs
-    }
-    this.started = false;
   }
 }

@@ -8,12 +8,12 @@
 // (`takeback run -- sh -c …` through system()), so buffers can be open before the agent changes
 // their files, as they are for a person watching an agent work.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { onPath, repoRoot } from './editors.js';
-import { waitFor } from './helix.js';
+import { repoRoot } from './editors.js';
 import { newEditorCase, type EditorCase } from './editor-case.js';
+import { TmuxSession } from './tmux.js';
 import { BIN } from './nvim.js';
 
 export const VIM_PLUGIN_DIR = path.join(repoRoot, 'clients', 'vim');
@@ -185,23 +185,12 @@ export async function runVim(c: VimCase, body: string, data: unknown = {}, timeo
  * -N -u vimrc ARGS` in the workspace, the vimrc putting the plugin on the runtimepath with this
  * checkout's sidecar. keys() sends keys as tmux names them, screen() is what the pane shows.
  */
-export class VimTmux {
-  readonly socket: string;
-  private readonly tmux: string;
-  private started = false;
-
+export class VimTmux extends TmuxSession {
   constructor(
     readonly c: VimCase,
-    readonly name = 'vim',
+    name = 'vim',
   ) {
-    const tmux = onPath('tmux');
-    if (!tmux) throw new Error('Vim was found but tmux was not: apt-get install tmux');
-    this.tmux = tmux;
-    this.socket = path.join(c.base, `${name}.tmux`);
-  }
-
-  run(...args: string[]): string {
-    return execFileSync(this.tmux, ['-S', this.socket, ...args], { env: this.c.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    super(c.env, c.base, name, 'Vim');
   }
 
   /** Starts Vim on a screen of `width` columns, 30 lines. */
@@ -215,37 +204,13 @@ export class VimTmux {
         `let g:takeback_cmd = ${JSON.stringify([process.execPath, BIN, 'serve'])}`,
       ].join('\n') + '\n',
     );
-    this.run('-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', String(width), '-y', '30', '-c', this.c.workspace, '--',
-      this.c.vim, '-N', '-u', vimrc, '-i', 'NONE', ...args);
-    this.started = true;
-  }
-
-  screen(): string {
-    return this.run('capture-pane', '-p', '-t', this.name);
-  }
-
-  keys(...k: string[]): void {
-    this.run('send-keys', '-t', this.name, ...k);
+    this.open(this.c.workspace, width, 30, [this.c.vim, '-N', '-u', vimrc, '-i', 'NONE', ...args]);
   }
 
   /** An Ex command typed as a person types it: `:`, the text, Enter. */
   ex(command: string): void {
     this.keys(':');
-    this.run('send-keys', '-t', this.name, '-l', command);
+    this.type(command);
     this.keys('Enter');
-  }
-
-  async waitScreen(what: string, re: RegExp, timeoutMs = 15_000): Promise<string> {
-    return waitFor(what, () => (re.test(this.screen()) ? this.screen() : undefined), timeoutMs, () => `screen:\n${this.screen()}`);
-  }
-
-  stop(): void {
-    if (!this.started) return;
-    try {
-      this.run('kill-server');
-    } catch {
-      // already gone with Vim
-    }
-    this.started = false;
   }
 }

@@ -135,7 +135,11 @@ function pick(helix: HelixSession, items: string[], want: RegExp): void {
 
 // ------------------------------------------------------------------------------------------------
 
-describe(`Helix end to end (${hx ?? hxMissing})`, () => {
+// Each case waits on Helix, the sidecar and the disk in several steps of up to 15–30 s each, and
+// the first to init Helix asks `hx --health` about every language: under a loaded CI machine the
+// default 60 s would end a slow but passing case, and hide which step was slow. The bound is above
+// the sum of a case's own waits, so a step that never happens fails with its own message.
+describe(`Helix end to end (${hx ?? hxMissing})`, { timeout: 180_000 }, () => {
   it('key map (clients/helix/config.toml) on a file with no language: preview, undo and redo the newest turn that changed something, undo the buffer, u brings it back', async (ctx) => {
     needHelix(ctx);
     const w = world({ keymap: true });
@@ -274,7 +278,7 @@ describe(`Helix end to end (${hx ?? hxMissing})`, () => {
     w.helix.command('w');
     await w.disk('code.ini', AGENT, 'the agent text after u and :w');
     expect(await w.helix.quit()).toBe('0');
-  }, 120_000);
+  });
 
   it('a buffer with unsaved later edits is a conflict and stays untouched; "Undo, replacing later changes" replaces them', async (ctx) => {
     needHelix(ctx);

@@ -91,7 +91,9 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
   const missing = missingEditorMessage(`nvim-${version}`);
   const skip = !nvim && !requireEditors;
 
-  describe.skipIf(skip)(`Neovim ${version}: the takeback plugin`, () => {
+  // A case waits on the editor, the sidecar and the disk in several steps of up to 15 s each: the
+// bound is above their sum, so on a loaded machine a slow step fails with its own message.
+describe.skipIf(skip)(`Neovim ${version}: the takeback plugin`, { timeout: 180_000 }, () => {
     const bin = (): string => {
       if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
       return nvim;

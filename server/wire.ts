@@ -135,7 +135,7 @@ export function toFileHunk(h: ChangeHunk): W.FileHunk {
 
 /** A turn as the wire gives it. */
 export function toTurnSummary(t: Turn): W.TurnSummary {
-  return { id: t.id, seq: t.seq, agent: t.agent, session: t.session, agentTurn: t.agentTurn, label: t.label, start: t.start, end: t.end };
+  return { id: t.id, seq: t.seq, agent: t.agent, session: t.session, agentTurn: t.agentTurn, label: t.label, start: t.start, end: t.end, endLost: t.endLost };
 }
 
 /** A preview (`undo/preview`, `takeback preview --json`): the plan's direction and sets, each file's diff, the conflicts and gaps counted. */

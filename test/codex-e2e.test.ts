@@ -285,7 +285,7 @@ describe.skipIf(!CODEX)(CODEX ? `takeback end to end with the real Codex CLI ${C
     // Nothing left open in the journal.
     const doctor = tb(['doctor', '--json']).json;
     expect(doctor.captures.open).toBe(0);
-    expect(doctor.turns).toEqual({ total: 2, open: 0 });
+    expect(doctor.turns).toEqual({ total: 2, open: 0, endLost: 0 });
     // The journal lives outside the workspace.
     expect([...T2.keys()].filter((p) => /takeback|journal|\.db$/i.test(p))).toEqual([]);
   });

@@ -225,7 +225,7 @@ describe.skipIf(!GEMINI)(GEMINI ? `takeback end to end with the real Gemini CLI 
     // No tool call or turn is left open.
     const doctor = tb(['doctor', '--json']).json;
     expect(doctor.captures.open, JSON.stringify(doctor)).toBe(0);
-    expect(doctor.turns).toEqual({ total: 2, open: 0 });
+    expect(doctor.turns).toEqual({ total: 2, open: 0, endLost: 0 });
     // The journal lives outside the workspace, and so does gemini's own state.
     expect([...T2.keys()].filter((k) => /takeback|journal|\.db$|^\.gemini\/(?!settings\.json$)/i.test(k))).toEqual([]);
   });

@@ -35,13 +35,20 @@ const withoutWorkspace = (list: any) => ({ ...list, workspace: null });
 
 /**
  * `out` (a list or a set, as schema 3's code gave it) with what this takeback adds: each file's
- * state, and a list's background baseline (none). A file's state is what the disk holds, here what the flag says (the fixture's files are as its journal
- * left them).
+ * state, a list's background baseline (none), and whether each turn's end was never heard (none
+ * was). A file's state is what the disk holds, here what the flag says (the fixture's files are
+ * as its journal left them).
  */
 function withFileStates(out: any): any {
   const files = (fs: any[]) => fs.map((f) => ({ ...f, state: f.undone ? 'undone' : 'applied' }));
   // A list also says how far a baseline made in the background has got: none here.
-  if (out.sets) return { ...out, capture: { ...out.capture, baseline: null }, sets: out.sets.map((x: any) => (x.files ? { ...x, files: files(x.files) } : x)) };
+  if (out.sets)
+    return {
+      ...out,
+      capture: { ...out.capture, baseline: null },
+      turns: out.turns.map((t: any) => ({ ...t, endLost: false })),
+      sets: out.sets.map((x: any) => (x.files ? { ...x, files: files(x.files) } : x)),
+    };
   return out.files ? { ...out, files: files(out.files) } : out;
 }
 

@@ -181,6 +181,12 @@ export interface TurnSummary {
   start: number;
   /** Null while the turn is open. */
   end: number | null;
+  /**
+   * True when the turn's end was never heard (the agent killed, its stop event lost) and takeback
+   * closed it at a later start: `end` is then the time of its last event, and nothing seen after
+   * it was taken for the turn's.
+   */
+  endLost: boolean;
 }
 
 /** Whether commands are captured in this workspace, and if not, why. */

@@ -120,10 +120,11 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
       foldSpill(ws);
       if (hasQueued(ws.journal.dir)) return queue(ctx, actions, 'journal-busy', env, ws, said);
     }
-    // A session or a turn starting: the tool calls an earlier one left open for good are closed first.
+    // A session or a turn starting: the tool calls and turns an earlier one left open for good are closed first.
     if (actions.some((a) => a.kind === 'session-start' || a.kind === 'turn-begin')) {
       const lost = repairLostEnds(ws);
-      if (lost.length > 0) said.push(`closed tool calls left open (end never heard): ${lost.join(' ')}`);
+      if (lost.captures.length > 0) said.push(`closed tool calls left open (end never heard): ${lost.captures.join(' ')}`);
+      if (lost.turns.length > 0) said.push(`closed turns left open at their last event (end never heard): ${lost.turns.join(' ')}`);
     }
     for (const a of actions) {
       switch (a.kind) {

@@ -57,7 +57,7 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
       ws = openWorkspace({ workspace });
       // Events the hooks queued while the journal could not take them come first.
       if (ws.journal.spilled) (await import('../core/capture/queued.js')).foldSpill(ws);
-      // Then the tool calls a journal left mid-way holds open for good (their end lost).
+      // Then the tool calls and turns a journal left mid-way holds open for good (their end lost).
       (await import('../core/capture/repair.js')).repairLostEnds(ws);
       return ws;
     },

@@ -121,7 +121,7 @@ export function renderList(r: W.ListResult, color: boolean, filter: { agent?: st
         // The session, shortened: two sessions of one agent in one folder are told apart.
         const session = t.session ? p('dim', ` (session ${t.session.length > 8 ? t.session.slice(0, 8) : t.session})`) : '';
         const agent = t.agent ? ` · ${t.agent}${session}` : '';
-        const open = t.end === null ? p('yellow', ' · in progress') : '';
+        const open = t.end === null ? p('yellow', ' · in progress') : t.endLost ? p('yellow', ' · ended without its end event') : '';
         out.push(p('bold', `Turn ${t.id}`) + `${label}${agent} · ${time(t.start)}${open}`);
       } else {
         out.push(p('bold', s.turn ? `Turn ${s.turn}` : 'Outside any turn'));

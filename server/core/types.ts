@@ -201,6 +201,12 @@ export interface Turn {
   start: number;
   /** Null while the turn is open. */
   end: number | null;
+  /**
+   * True when the turn's end was never heard (the agent killed, its stop event lost) and it was
+   * closed at a later start: `end` is then the time of its last event, and nothing seen after it
+   * was taken for the turn's.
+   */
+  endLost: boolean;
 }
 
 /** True when the state's bytes (or its absence, link, folder) are kept and can be written back. */

@@ -28,7 +28,8 @@ export interface JournalHealth {
   capture: CaptureStatus;
   snapshot: { files: number; bytes: number; scannedAt: number | null } | null;
   sets: { applied: number; undone: number; expired: number };
-  turns: { total: number; open: number };
+  /** How many turns, how many open, and how many were closed at a later start with their end never heard (`Turn.endLost`). */
+  turns: { total: number; open: number; endLost: number };
   captures: { open: number; stale: number };
   blobs: { count: number; bytes: number };
   transactions: number;
@@ -82,6 +83,23 @@ function staleTurnProblem(t: Turn): string {
 }
 
 /**
+ * What doctor says of the turns closed at a later start because their end was never heard (the
+ * agent killed, its stop event lost): how many, the newest few by id, agent and prompt, and that
+ * nothing after their last event was taken for theirs. Null when there are none.
+ */
+function lostTurnsProblem(lost: { turns: Turn[]; count: number }): string | null {
+  if (lost.count === 0) return null;
+  const named = lost.turns.map((t) => {
+    const who = [t.agent, t.label ? `'${t.label}'` : null].filter(Boolean).join(', ');
+    return `${t.id}${who ? ` (${who})` : ''}`;
+  });
+  const more = lost.count > lost.turns.length ? `, and ${lost.count - lost.turns.length} more` : '';
+  const why = '(the agent killed, or its stop event lost)';
+  if (lost.count === 1) return `turn ${named[0]} ended without its end event ${why}: closed at a later start at its last event, nothing seen after it taken for the turn's`;
+  return `${lost.count} turns ended without their end event ${why}: closed at a later start at their last event, nothing seen after it taken for theirs: ${named.join(', ')}${more}`;
+}
+
+/**
  * Health and size of the journal, and whether commands are captured here. `outside` are the
  * problems found outside the journal (the capture daemon's, the agents' hooks'), listed after
  * the journal's own and before its file's.
@@ -98,6 +116,8 @@ export function journalHealth(ws: Workspace, version: string, outside: string[])
   // The command line closes such calls (repairLostEnds) before doctor looks: left when it could not.
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
   problems.push(...journal.turns.openBegunBefore(Date.now() - STALE_TURN_MS).map(staleTurnProblem));
+  const lostTurns = lostTurnsProblem(journal.turns.endedLost(5));
+  if (lostTurns) problems.push(lostTurns);
   const txns = journal.txns.all().length;
   if (txns > 0) problems.push(`${txns} unfinished undo transaction(s) could not be rolled back`);
   const lock = lockState(journal.db, journal.dir);

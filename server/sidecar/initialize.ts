@@ -64,7 +64,7 @@ export function initialize(
     ws = openWorkspace({ workspace: root, env: ctx.env, busyMs: SIDECAR_BUSY_MS });
     // Events the hooks queued while the journal could not take them come first.
     if (ws.journal.spilled) foldSpill(ws);
-    // Then the tool calls a journal left mid-way holds open for good (their end lost).
+    // Then the tool calls and turns a journal left mid-way holds open for good (their end lost).
     repairLostEnds(ws);
   } catch (e) {
     throw new ResponseError(ErrorCodes.InternalError, `takeback: cannot open the journal of ${root}: ${(e as Error).message}`, null);

@@ -182,7 +182,7 @@ export function agentE2E(s: AgentScenario): void {
     expect(log).not.toMatch(new RegExp(`hook ${s.agent} failed|input is not JSON|no hook_event_name|no begin`));
     const doctor = tb(['doctor', '--json']).json;
     expect(doctor.captures.open, JSON.stringify(doctor)).toBe(0);
-    expect(doctor.turns).toEqual({ total: 2, open: 0 });
+    expect(doctor.turns).toEqual({ total: 2, open: 0, endLost: 0 });
   });
 
   it('both turns ran every scripted call, and the files are in the states the tools left', () => {

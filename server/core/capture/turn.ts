@@ -48,6 +48,18 @@ export function endTurn(ws: Workspace, turnId: string, now?: number, late = fals
       outcome.changes.map((c) => ({ path: c.path, before: entryState(c.before), after: entryState(c.after) })),
     );
   }
+  const set = recordDrift(ws, turnId, now, late);
+  journal.turns.end(turnId, now);
+  return { set };
+}
+
+/**
+ * Records what the scans saw change during turn `turnId` that no tool call of it claimed, as its
+ * set "changed during this turn" (null when nothing), at `now`. `late`: each change is a
+ * `not-kept` gap.
+ */
+function recordDrift(ws: Workspace, turnId: string, now: number | undefined, late: boolean): ChangeSet | null {
+  const { journal } = ws;
   const drift = journal.drift.take(turnId);
   const claimed = new Set<string>();
   for (const s of journal.sets.list({ turn: turnId })) for (const f of s.files) claimed.add(f.path);
@@ -57,7 +69,19 @@ export function endTurn(ws: Workspace, turnId: string, now?: number, late = fals
     const c = makeChange(journal.blobs, d.path, d.before, d.after, unkeptGap(d.path, d.before, d.after) ?? (late ? 'not-kept' : undefined));
     if (c) files.push(c);
   }
-  const set = journal.sets.add({ turn: turnId, source: { kind: 'turn' }, files, now });
-  journal.turns.end(turnId, now);
+  return journal.sets.add({ turn: turnId, source: { kind: 'turn' }, files, now });
+}
+
+/**
+ * Closes turn `turnId`, whose end was never heard (its agent killed, its stop event lost), at
+ * `last`, the time of its last event (ms since the epoch), marked so ({@link Turn.endLost}). No
+ * scan is made: what changed since its last event may be the person's or another agent's, and is
+ * never taken for this turn's. What the scans saw
+ * during the turn that no tool call claimed is its "changed during this turn", as at an end.
+ * Call inside a write transaction, with no tool call of the turn still in flight.
+ */
+export function closeLostTurn(ws: Workspace, turnId: string, last: number): { set: ChangeSet | null } {
+  const set = recordDrift(ws, turnId, last, false);
+  ws.journal.turns.endLost(turnId, last);
   return { set };
 }

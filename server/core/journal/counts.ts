@@ -6,9 +6,13 @@ import type { Db } from './db.js';
  */
 
 /** The number of turns of `db`, and of those not ended. */
-export function turnCounts(db: Db): { total: number; open: number } {
-  const turns = db.prepare('SELECT count(*) AS total, sum(ended_at IS NULL) AS open FROM turns').get() as { total: number; open: number | null };
-  return { total: turns.total, open: turns.open ?? 0 };
+export function turnCounts(db: Db): { total: number; open: number; endLost: number } {
+  const turns = db.prepare('SELECT count(*) AS total, sum(ended_at IS NULL) AS open, sum(end_lost = 1) AS lost FROM turns').get() as {
+    total: number;
+    open: number | null;
+    lost: number | null;
+  };
+  return { total: turns.total, open: turns.open ?? 0, endLost: turns.lost ?? 0 };
 }
 
 /** SQLite's quick check of `db`: `ok`, or the first problem it found. */

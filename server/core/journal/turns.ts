@@ -11,10 +11,11 @@ interface TurnRow {
   started_at: number;
   ended_at: number | null;
   agent_turn: string | null;
+  end_lost: number | null;
 }
 
 function toTurn(r: TurnRow): Turn {
-  return { id: r.id, seq: r.seq, agent: r.agent, session: r.session, agentTurn: r.agent_turn, label: r.label, start: r.started_at, end: r.ended_at };
+  return { id: r.id, seq: r.seq, agent: r.agent, session: r.session, agentTurn: r.agent_turn, label: r.label, start: r.started_at, end: r.ended_at, endLost: r.end_lost === 1 };
 }
 
 /** The first line of a prompt, at most 80 characters: a turn's label. */
@@ -57,6 +58,7 @@ export class Turns {
         label: opts.label ?? null,
         start: now,
         end: null,
+        endLost: false,
       };
     });
   }
@@ -64,6 +66,44 @@ export class Turns {
   /** Marks turn `id` ended. Ending an ended turn changes nothing. */
   end(id: string, now = Date.now()): void {
     this.db.prepare('UPDATE turns SET ended_at = ? WHERE id = ? AND ended_at IS NULL').run(now, id);
+  }
+
+  /**
+   * Marks turn `id` ended at `at` (ms since the epoch), its end never heard: see
+   * {@link Turn.endLost}. Ending an ended turn changes nothing.
+   */
+  endLost(id: string, at: number): void {
+    this.db.prepare('UPDATE turns SET ended_at = ?, end_lost = 1 WHERE id = ? AND ended_at IS NULL').run(at, id);
+  }
+
+  /**
+   * The open turns of an agent's session with nothing heard of them since `before` (ms since the
+   * epoch), oldest first, each with the time of its last event (`last`: its begin, its newest
+   * change set, its newest tool call still in flight): no change set recorded and no tool call
+   * begun since. Their end was lost (the agent killed, its stop event never sent). A turn of no
+   * session (a script's `takeback turn begin`) is ended by its script, however long it takes:
+   * never among them.
+   */
+  quietSince(before: number): { turn: Turn; last: number }[] {
+    const rows = this.db
+      .prepare(
+        `SELECT t.*, max(t.started_at,
+             coalesce((SELECT max(s.created_at) FROM sets s WHERE s.turn = t.id), 0),
+             coalesce((SELECT max(c.started_at) FROM captures c WHERE c.turn = t.id), 0)) AS last
+           FROM turns t WHERE t.ended_at IS NULL AND t.session IS NOT NULL AND t.started_at < ?
+           AND NOT EXISTS (SELECT 1 FROM sets s WHERE s.turn = t.id AND s.created_at >= ?)
+           AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.turn = t.id AND c.started_at >= ?)
+         ORDER BY t.seq`,
+      )
+      .all(before, before, before) as (TurnRow & { last: number })[];
+    return rows.map((r) => ({ turn: toTurn(r), last: r.last }));
+  }
+
+  /** The turns closed with their end never heard ({@link Turn.endLost}), newest first, at most `limit`, and how many there are. */
+  endedLost(limit: number): { turns: Turn[]; count: number } {
+    const rows = this.db.prepare('SELECT * FROM turns WHERE end_lost = 1 ORDER BY seq DESC LIMIT ?').all(limit) as TurnRow[];
+    const { n } = this.db.prepare('SELECT count(*) AS n FROM turns WHERE end_lost = 1').get() as { n: number };
+    return { turns: rows.map(toTurn), count: n };
   }
 
   /** The open turn of `session` (or, without a session, the newest open turn), if any. */

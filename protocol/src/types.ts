@@ -408,8 +408,8 @@ export interface CaptureBeginResult {
   /** For a command: how the scan went. */
   scan?: CaptureScan;
   /**
-   * True when the journal could not take the event now (another process held its lock past the
-   * sidecar's wait, or its disk is full): it is queued beside the journal and folded in by the
+   * True when the journal could not take the event now (another process held its lock past about
+   * a second, or its disk is full): it is queued beside the journal and folded in by the
    * next process that holds it (`turn` is then null: the turn is found then). Absent otherwise.
    */
   queued?: boolean;
@@ -428,15 +428,24 @@ export interface CaptureEndResult {
 
 /** The result of `turn/begin`. */
 export interface TurnBeginResult {
-  turn: TurnSummary;
+  /** The turn begun; null when the begin was queued (`queued`): the turn is begun when it is folded in. */
+  turn: TurnSummary | null;
   /** The set recorded for the session's previous turn when it was still open and is ended now ("changed during this turn"), else null. */
   closed: ChangeSetSummary | null;
+  /**
+   * True when the journal could not take the event now (another process held its lock past about
+   * a second, or its disk is full): it is queued beside the journal and folded in, in order, by
+   * the next process that holds it. Absent otherwise.
+   */
+  queued?: boolean;
 }
 
 /** The result of `turn/end`. */
 export interface TurnEndResult {
-  /** The id of the turn ended. */
-  turn: string;
-  /** What changed during the turn that no tool call claimed, as its own set; null when nothing. */
+  /** The id of the turn ended; when the end was queued, the id given, else null. */
+  turn: string | null;
+  /** What changed during the turn that no tool call claimed, as its own set; null when nothing (or the end was queued). */
   set: ChangeSetSummary | null;
+  /** True when the end is queued, as `TurnBeginResult.queued`: its set is recorded when it is folded in. */
+  queued?: boolean;
 }

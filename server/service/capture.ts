@@ -6,7 +6,7 @@ import type { Workspace } from '../core/open-workspace.js';
 import { TakebackError, checkId } from '../core/errors.js';
 import type { PendingCapture } from '../core/journal/captures.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
-import { type CaptureBeginResult, type CaptureEndResult, toSetSummary, toTurnSummary, type TurnBeginResult, type TurnEndResult } from '../wire.js';
+import { type CaptureBeginResult, type CaptureEndResult, toSetSummary, toTurnSummary, type TurnBeginResult, type TurnEndResult, type TurnSummary } from '../wire.js';
 
 /**
  * Resolves the turn a capture belongs to: the named one; else the session's open turn, else an
@@ -83,11 +83,11 @@ export function captureEndByOrder(ws: Workspace, opts: { agent: string; session:
   });
 }
 
-/** Begins a turn (ending the session's previous one if it is still open). */
+/** Begins a turn (ending the session's previous one if it is still open): never queued, so the turn is always there. */
 export function turnBegin(
   ws: Workspace,
   opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
-): TurnBeginResult {
+): TurnBeginResult & { turn: TurnSummary } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return ws.journal.write(() => {
     // A label is one line (a prompt's first line, shortened), whoever gives it.
@@ -104,7 +104,7 @@ export function turnBegin(
 export function turnEnd(
   ws: Workspace,
   opts: { id?: string; session?: string | null; agentTurn?: string | null },
-): TurnEndResult {
+): TurnEndResult & { turn: string } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return ws.journal.write(() => {
     const { turns } = ws.journal;

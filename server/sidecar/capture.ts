@@ -3,6 +3,7 @@ import type { CaptureBeginParams, CaptureEndParams } from '../../protocol/src/me
 import type * as W from '../../protocol/src/types.js';
 import { keepFiles } from '../core/capture/files.js';
 import { foldSpill, queueOps, unkeptCause, type QueuedOp } from '../core/capture/queued.js';
+import { HOOK_BUSY_MS } from '../core/journal/journal.js';
 import { hasQueued } from '../core/journal/spill.js';
 import type { UnkeptCause } from '../core/journal/unkept.js';
 import { captureBegin, captureEnd } from '../service/capture.js';
@@ -10,9 +11,11 @@ import type { Session } from './session.js';
 
 /*
  * `capture/begin` and `capture/end`: a tool call captured for an agent or a script, as
- * `takeback capture` does. When the journal cannot take it (another process holds its lock past
- * the sidecar's wait, its disk is full), the event is queued in the spill as a hook's is, folded
- * in by the next process that holds the journal, and the answer says `queued`.
+ * `takeback capture` does. An agent's event is never lost to a stuck lock: it waits at most
+ * {@link HOOK_BUSY_MS} for another process's lock, as a hook does (not the sidecar's longer wait
+ * for the person's requests), and when the journal cannot take it (the lock still held, its disk
+ * full) the event is queued in the spill as a hook's is, folded in by the next process that holds
+ * the journal, and the answer says `queued`.
  */
 
 /** `capture/begin`: keeps the states of `paths` (a file tool), or brings the workspace snapshot up to date (a command). */
@@ -28,7 +31,7 @@ export function begin(s: Session, p: v.InferOutput<typeof CaptureBeginParams>): 
     if (spilled(s, 'journal-busy', op)) return queued;
   }
   try {
-    return captureBegin(s.ws, { ...p, cwd });
+    return agentWait(s, () => captureBegin(s.ws, { ...p, cwd }));
   } catch (e) {
     if (!spilled(s, unkeptCause(e, s.ws.home), op)) throw e;
     return queued;
@@ -43,7 +46,7 @@ export function end(s: Session, p: v.InferOutput<typeof CaptureEndParams>): W.Ca
     if (spilled(s, 'journal-busy', op)) return queued;
   }
   try {
-    const r = captureEnd(s.ws, p);
+    const r = agentWait(s, () => captureEnd(s.ws, p));
     if (r.set) s.client.journalChanged('recorded');
     return r;
   } catch (e) {
@@ -52,11 +55,16 @@ export function end(s: Session, p: v.InferOutput<typeof CaptureEndParams>): W.Ca
   }
 }
 
+/** Runs `fn`, an agent's event on the journal, waiting at most {@link HOOK_BUSY_MS} for another process's lock. */
+export function agentWait<T>(s: Session, fn: () => T): T {
+  return s.ws.journal.withBusyTimeout(HOOK_BUSY_MS, fn);
+}
+
 /**
  * True when events queued earlier are still waiting after they were folded in (the journal still
  * cannot take them): this one goes behind them, in order. Cheap when none is (one listing).
  */
-function behindQueue(s: Session): boolean {
+export function behindQueue(s: Session): boolean {
   const { journal } = s.ws;
   if (!hasQueued(journal.dir)) return false;
   if (foldSpill(s.ws) > 0) s.client.journalChanged('recorded');
@@ -74,7 +82,7 @@ function keep(s: Session, paths: string[], cwd: string) {
 }
 
 /** Queues `op()` in the spill for `cause` (the journal cannot take it now); false when `cause` is null (another error) or nothing could be queued. */
-function spilled(s: Session, cause: UnkeptCause | null, op: () => QueuedOp): boolean {
+export function spilled(s: Session, cause: UnkeptCause | null, op: () => QueuedOp): boolean {
   if (cause === null) return false;
   const { journal } = s.ws;
   return queueOps(journal.dir, { root: s.ws.root, config: s.ws.config, blobs: journal.blobs, pending: (id) => journal.captures.peek(id) }, cause, [op()]);

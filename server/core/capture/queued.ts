@@ -39,8 +39,10 @@ export interface QueuedFound {
 export type QueuedOp =
   /** A session began: the workspace needs a snapshot to compare the next command with. */
   | { op: 'baseline' }
-  | ({ op: 'turn-begin'; label: string | null } & QueuedWho)
-  | ({ op: 'turn-end' } & QueuedWho)
+  /** A turn's begin; `id` when its caller named it (the sidecar's `turn/begin`). */
+  | ({ op: 'turn-begin'; label: string | null; id?: string } & QueuedWho)
+  /** A turn's end: the one named by `id` or by the agent's own turn id, else the session's open turn. */
+  | ({ op: 'turn-end'; id?: string } & QueuedWho)
   /** A file tool's begin: `files` as {@link keepFiles} kept them when it was queued. */
   | ({ op: 'files-begin'; id: string; tool: string; pair: string | null; files: PendingCapture['files'] } & QueuedWho)
   /** A command's begin, whose scan could not run. */
@@ -194,21 +196,21 @@ function applyOp(ws: Workspace, cause: UnkeptCause, at: number, op: QueuedOp): v
   const { turns, captures, unkept } = journal;
   // A turn begun late is begun without the scan a turn's begin makes: what moved since it began
   // is the doing of its queued tool calls (or its own, at its end), not the user's.
-  const turnOnce = (who: QueuedWho, label: string | null) => {
+  const turnOnce = (who: QueuedWho, label: string | null, id?: string) => {
     if (who.agentTurn && turns.byAgentTurn(who.session, who.agentTurn)) return;
     const stale = who.session ? turns.open(who.session) : null;
     if (stale) endTurn(ws, stale.id, at, true);
-    turns.begin({ agent: who.agent, session: who.session, agentTurn: who.agentTurn, label, now: at });
+    turns.begin({ ...(id !== undefined ? { id } : {}), agent: who.agent, session: who.session, agentTurn: who.agentTurn, label, now: at });
   };
   switch (op.op) {
     case 'baseline':
       if (!journal.snapshot.meta()) scanAndCommit(ws);
       return;
     case 'turn-begin':
-      turnOnce(op, op.label);
+      turnOnce(op, op.label, op.id);
       return;
     case 'turn-end': {
-      const named = op.agentTurn ? turns.byAgentTurn(op.session, op.agentTurn) : null;
+      const named = op.id !== undefined ? turns.get(op.id) : op.agentTurn ? turns.byAgentTurn(op.session, op.agentTurn) : null;
       const turn = named ? (named.end === null ? named : null) : turns.open(op.session);
       if (!turn) return;
       const { set } = endTurn(ws, turn.id, at, true);

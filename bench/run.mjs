@@ -5,6 +5,7 @@
 //   npm run bench -- --quick      # the 10,000-file workspace only, fewer edits
 //   node bench/run.mjs --only=snapshot,hook   # some sections (no build; bench/out/last.json only)
 //   node bench/run.mjs --only=peers,hinted-scan   # other agents' checkpoints against takeback's hooks, and the scans with a watcher's hints (section 7)
+//   node bench/run.mjs --only=fsync               # what the durability syncs cost (section 9; also `node bench/fsync.mjs`)
 //
 // Generated trees are kept in $TAKEBACK_BENCH_CACHE (default: <tmp>/takeback-bench) between runs.
 // Results go to bench/RESULTS.md, between the `bench:begin`/`bench:end` markers (the rest of the
@@ -18,6 +19,7 @@ import { generated, git, realTree, refreshIndex, rng, sourceText } from './gen.m
 import { fireEvent, freePort, startHttpDaemon } from './http-hooks.mjs';
 const { HOOK_ENV_PREFIX } = await import('../dist/server/cli/self.js');
 import { fmt, median, peakRss, sleep, time, treeBytes } from './measure.mjs';
+import { fsyncBench } from './fsync.mjs';
 import { mergeBench } from './merge.mjs';
 import { hintedScanBench, peersBench, peersHome } from './peers.mjs';
 
@@ -643,6 +645,7 @@ async function mainBench() {
     if (want('storage')) await storageBench(QUICK ? 100 : 1000);
     if (want('gc')) await gcSliceBench(QUICK ? 3000 : 10_000);
     if (want('merge')) await mergeBench(record, QUICK ? 3 : 5, SCRATCH);
+    if (want('fsync')) extra.fsync = await fsyncBench({ record, log, scratch: SCRATCH, iterations: QUICK ? 5 : 9 });
     if (want('peers') || want('hinted-scan')) {
       const trees = [['gen-1.8k', generated(CACHE, 1_800, log), 7], ['gen-10k', ws10k, QUICK ? 3 : 7], ...(ws100k ? [['gen-100k', ws100k, 5]] : [])];
       for (const [label, ws, n] of trees) {

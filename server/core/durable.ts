@@ -12,8 +12,16 @@ import { closeSync, constants, fdatasyncSync, fsyncSync, openSync } from 'node:f
 /** Up to this many files and folders are synced one by one; more, with one syncfs. */
 export const SYNC_EACH_MAX = 24;
 
+/**
+ * For benchmarks only (bench/fsync.mjs measures what the syncs cost): with
+ * `TAKEBACK_BENCH_NO_SYNC=1` every sync here is skipped, and a power cut can lose what takeback
+ * keeps. Read once, when the process starts.
+ */
+const SKIP_SYNCS = process.env.TAKEBACK_BENCH_NO_SYNC === '1';
+
 /** Opens `path` with `flags` and runs `sync` on it; false when it cannot be opened or synced. */
 function syncOpened(path: string, flags: number, sync: (fd: number) => void): boolean {
+  if (SKIP_SYNCS) return true;
   let fd: number;
   try {
     fd = openSync(path, flags);
@@ -49,6 +57,7 @@ export function syncFolder(path: string): boolean {
  * False when that cannot be done here (no `sync` that knows -f): the caller syncs one by one.
  */
 export function syncFilesystem(path: string): boolean {
+  if (SKIP_SYNCS) return true;
   try {
     const r = spawnSync('sync', ['-f', path], { stdio: 'ignore', timeout: 120_000 });
     return r.status === 0;

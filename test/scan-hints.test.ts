@@ -60,6 +60,41 @@ describe('change hints for the warm scan', () => {
   });
 });
 
+describe('a file rewritten in place deep inside a skipped folder', () => {
+  it('is named by the watcher’s hints: one excluded gap on the skipped folder, however many paths were heard; without hints it is not seen; .git never', () => {
+    const sb = sandbox({ git: true });
+    sb.write('src/a.txt', 'a\n');
+    sb.write('node_modules/a/b/c/d.js', 'one\n');
+    sb.write('node_modules/a/b/c/e.js', 'one\n');
+    sb.write('vendor/x.js', 'x\n');
+    sb.write('.gitignore', 'vendor/\n');
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      const scan = (hints?: { paths: Set<string>; sinceMs: number }) =>
+        opened.journal.write(() => scanAndCommit(opened, undefined, hints)).changes.map((c) => [c.path, c.after?.gap ?? null]);
+      expect(opened.journal.write(() => scanAndCommit(opened)).status).toBe('baseline');
+      // Same size, in place, four levels down: no folder's stat or stamp moves.
+      const stamp = ['node_modules', 'node_modules/a', 'node_modules/a/b', 'node_modules/a/b/c'].map((d) => fs.lstatSync(sb.abs(d)).mtimeMs);
+      sb.write('node_modules/a/b/c/d.js', 'two\n');
+      sb.write('node_modules/a/b/c/e.js', 'two\n');
+      sb.write('vendor/x.js', 'y\n');
+      expect(['node_modules', 'node_modules/a', 'node_modules/a/b', 'node_modules/a/b/c'].map((d) => fs.lstatSync(sb.abs(d)).mtimeMs)).toEqual(stamp);
+      const heard = new Set(['node_modules/a/b/c/d.js', 'node_modules/a/b/c/e.js', 'vendor/x.js', '.git/index']);
+      expect(scan({ paths: heard, sinceMs: 0 })).toEqual([
+        ['node_modules', 'excluded'],
+        ['vendor', 'excluded'],
+      ]);
+      // Nothing heard since: nothing named again.
+      expect(scan({ paths: new Set(), sinceMs: 0 })).toEqual([]);
+      // Without a watcher the rewrite is not seen (the documented limit).
+      sb.write('node_modules/a/b/c/d.js', 'three\n');
+      expect(scan()).toEqual([]);
+    } finally {
+      opened.journal.close();
+    }
+  });
+});
+
 describe('a folder moved in', () => {
   it('brings its files as created, however old their inodes are', () => {
     const sb = sandbox();

@@ -207,4 +207,29 @@ describe('the capture daemon’s watcher', () => {
       'f.txt': 'modified', 'gone.txt': 'deleted', moved: 'created', 'moved/sub': 'created', 'moved/sub/deep.txt': 'created', 'moved/top.txt': 'created', x: 'deleted', y: 'created',
     });
   });
+
+  it('the sidecar: a command that rewrites a file in place deep inside node_modules names the folder as an excluded gap, heard by its watcher', async () => {
+    const sb = watchSandbox();
+    seed(sb);
+    sb.write('node_modules/a/b/c/d.js', 'one\n');
+    const { editor } = overStdio(sb.ws, 'headless', sb.env);
+    onTestFinished(() => editor.close());
+    await editor.initialize();
+    const hintsLogged = () => editor.logs.filter((l) => l.startsWith('watch: hints for ')).length;
+    let id = 0;
+    const command = async (cmd: string) => {
+      const cid = `nm${++id}`;
+      await editor.conn.sendRequest('capture/begin', { id: cid, tool: 'Bash', command: cmd });
+      sb.sh(cmd);
+      return editor.conn.sendRequest<{ set: { files: { path: string; status: string; gap?: string }[] } | null }>('capture/end', { id: cid });
+    };
+    await until('the sidecar’s watcher to be trusted', async () => {
+      await command('true');
+      return hintsLogged() > 0;
+    }, 120_000);
+    // Four levels down, rewritten in place (the same inode, the same size): no folder’s stat or stamp moves.
+    const r = await command("printf 'two\\n' > node_modules/a/b/c/d.js");
+    expect(r.set?.files.map((f) => [f.path, f.status, f.gap ?? null])).toEqual([['node_modules', 'modified', 'excluded']]);
+    expect(sb.read('node_modules/a/b/c/d.js').toString()).toBe('two\n');
+  });
 });

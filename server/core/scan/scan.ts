@@ -796,9 +796,34 @@ class ScanWalk {
       const st = this.listed.has(parent) || this.gone.has(parent) ? null : lstatOrNull(`${this.root}/${rel}`);
       this.metSkipped(rel, st && typeOf(st) === 'dir' ? st : null);
     }
+    this.heardInSkipped();
     for (const [rel, g] of this.skipGaps) {
       const entry = (st: Stat): IndexEntry => ({ ...dirIndexEntry(st), gap: 'excluded' });
       this.changes.push({ path: rel, before: g.before ? entry(g.before) : undefined, after: g.after ? entry(g.after) : undefined });
+    }
+  }
+
+  /**
+   * The skipped folders a watcher heard something in since the last scan (its hints: a file
+   * rewritten in place deep inside, which no stamp shows), each named as a gap like one whose
+   * stamp moved: one per skipped folder, however many paths were heard in it. Only with hints
+   * that vouch for this scan (a long-lived process's watcher); without, a rewrite in place there
+   * is not seen. Cheap: a lookup for each folder above each hinted path.
+   */
+  private heardInSkipped(): void {
+    const hints = this.opts.hints;
+    if (this.baseline || !hints || !(hints.sinceMs <= this.racyMs) || this.prevSkipped.size === 0) return;
+    for (const path of hints.paths) {
+      for (let k = path.indexOf('/'); k > 0; k = path.indexOf('/', k + 1)) {
+        const rel = path.slice(0, k);
+        if (!this.prevSkipped.has(rel)) continue;
+        if (!this.skipGaps.has(rel)) {
+          const st = lstatOrNull(`${this.root}/${rel}`);
+          const mode = Number(this.prevSkipped.get(rel)!.split(':')[3] ?? 0o755);
+          this.skipGaps.set(rel, { before: { mode: S_IFDIR | mode, size: 0, ino: 0, mtimeMs: 0, ctimeMs: 0 }, after: st && typeOf(st) === 'dir' ? st : null });
+        }
+        break;
+      }
     }
   }
 

@@ -2,8 +2,10 @@
 // and a warm scan checks only what the watcher heard. Real processes, the real binary, a real
 // inotify watcher: a shell tool call is recorded exactly as the walk of in-process hooks records
 // it (a `sed -i`, a `mv` of a file and of a folder, an `rm`, a folder made and written at once,
-// files under a moved folder); a flood of events past the watcher's bound, a daemon killed and a
-// new one not yet trusted fall back to the walk and lose nothing.
+// files under a moved folder); a file rewritten in place deep inside node_modules, which no
+// folder's stamp shows, is named as a gap from what the watcher heard; a flood of events past the
+// watcher's bound, a daemon killed and a new one not yet trusted fall back to the walk and lose
+// nothing.
 //
 // Whether a scan was given hints is read from the debug log (`watch: hints for <root>`), each
 // line with the pid of the process that wrote it.
@@ -132,6 +134,24 @@ describe('the capture daemon’s watcher', () => {
       [CALLS[2], { keep: 'deleted', 'keep/k.txt': 'deleted', 'moved/sub/deep.txt': 'modified', 'moved/sub/keep': 'created', 'moved/sub/keep/k.txt': 'created', 'n/m/z': 'modified' }],
       [CALLS[3], { 'moved/sub/keep/k.txt': 'modified', n: 'deleted', 'n/m': 'deleted', 'n/m/z': 'deleted' }],
     ]);
+    expect(failures(sb)).toEqual([]);
+  });
+
+  it('a Bash call that rewrites a file in place deep inside node_modules: the folder named as an excluded gap on its change, heard by the daemon’s watcher', async () => {
+    const sb = watchSandbox();
+    seed(sb);
+    sb.write('node_modules/a/b/c/d.js', 'one\n');
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await warmUp(sb);
+    const before = hinted(sb);
+    // Four levels down, rewritten in place (the same inode, the same size): no folder's stat or stamp moves.
+    const call = "printf 'two\\n' > node_modules/a/b/c/d.js";
+    await bash(sb, call);
+    expect(hinted(sb) - before).toBe(2);
+    const set = setsOf(sb.json(['list'])).find((s: any) => s.source.command === call);
+    expect(set.files.map((f: any) => [f.path, f.status, f.gap ?? null])).toEqual([['node_modules', 'modified', 'excluded']]);
     expect(failures(sb)).toEqual([]);
   });
 

@@ -40,6 +40,12 @@ export interface Conflict {
    * touched the path and are still in place, oldest first (absent when there are none).
    */
   sets?: string[];
+  /**
+   * For a `changed-since` conflict of an undo with later changes in `sets`: the ids, ascending,
+   * of the one undo that takes those back too (the selected sets and `sets`), for a client to
+   * offer in its own words ("`takeback undo 2 5` takes both back"). Absent otherwise.
+   */
+  combined?: string[];
 }
 
 /** One path of a plan. States are as in the journal (`types.ts`). */

@@ -383,12 +383,29 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
 }
 
 /**
+ * True when the text file in state `found` still holds, intact, a hunk of one of the undo's
+ * `steps` (each from what its change left to what it found): the change was partly in place
+ * there. False when a file is not kept text (nothing to say by hunks).
+ */
+function holdsSomeHunk(ws: Workspace, steps: WalkStep[], found: FileState): boolean {
+  const bytes = textBlob(ws, found);
+  if (!bytes) return false;
+  return steps.some((s) => {
+    const left = textBlob(ws, s.from);
+    const before = textBlob(ws, s.to);
+    return left !== null && before !== null && placeHunks(diffHunks(left, before), left, bytes).some((h) => h.intact);
+  });
+}
+
+/**
  * The step before this one on `path` when this one takes it back exactly (see
  * {@link OpLog.toInvert}): the path holds what that step wrote, and what it found there is kept
  * (a file's bytes in the blob store), so the plan gives back those very bytes — a merged undo's
  * later edits with the agent's change, a forced undo's later edits over it. Null otherwise, and
  * when that step found the path as it left it (it wrote nothing there: the change's own state
- * comes back as usual).
+ * comes back as usual). An undo takes back a redo only when that redo found the changes wholly
+ * taken back there: a redo by lines that finished a change partly undone found some of its
+ * hunks in place, and the undo of the change takes those back too (`steps`: the walk's).
  */
 function exactInverse(
   ws: Workspace,
@@ -398,6 +415,7 @@ function exactInverse(
   current: FileState,
   target: FileState,
   undos: Map<string, StepToInvert & { moved: Set<string> }>,
+  steps: WalkStep[],
 ): StepToInvert | null {
   let inv: StepToInvert | null;
   if (direction === 'redo') {
@@ -409,6 +427,7 @@ function exactInverse(
   // The bytes it found are the usual target's (a plain undo's) or must be in the store.
   const f = inv.found;
   if (f.exists && f.type === 'file' && !sameState(f, target) && (f.sha256 === null || !ws.journal.blobs.has(f.sha256))) return null;
+  if (direction === 'undo' && !sameState(f, target) && holdsSomeHunk(ws, steps, f)) return null;
   return inv;
 }
 
@@ -545,7 +564,7 @@ export function makePlan(
     let merged: Buffer | null = null;
     // An undo can take back only a redo: the log is asked only when one of its sets was redone.
     const mayInvert = !gapReason && (direction === 'redo' || acc.sets.some((id) => redone.has(id)));
-    const inverse = mayInvert ? exactInverse(ws, path, acc.sets, direction, current, acc.target, undos) : null;
+    const inverse = mayInvert ? exactInverse(ws, path, acc.sets, direction, current, acc.target, undos, acc.steps) : null;
     if (inverse) {
       // The step takes back the one before it on this path: what that one found comes back.
       expected = inverse.wrote;

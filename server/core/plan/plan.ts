@@ -340,7 +340,8 @@ function setsText(ids: string[]): string {
  * a path in place is the whole step, planned as without `lines`. Sets with no chosen hunk drop out
  * of the path's sets; sets with hunks left in place go to `partial`. The mode stays what it is now.
  * Throws `usage` when a side is not text (a binary file, a link, a file created or deleted: no
- * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written).
+ * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written) and
+ * the file does not already hold what the step leaves (then it is in place, as for the whole step).
  */
 function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined, direction: 'undo' | 'redo'): void {
   const texts = steps.map((s) => ({ id: s.id, from: textBlob(ws, s.from), to: textBlob(ws, s.to), step: s }));
@@ -357,6 +358,10 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
     return p.flatMap((h, k) => (h.now ? [{ set: texts[i]!.id, now: h.now, ...sides[k]!, taken: chosen[i]!.has(h) }] : []));
   });
   if (!lines) return;
+  // The file already holds what the step leaves (an editor's buffer that holds the step's text,
+  // unsaved: the person's own undo after a step by lines): in place, as the whole step would find
+  // it, whatever lines are named.
+  if (file.action === 'none' && !file.conflict && sameState(file.current, file.target)) return;
   const where = `line${lines.end > lines.start ? 's' : ''} ${rangeText(lines)} of ${file.path} as it is now`;
   if (chosen.every((c) => c.size === 0)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} touches ${where}`, { path: file.path });
   if (sameState(file.current, file.expected) && placed.every((p, i) => p.every((h) => chosen[i]!.has(h)))) return;

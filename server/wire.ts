@@ -183,5 +183,6 @@ export function toAppliedFile(f: { path: string; action: Action; merged?: Buffer
 
 /** A path that conflicts, as the wire gives it. Its `conflict` is set (the planner's conflicts all are). */
 export function toConflictFile(f: { path: string; conflict: Conflict | null }): W.ConflictFile {
-  return { path: f.path, reason: f.conflict!.reason, detail: f.conflict!.detail };
+  const c = f.conflict!;
+  return { path: f.path, reason: c.reason, detail: c.detail, ...(c.combined ? { combined: c.combined } : {}) };
 }

@@ -44,12 +44,13 @@ describe('a conflict says who changed the file since', () => {
 
     const r = sb.tb(['undo', first, '--json']);
     expect(r.code).toBe(1);
-    const detail = `changed since by #${second} (${SECOND}, turn 2): line 2 changed by the agent and line 2 since — \`takeback undo ${first} ${second}\` takes both back`;
-    expect(JSON.parse(r.stdout).conflicts).toEqual([{ path: 'app.js', reason: 'changed-since', detail }]);
+    // Who changed it is in the detail; the undo that takes both back is data, for each client to word.
+    const detail = `changed since by #${second} (${SECOND}, turn 2): line 2 changed by the agent and line 2 since`;
+    expect(JSON.parse(r.stdout).conflicts).toEqual([{ path: 'app.js', reason: 'changed-since', detail, combined: [first, second] }]);
     expect(sb.read('app.js')).toEqual(now);
     // The preview gives the later change's id as data too.
     const p = sb.json(['preview', first]);
-    expect(p.files[0].conflict).toEqual({ reason: 'changed-since', detail, sets: [second] });
+    expect(p.files[0].conflict).toEqual({ reason: 'changed-since', detail, sets: [second], combined: [first, second] });
     // Said to people as git refuses: what did not happen, the file with its reason once and who
     // changed it, then the undo that takes both back, then --force.
     expect(sb.tb(['undo', first]).stdout.split('\n').slice(0, 4)).toEqual([
@@ -58,7 +59,7 @@ describe('a conflict says who changed the file since', () => {
       `\`takeback undo ${first} ${second}\` takes both back.`,
       expect.stringMatching(/^Or run it again with --force to replace the later changes/),
     ]);
-    expect(sb.tb(['preview', first]).stdout).toContain(`app.js: put back CONFLICT: ${detail}\n`);
+    expect(sb.tb(['preview', first]).stdout).toContain(`app.js: put back CONFLICT: ${detail} — \`takeback undo ${first} ${second}\` takes both back\n`);
     expect(sb.tb(['preview', first]).stdout).toContain('The undo would stop at the conflict above; --force replaces the later changes.');
 
     // What it says to do works.
@@ -73,8 +74,9 @@ describe('a conflict says who changed the file since', () => {
     fs.writeFileSync(sb.abs('app.js'), sb.read('app.js').toString().replace('pretty 2', 'mine 2'));
     const out = JSON.parse(sb.tb(['undo', first, '--json']).stdout);
     expect(out.conflicts[0].detail).toBe(
-      `changed since by #${second} (${SECOND}, turn 2) and outside takeback: line 2 changed by the agent and line 2 since — \`takeback undo ${first} ${second}\` takes both back`,
+      `changed since by #${second} (${SECOND}, turn 2) and outside takeback: line 2 changed by the agent and line 2 since`,
     );
+    expect(out.conflicts[0].combined).toEqual([first, second]);
   });
 
   it('a later change taken back is not named: the edit since is outside takeback', () => {
@@ -91,6 +93,9 @@ describe('a conflict says who changed the file since', () => {
     sb = s;
     const gone = inTurn(sb, ['rm', 'app.js']);
     const out = JSON.parse(sb.tb(['undo', first, '--json']).stdout);
-    expect(out.conflicts[0].detail).toMatch(new RegExp(`^deleted since by #\\d+ \\(sed [^)]*, turn 2\\); #${gone} \\(rm app\\.js, turn 3\\) — \`takeback undo ${first} \\d+ ${gone}\` takes them all back$`));
+    expect(out.conflicts[0].detail).toMatch(new RegExp(`^deleted since by #\\d+ \\(sed [^)]*, turn 2\\); #${gone} \\(rm app\\.js, turn 3\\)$`));
+    expect(out.conflicts[0].combined).toEqual([first, expect.stringMatching(/^\d+$/), gone]);
+    // Three ids: the command line says "them all".
+    expect(sb.tb(['undo', first]).stdout).toMatch(new RegExp(`^\`takeback undo ${first} \\d+ ${gone}\` takes them all back\\.$`, 'm'));
   });
 });

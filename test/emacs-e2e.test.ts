@@ -72,6 +72,18 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', { timeout: 180_
     expect(readTree(c.workspace)).toEqual(BEFORE);
   });
 
+  it.concurrent("ERT takeback-combined: a save over the agent's line; the refused undo names it and gives the undo of both as Emacs runs it, which goes through", async () => {
+    const c = start('combined');
+    const r = await runErt(c, 'takeback-combined', writeEmacsParams(c, { agent: AGENT, before: BEFORE, after: AFTER }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    expect(readTree(c.workspace)).toEqual(BEFORE);
+    expect(journal(c)).toEqual([
+      ['2', 'undone'],
+      ['1', 'undone'],
+    ]);
+  });
+
   it.concurrent('ERT takeback-redo: undo and redo keep CRLF line ends and a missing final newline byte for byte', async () => {
     const files = { 'crlf.txt': 'one\r\ntwo\r\n', 'noeol.txt': 'alpha\nbeta' };
     const c = start('redo', files);

@@ -7,7 +7,9 @@
 //     code actions (space a) undo through Helix's buffers, `:w` puts the disk back byte for byte,
 //     `u` brings the agent's change back, and a buffer with unsaved later edits is a conflict that
 //     stays untouched until "Undo, replacing later changes" is picked; "Undo the agent's change
-//     here" takes back only the agent's hunk at the cursor, through the buffer too.
+//     here" takes back only the agent's hunk at the cursor, through the buffer too; a save the
+//     person makes in Helix during the agent's turn is theirs ("saved in Helix", outside the
+//     turn): it stops the undo of the agent's change alone and the turn's undo never takes it.
 // Everything is private: HOME, XDG folders, TAKEBACK_HOME, the tmux server. A test is skipped
 // only when Helix cannot be found, and fails instead with TAKEBACK_REQUIRE_EDITORS=1.
 
@@ -277,6 +279,82 @@ describe(`Helix end to end (${hx ?? hxMissing})`, { timeout: 180_000 }, () => {
     await w.helix.waitScreen('u bringing the hunk back', /agent 15/);
     w.helix.command('w');
     await w.disk('code.ini', AGENT, 'the agent text after u and :w');
+    expect(await w.helix.quit()).toBe('0');
+  });
+
+  it("a save in Helix over the agent's line is the person's, outside the agent's turn: the undo of the agent's change alone is refused naming it, the undo of the turn leaves it", async (ctx) => {
+    needHelix(ctx);
+    const w = world();
+    const ORIGINAL = '[main]\nname = quick brown\ncolor = blue\n';
+    const AGENT = '[main]\nname = slow red\ncolor = blue\n';
+    const MINE = '[main]\nmine name = slow red\ncolor = blue\n';
+    w.write('app.ini', ORIGINAL);
+    initHelix(w);
+    type Listed = { turns: { id: string }[]; sets: { id: string; turn: string | null; label: string; state: string; source: { kind: string; editor?: string } }[] };
+    const list = () => JSON.parse(w.takeback('list', '--json').stdout) as Listed;
+    const saves = () => list().sets.filter((s) => s.source.kind === 'person');
+
+    // The agent's turn is open while the person works in Helix.
+    w.agent.prompt('Rename');
+    w.agent.edit('app.ini', 'quick brown', 'slow red');
+    w.open('app.ini');
+    await w.helix.waitScreen('the agent text', /name = slow red/);
+    // The takeback language server is up once it offers its code actions.
+    await codeActions(w.helix, /Undo the agent's change to this file/);
+    w.helix.keys('Escape');
+    await w.helix.normalMode();
+
+    // The person changes the agent's line and saves.
+    w.helix.command('2');
+    w.helix.keys('g', 'h', 'i');
+    w.helix.type('mine ');
+    w.helix.keys('Escape');
+    await w.helix.waitScreen('the edit typed', /mine name = slow red/);
+    w.helix.command('w');
+    await w.disk('app.ini', MINE, "the person's save");
+    await waitFor('the save recorded as the person\'s', () => saves().length === 1, 20_000, () => w.takeback('list').stdout);
+    w.agent.stop();
+
+    const listed = list();
+    expect(listed.turns).toHaveLength(1);
+    const saved = saves()[0]!;
+    expect(saved).toMatchObject({ turn: null, label: 'saved in Helix', state: 'applied', source: { kind: 'person', editor: 'Helix' } });
+    const turnSets = listed.sets.filter((s) => s.turn === listed.turns[0]!.id);
+    expect(turnSets.map((s) => s.label)).toEqual(['Edit app.ini']);
+    const edit = turnSets[0]!.id;
+
+    // The agent's change alone: refused, naming the save, with the undo that takes both back.
+    const refused = w.takeback('undo', edit);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout.split('\n').slice(0, 3)).toEqual([
+      'Nothing was written: the undo would replace later changes.',
+      `  app.ini: changed since by #${saved.id} (saved in Helix): line 2 changed by the agent and line 2 since`,
+      `\`takeback undo ${edit} ${saved.id}\` takes both back.`,
+    ]);
+    expect(w.read('app.ini')).toBe(MINE);
+
+    // The turn's undo never takes the save: the agent's line is the save's too, so it is refused as well.
+    const turn = JSON.parse(w.takeback('preview', '--turn', listed.turns[0]!.id, '--json').stdout) as { sets: string[] };
+    expect(turn.sets).toEqual([edit]);
+    expect(w.takeback('undo', '--turn', listed.turns[0]!.id).stdout).toContain(`saved in Helix`);
+    expect(w.read('app.ini')).toBe(MINE);
+
+    // The person takes their word out again (u) and adds a line of their own, and saves: the turn's
+    // undo now takes the agent's line back and keeps the person's.
+    w.helix.keys('u');
+    await w.helix.waitScreen('u taking the word out', (s) => /^\s*\S*\s*name = slow red/m.test(s) && !/mine name/.test(s));
+    w.helix.keys('g', 'e', 'o');
+    w.helix.type('size = 3');
+    w.helix.keys('Escape');
+    await w.helix.waitScreen('the line typed', /size = 3/);
+    w.helix.command('w');
+    await w.disk('app.ini', `${AGENT}size = 3\n`, "the person's second save");
+    await waitFor('the second save recorded', () => saves().length === 2, 20_000, () => w.takeback('list').stdout);
+    const undo = w.takeback('undo', '--turn', listed.turns[0]!.id);
+    expect(undo.code, undo.stdout + undo.stderr).toBe(0);
+    expect(undo.stdout).toContain(`Undid 1 change (#${edit})`);
+    expect(w.read('app.ini')).toBe(`${ORIGINAL}size = 3\n`);
+    expect(saves().map((s) => s.state)).not.toContain('undone');
     expect(await w.helix.quit()).toBe('0');
   });
 

@@ -66,6 +66,36 @@ H.out.after_undo = H.text(b)
 H.out.disk_after_undo = H.read(H.path('code.txt'))
 `;
 
+// The person changes the agent's line 3 and saves: undoing the agent's Write alone is refused,
+// naming the save, and the message gives the plugin's own undo of both.
+const OVER = String.raw`
+vim.o.autoread = false
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+local b = H.open('code.txt')
+H.agent(H.params.data.turn)
+H.wait('the buffer shows the agent change', function() return H.text(b) == H.params.data.agent end)
+vim.api.nvim_buf_set_lines(b, 2, 3, false, { 'mine 3' })
+local c = takeback.get_client()
+local function ids()
+  local _, list = require('takeback.client').request_sync(c, 'changes/list', {})
+  local out = {}
+  for _, s in ipairs(list.sets) do
+    out[s.source.kind == 'person' and 'person' or 'agent'] = s.id
+  end
+  return out
+end
+vim.cmd('silent write')
+H.wait('the save to be recorded', function() return ids().person ~= nil end)
+H.out.ids = ids()
+local n = #H.messages
+local d = H.cmd_and_wait('Takeback undo ' .. H.out.ids.agent, 'TakebackApplied')
+H.out.undo_error = d.error
+H.out.said = vim.tbl_map(function(m) return m.msg end, H.messages_since(n))
+H.out.disk_after_undo = H.read(H.path('code.txt'))
+`;
+
 for (const version of ['0.10', '0.12'] as NvimVersion[]) {
   const nvim = findNvim(version);
   const missing = missingEditorMessage(`nvim-${version}`);
@@ -84,6 +114,18 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
       const back = TWENTY.replace('line 10\n', 'mine 10\n');
       expect(r.after_undo).toBe(back);
       expect(r.disk_after_undo).toBe(back);
+    });
+
+    it("a save over the agent's line: undoing the agent's change alone is refused, naming the save, with `:Takeback undo` of both", async () => {
+      if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
+      const c = newCase(nvim, `person-over-${version}`, { 'code.txt': TWENTY });
+      cases.push(c);
+      const r = ok(await runNvim(c, OVER, { turn: writeTurn(c, 'code.txt', AGENT, 'sess-person', 'toolu_person2'), agent: AGENT }, 90_000));
+      const { agent, person } = r.ids as { agent: string; person: string };
+      expect(r.said).toContainEqual(
+        `takeback: nothing undone for change ${agent}: code.txt changed since by #${person} (saved in Neovim): line 3 changed by the agent and line 3 since — \`:Takeback undo ${agent} ${person}\` takes both back. \`:Takeback undo! ${agent}\` replaces later changes`,
+      );
+      expect(r.disk_after_undo).toBe(AGENT.replace('agent 3\n', 'mine 3\n'));
     });
   });
 }

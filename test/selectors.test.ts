@@ -109,7 +109,7 @@ describe('selectors', () => {
     const r = sb.tb(['undo', '--turn', 'T2', '--json']);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
-    expect(out.conflicts).toEqual([{ path: 'a.txt', reason: 'changed-since', detail: 'changed since by #5 (sh -c \'printf "v3\\n" > a.txt\'): line 1 changed by the agent and line 1 since — `takeback undo 3 5` takes both back' }]);
+    expect(out.conflicts).toEqual([{ path: 'a.txt', reason: 'changed-since', detail: 'changed since by #5 (sh -c \'printf "v3\\n" > a.txt\'): line 1 changed by the agent and line 1 since', combined: ['3', '5'] }]);
     expect(sb.tree()).toEqual(S[5]);
 
     ok(['undo', '5']);

@@ -5,7 +5,8 @@
 // saved, and a redo puts back exactly that hunk. undo/preview with `lines` shows just that hunk
 // and places every hunk. Over real stdio (`takeback serve`): changes/list with `hunks` and
 // undo/preview place each hunk in the document's unsaved text, with its lines in the change's own
-// before and after.
+// before and after; a redo by lines of a hunk whose text the buffer already holds unsaved writes
+// nothing under the buffer and is recorded when the editor saves.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,6 +96,45 @@ describe("the sidecar's per-hunk undo", () => {
     await e.until(() => e.changes.some((c) => c.reason === 'redone'), 5000, 'redone');
     expect(ws.read('code.txt')!.toString()).toBe(EDITED);
     expect(await setState(e)).toBe('applied');
+  });
+
+  it("over stdio: a redo of a hunk by its lines, whose text the buffer already holds unsaved (the person's `u` after the undo), is in place: nothing written under the buffer, recorded when the editor saves", async () => {
+    ws = makeWorkspace();
+    agentEdits(ws);
+    const { editor: e } = overStdio(ws.root, 'neovim', ws.env);
+    editor = e;
+    await e.initialize();
+    await e.open('code.txt');
+    const u = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['code.txt'], lines: { start: 15, end: 15 } } });
+    expect(u.written).toBe(true);
+    await e.saveEdited();
+    await e.until(() => e.changes.some((c) => c.reason === 'undone'), 10_000, 'undone');
+    const oneBack = AGENT.replace('agent 15\n', 'line 15\n');
+    expect(ws.read('code.txt')!.toString()).toBe(oneBack);
+    expect(await setState(e)).toBe('partial');
+
+    // The person's `u`: the agent's text is back in the buffer, not saved.
+    await e.type('code.txt', AGENT);
+    const file = path.join(ws.root, 'code.txt');
+    const stat = fs.statSync(file, { bigint: true });
+    const rr = await e.request<ApplyResult>('undo/apply', { selector: { last: true, paths: ['code.txt'], lines: { start: 15, end: 15 } }, direction: 'redo' });
+    expect(rr.conflicts).toEqual([]);
+    expect(rr.written).toBe(true);
+    expect(rr.applied).toEqual([expect.objectContaining({ path: 'code.txt', via: 'editor' })]);
+    expect(rr.pending).toEqual(['code.txt']);
+    // Nothing written under the buffer: the disk, its mtime too, as the undo left it.
+    expect(ws.read('code.txt')!.toString()).toBe(oneBack);
+    expect(fs.statSync(file, { bigint: true }).mtimeNs).toBe(stat.mtimeNs);
+    expect(e.text('code.txt')).toBe(AGENT);
+    expect(await setState(e)).toBe('partial');
+
+    // The editor's save is the step's, recorded as the redo (not a save of the person's).
+    await e.save(e.uri('code.txt'));
+    await e.until(() => e.changes.some((c) => c.reason === 'redone'), 10_000, 'redone');
+    expect(ws.read('code.txt')!.toString()).toBe(AGENT);
+    expect(await setState(e)).toBe('applied');
+    const list = await e.request<ListResult>('changes/list', {});
+    expect(list.sets.some((x) => x.source.kind === 'person')).toBe(false);
   });
 
   it('lines without exactly one path are InvalidParams; a range touching no hunk is NotFound and writes nothing', async () => {

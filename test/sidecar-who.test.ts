@@ -9,7 +9,8 @@ import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApplyResult, ListResult, PreviewResult } from '../protocol/src/types.js';
+import { ErrorCodes } from '../protocol/src/errors.js';
+import type { ApplyResult, ConflictFile, ListResult, PreviewResult } from '../protocol/src/types.js';
 import { AFTER, BEFORE, agentTurn, inProcessHook, makeWorkspace, type Workspace } from './support/agent-sim.js';
 import { inProcess, type TestEditor } from './support/lsp-client.js';
 
@@ -96,8 +97,9 @@ describe("the person's saves, with an editor connected", () => {
     const p = await e.request<PreviewResult>('undo/preview', { selector: { ids: [edit.id] } });
     expect(p.files[0]!.conflict).toEqual({
       reason: 'changed-since',
-      detail: `changed since by #${saved.id} (saved in Neovim): line 3 changed by the agent and line 3 since — \`takeback undo ${edit.id} ${saved.id}\` takes both back`,
+      detail: `changed since by #${saved.id} (saved in Neovim): line 3 changed by the agent and line 3 since`,
       sets: [saved.id],
+      combined: [edit.id, saved.id],
     });
   });
 
@@ -165,5 +167,38 @@ describe("the agent's lines, never the person's", () => {
     // The diff is the agent's line only: the person's line stays.
     expect(last.files[0]!.diff).toContain('-The slow red fox.');
     expect(last.files[0]!.diff).not.toContain('-a line of mine');
+  });
+});
+
+describe('the undo that takes the later changes back too, in the words of the editor', () => {
+  /** After turn t1, the person changes the line the agent's Edit changed in notes.md and saves: the Edit's id and the save's. */
+  async function savedOver(e: TestEditor): Promise<{ edit: string; saved: string }> {
+    await e.open('notes.md');
+    await e.type('notes.md', (AFTER['notes.md'] as string).replace('slow red', 'slow grey'));
+    await e.save(e.uri('notes.md'));
+    await e.until(() => e.changes.some((c) => c.reason === 'recorded'), 10_000, 'the save to be recorded');
+    const list = await sets(e);
+    return { edit: list.find((x) => x.label === 'Edit notes.md')!.id, saved: list.find((x) => x.source.kind === 'person')!.id };
+  }
+
+  it('Helix: its shell command, then a reload, in the message of a refused code action and of its preview', async () => {
+    const e = await start('helix');
+    const { edit, saved } = await savedOver(e);
+    const refused = await e.request('workspace/executeCommand', { command: 'takeback.undo', arguments: [{ ids: [edit] }] }).catch((x: { code: number; data: { conflicts: ConflictFile[] } }) => x);
+    expect(refused).toMatchObject({ code: ErrorCodes.Conflicts, data: { conflicts: [{ path: 'notes.md', combined: [edit, saved] }] } });
+    const hint = `\`:sh takeback undo ${edit} ${saved}\` takes both back (then :reload-all)`;
+    expect(e.messages.at(-1)!.message).toBe(
+      `takeback: nothing undone: notes.md (changed since by #${saved} (saved in Helix): line 3 changed by the agent and line 3 since — ${hint}). "Undo, replacing later changes" replaces them.`,
+    );
+    await e.request('workspace/executeCommand', { command: 'takeback.preview', arguments: [{ ids: [edit] }] });
+    expect(e.messages.at(-1)!.message).toContain(`notes.md: put-back — CONFLICT: changed since by #${saved} (saved in Helix): line 3 changed by the agent and line 3 since — ${hint}\n`);
+    expect(ws.read('notes.md')!.toString()).toContain('slow grey');
+  });
+
+  it('another editor, whose own commands name no ids: the command line', async () => {
+    const e = await start('Zed');
+    const { edit, saved } = await savedOver(e);
+    await e.request('workspace/executeCommand', { command: 'takeback.undo', arguments: [{ ids: [edit] }] }).catch(() => null);
+    expect(e.messages.at(-1)!.message).toContain(`line 3 since — \`takeback undo ${edit} ${saved}\` takes both back). "Undo, replacing later changes" replaces them.`);
   });
 });

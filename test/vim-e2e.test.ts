@@ -320,7 +320,7 @@ g:Out.after_redo = {text: g:Text(code), modified: &modified, disk: g:Disk('code.
       session.ex('messages');
       // (The screen wraps it: its lines are joined, a space at a wrap may be trimmed.)
       const whole = (await session.waitScreen('the whole message', /replaces later changes/)).replace(/\n/g, '');
-      expect(whole).toMatch(/line 12 changed by the agent and line 12 since — ?`takeback ?undo ?1 ?2` ?takes ?both ?back\. ?`:Takeback ?undo! ?1` ?replaces/);
+      expect(whole).toMatch(/line 12 changed by the agent and line 12 since — ?`:Takeback ?undo ?1 ?2` ?takes ?both ?back\. ?`:Takeback ?undo! ?1` ?replaces/);
     } finally {
       session.stop();
     }

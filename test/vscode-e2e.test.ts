@@ -228,6 +228,30 @@ describe('VS Code (code-server) with the takeback extension', () => {
     });
   }, 300_000);
 
+  it('a later recorded change over the agent\'s line: the modal offers the undo that takes both back, which goes through', async (ctx) => {
+    needVscode(ctx);
+    const w = world();
+    // The person's own command, recorded, over the line the agent's Edit changed.
+    const later = w.takeback('run', '--', 'sed', '-i', 's/slow/slower/', 'notes.md');
+    expect(later.code, later.stderr).toBe(0);
+    expect(w.states()).toEqual(['sed -i s/slow/slower/ notes.md: applied', 'Edit notes.md: applied']);
+    const s = await w.open();
+    const { page } = s;
+    await withSession(s, w.base, async () => {
+      const pane = await takebackPane(page);
+      const turn = row(pane, 'tidy the notes');
+      await turn.waitFor();
+      const dialog = page.locator('.monaco-dialog-box');
+      await clickRowAction(turn, 'Undo');
+      await dialog.waitFor();
+      expect(await dialog.textContent()).toContain('notes.md: changed since by #2 (sed -i s/slow/slower/ notes.md)');
+      expect(w.read('notes.md')).toBe(AFTER.replace('slow', 'slower'));
+      await dialog.locator('.monaco-button', { hasText: 'Undo #1 and #2 together' }).click();
+      await until('notes.md put back on disk', () => w.read('notes.md') === BEFORE, 60_000);
+      await until('the journal to record both undone', () => w.states().every((x: string) => x.endsWith(': undone')), 30_000);
+    });
+  }, 300_000);
+
   it('takeback init vscode without code on PATH prints the install command', () => {
     const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-init-')));
     onTestFinished(() => fs.rmSync(base, { recursive: true, force: true }));

@@ -550,14 +550,27 @@ and go with their files."
             collect (let ((w (cdr (assoc (plist-get a :action) takeback--action-words))))
                       (if w (format "%s (%s)" path w) path)))))
 
+(defun takeback--undo-hint (c)
+  "The undo that takes the later changes of the conflict C back too, as this
+package runs it: \"M-: (takeback-undo \\='(:ids [\"2\" \"5\"])) takes both back\",
+from the ids the sidecar gives in :combined; nil when there are none."
+  (let ((ids (append (plist-get c :combined) nil)))
+    (when ids
+      (format "M-: (takeback-undo '(:ids [%s])) takes %s back"
+              (mapconcat (lambda (id) (format "%S" id)) ids " ")
+              (if (= (length ids) 2) "both" "them all")))))
+
 (defun takeback--conflict-detail (c)
   "The conflict C in words: its detail (\"changed since by #5 (prettier, turn 3):
-line 8 ...\", \"unsaved in Emacs\"), which begins with its reason; the reason
-alone when the detail is empty."
-  (let ((detail (plist-get c :detail)))
-    (if (and (stringp detail) (not (equal detail "")))
-        detail
-      (replace-regexp-in-string "-" " " (plist-get c :reason)))))
+line 8 ...\", \"unsaved in Emacs\"), which begins with its reason (the reason
+alone when the detail is empty), then the undo that takes the later changes back
+too, when there is one."
+  (let* ((detail (plist-get c :detail))
+         (text (if (and (stringp detail) (not (equal detail "")))
+                   detail
+                 (replace-regexp-in-string "-" " " (plist-get c :reason))))
+         (hint (takeback--undo-hint c)))
+    (if hint (concat text " — " hint) text)))
 
 (defun takeback--describe (sel r unwritten)
   "The message for the ApplyResult R of SEL; UNWRITTEN names buffers that could

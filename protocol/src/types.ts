@@ -258,6 +258,12 @@ export interface Conflict {
   detail: string;
   /** `interleaved`: the sets in between; `changed-since`: the later changes still in place that touched the path, oldest first. */
   sets?: string[];
+  /**
+   * `changed-since` in an undo with later changes in `sets`: the set ids, ascending, of the one
+   * undo that takes those back too (the selected sets and `sets`). A client words it as its own
+   * command (`takeback undo 2 5`, `:Takeback undo 2 5`); `detail` does not say it. Absent otherwise.
+   */
+  combined?: string[];
 }
 
 /** One path of a preview. */
@@ -335,6 +341,8 @@ export interface ConflictFile {
   path: string;
   reason: Conflict['reason'];
   detail: string;
+  /** As `Conflict.combined`: the ids of the one undo that takes the later changes back too. Absent when there is none. */
+  combined?: string[];
 }
 
 /**

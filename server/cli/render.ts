@@ -3,7 +3,7 @@ import { UNCLAIMED_REASON } from '../core/plan/select.js';
 import type { GcReport } from '../core/gc/sweep.js';
 import { NO_AGENT_HOOKED, type DoctorReport } from './doctor-report.js';
 import type { ChangeFileDiff } from '../service/change-diff.js';
-import { plural } from '../service/text.js';
+import { plural, takesBackHint } from '../service/text.js';
 import { painter, type Style } from './style.js';
 
 /*
@@ -274,7 +274,8 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
   }
   out.push(p('bold', `${r.direction === 'undo' ? 'Undo' : 'Redo'} ${plural(r.sets.length, 'change')} (${r.sets.map((s) => `#${s}`).join(' ')}): ${plural(r.files.length, 'file')}`));
   for (const f of r.files) {
-    const conflict = f.conflict ? ` ${p('red', `CONFLICT: ${f.conflict.detail}`)}` : '';
+    const hint = f.conflict ? undoHint(f.conflict) : null;
+    const conflict = f.conflict ? ` ${p('red', `CONFLICT: ${f.conflict.detail}${hint ? ` — ${hint}` : ''}`)}` : '';
     const gap = f.gap ? ` ${p('yellow', `GAP: ${f.gap.detail}`)}` : '';
     out.push('', `${p('bold', shownPath(f.path))}: ${f.gap ? 'cannot be restored' : actionText(f.action, r.direction, f.merged)}${conflict}${gap}`);
     if (f.note) out.push(p('dim', `  (${f.note})`));
@@ -288,23 +289,22 @@ export function renderPreview(r: W.PreviewResult, color: boolean): string {
   return `${out.join('\n')}\n`;
 }
 
-/**
- * The hint a conflict's detail ends with when later recorded changes are in the way: " — `takeback
- * undo 3 5` takes both back" (who.ts writes it).
- */
-const UNDO_HINT = / — (`takeback undo [0-9 ]+` takes (?:both|them all) back)$/;
+/** The undo that takes a conflict's later changes back too, as the command line says it ("`takeback undo 3 5` takes both back"), or null. */
+function undoHint(c: { combined?: string[] }): string | null {
+  return c.combined ? takesBackHint('takeback undo', c.combined) : null;
+}
 
 /**
  * A refusal's lines: one per conflicting file, "path: detail" (the detail says the reason and who
- * changed the file since), with the undo hints taken out of the details and each given once
- * (two files changed by the same later change have the same hint), in the order of the files.
+ * changed the file since), and the undos that take the later changes back too, each given once
+ * (two files changed by the same later change have the same one), in the order of the files.
  */
 function refusalLines(conflicts: W.ConflictFile[]): { lines: string[]; hints: string[] } {
   const hints: string[] = [];
   const lines = conflicts.map((c) => {
-    const m = UNDO_HINT.exec(c.detail);
-    if (m && !hints.includes(m[1]!)) hints.push(m[1]!);
-    return `${shownPath(c.path)}: ${m ? c.detail.slice(0, m.index) : c.detail}`;
+    const hint = undoHint(c);
+    if (hint && !hints.includes(hint)) hints.push(hint);
+    return `${shownPath(c.path)}: ${c.detail}`;
   });
   return { lines, hints };
 }

@@ -5,7 +5,7 @@ import { ErrorCodes } from '../../protocol/src/errors.js';
 import { Selector } from '../../protocol/src/selector.js';
 import type * as W from '../../protocol/src/types.js';
 import { describeSelector } from '../core/plan/select.js';
-import { plural } from '../service/text.js';
+import { plural, takesBackHint } from '../service/text.js';
 import { previewStep } from '../service/undo.js';
 import { invalidParams, isJournalBusy, journalBusyError } from './errors.js';
 import type { ExecuteCommandParams } from './lsp-params.js';
@@ -27,19 +27,35 @@ const OneSelector = v.object({ arguments: v.tuple([Selector]) });
 /** Up to this many lines of diff go into a preview message. */
 const PREVIEW_LINES = 60;
 
-function previewMessage(r: W.PreviewResult, what: string): string {
+/**
+ * The undo that takes a conflict's later changes back too, as `editor` (the client's name) runs
+ * it: Helix through its shell command, then a reload of its buffers (it has no file watcher);
+ * another editor, whose own commands name no ids, through the command line. Null when there is none.
+ */
+function undoHint(editor: string, c: { combined?: string[] }): string | null {
+  if (!c.combined) return null;
+  return editor === 'Helix' ? `${takesBackHint(':sh takeback undo', c.combined)} (then :reload-all)` : takesBackHint('takeback undo', c.combined);
+}
+
+/** A conflict in words: its detail, then the undo that takes the later changes back too. */
+function conflictText(editor: string, c: { detail: string; combined?: string[] }): string {
+  const hint = undoHint(editor, c);
+  return hint ? `${c.detail} — ${hint}` : c.detail;
+}
+
+function previewMessage(r: W.PreviewResult, what: string, editor: string): string {
   if (r.sets.length === 0) return `takeback: nothing to ${r.direction} for ${what}${r.skipped.length ? ` (${r.skipped.map((x) => `#${x.id} ${x.reason}`).join(', ')})` : ''}`;
   const lines = [
     `takeback: ${r.direction} ${what} (${r.sets.map((x) => `#${x}`).join(' ')}) would change ${plural(r.files.length, 'file')}${r.conflicts ? `; ${plural(r.conflicts, 'conflict')}` : ''}`,
   ];
   for (const f of r.files) {
-    lines.push(`${f.path}: ${f.action}${f.conflict ? ` — CONFLICT: ${f.conflict.detail}` : ''}${f.gap ? ` — ${f.gap.detail}` : ''}${f.note ? ` (${f.note})` : ''}`);
+    lines.push(`${f.path}: ${f.action}${f.conflict ? ` — CONFLICT: ${conflictText(editor, f.conflict)}` : ''}${f.gap ? ` — ${f.gap.detail}` : ''}${f.note ? ` (${f.note})` : ''}`);
     if (f.diff) lines.push(...f.diff.trimEnd().split('\n'));
   }
   return lines.length > PREVIEW_LINES ? [...lines.slice(0, PREVIEW_LINES), `… (${lines.length - PREVIEW_LINES} more lines: takeback preview)`].join('\n') : lines.join('\n');
 }
 
-function applyMessage(r: W.ApplyResult, what: string): { type: 'info' | 'warning' | 'error'; text: string } {
+function applyMessage(r: W.ApplyResult, what: string, editor: string): { type: 'info' | 'warning' | 'error'; text: string } {
   const verb = r.direction === 'undo' ? 'undid' : 'redid';
   if (r.failed && r.failed.length > 0) {
     return { type: 'error', text: `takeback: ${r.direction} of ${what} did not land: ${r.failed.map((f) => `${f.path} (${f.reason})`).join('; ')}. Nothing was recorded.` };
@@ -48,7 +64,7 @@ function applyMessage(r: W.ApplyResult, what: string): { type: 'info' | 'warning
     if (r.conflicts.length > 0) {
       return {
         type: 'warning',
-        text: `takeback: nothing ${r.direction === 'undo' ? 'undone' : 'redone'}: ${r.conflicts.map((c) => `${c.path} (${c.detail})`).join('; ')}. "Undo, replacing later changes" replaces them.`,
+        text: `takeback: nothing ${r.direction === 'undo' ? 'undone' : 'redone'}: ${r.conflicts.map((c) => `${c.path} (${conflictText(editor, c)})`).join('; ')}. "Undo, replacing later changes" replaces them.`,
       };
     }
     // Files it could not take back are never "nothing to do": they are named.
@@ -77,12 +93,12 @@ export async function executeCommand(s: Session, params: v.InferOutput<typeof Ex
   try {
     if (params.command === Commands.preview) {
       const r = previewStep(s.ws, sel, 'undo', { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t), editor: s.docs.editor });
-      s.client.showMessage(r.conflicts > 0 ? 'warning' : 'info', previewMessage(r, what));
+      s.client.showMessage(r.conflicts > 0 ? 'warning' : 'info', previewMessage(r, what, s.docs.editor));
       return r;
     }
     const direction = params.command === Commands.redo ? 'redo' : 'undo';
     const r = await runStep(s, { selector: sel, direction, force: params.command === Commands.undoForce, origin: 'command' });
-    const msg = applyMessage(r, what);
+    const msg = applyMessage(r, what, s.docs.editor);
     s.client.showMessage(msg.type, msg.text);
     if (!r.written && r.conflicts.length > 0) throw new ResponseError(ErrorCodes.Conflicts, msg.text, { conflicts: r.conflicts });
     return r;

@@ -35,6 +35,8 @@ export class Documents {
   private readonly events = new EventEmitter();
   /** Paths whose document changed since it was opened or last saved (the person typed, or the buffer was reloaded or edited). */
   private readonly changed = new Set<string>();
+  /** Each open document's version when it was opened or last saved (by URI). */
+  private readonly savedVersions = new Map<string, number>();
   /** The client's spelling of the workspace root (links not resolved), for URIs of files it has not opened. */
   private clientBase: string;
 
@@ -65,12 +67,14 @@ export class Documents {
       if (path !== null) this.events.emit('change', path);
     });
     this.docs.onDidSave((e) => {
+      this.savedVersions.set(e.document.uri, e.document.version);
       const path = this.pathOf(e.document.uri);
       if (path !== null) this.events.emit('save', path);
     });
     this.docs.onDidClose((e) => {
       const path = this.pathOf(e.document.uri);
       this.profiles.delete(e.document.uri);
+      this.savedVersions.delete(e.document.uri);
       if (path !== null && this.byPath.get(path) === e.document.uri) this.byPath.delete(path);
       if (path !== null) this.changed.delete(path);
       if (path !== null) this.events.emit('change', path);
@@ -80,6 +84,7 @@ export class Documents {
   private opened(doc: TextDocument): void {
     const path = this.pathOf(doc.uri);
     if (path === null) return;
+    this.savedVersions.set(doc.uri, doc.version);
     this.byPath.set(path, doc.uri);
     const disk = this.diskText(path);
     const text = doc.getText();
@@ -207,6 +212,18 @@ export class Documents {
    */
   takeChanged(path: string): boolean {
     return this.changed.delete(path);
+  }
+
+  /**
+   * True when the open document of `path` was edited (a didChange past the version it was opened
+   * or last saved at): its text is the editor's own edit not yet saved, not a buffer left behind
+   * by a file changed under it.
+   */
+  editedSinceSave(path: string): boolean {
+    const d = this.get(path);
+    if (!d) return false;
+    const at = this.savedVersions.get(d.doc.uri);
+    return at !== undefined && d.doc.version > at;
   }
 
   /** Calls `fn(path)` when a document opens, changes, closes (`change`) or is saved (`save`). Returns a disposer. */

@@ -209,9 +209,14 @@ async function verify(session: Session, e: EditorOp, refusal: string | null): Pr
 /**
  * A disk write for a path the planner found in place through the editor's eyes but whose disk
  * differs from the target; null when the disk is already there (or its bytes cannot be kept).
+ * Null too for a step narrowed to lines (`byLines`) whose document's text is an edit made in the
+ * editor since its last save (the person's own undo after a step by hunks brought the hunk's
+ * text back): that step waits for the editor's save, since a write under the buffer changes the
+ * file's mtime and an editor (Helix) then refuses the save as modified by another program.
  */
-function diskCatchUp(session: Session, f: PlannedFile): StepOp | null {
+function diskCatchUp(session: Session, f: PlannedFile, byLines: boolean): StepOp | null {
   const { ws } = session;
+  if (byLines && session.docs.editedSinceSave(f.path)) return null;
   const now = readWorkspaceState(ws, f.path, { blobs: ws.journal.blobs });
   if (now.gap || sameState(now.state, f.target)) return null;
   const bytes = blobText(session, f.target);
@@ -278,10 +283,11 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
 
   // Paths the editor already shows as the step leaves them — a buffer never reloaded since the
   // agent changed the file still holds the text from before — but whose disk differs: the server
-  // writes the disk under it (nothing of the user's is in that buffer to lose).
+  // writes the disk under it (nothing of the user's is in that buffer to lose). Narrowed to
+  // lines, a buffer edited since its save is the editor's to save: the step is recorded then.
   const catchUp: StepOp[] = [];
   for (const f of step.inPlace) {
-    const o = diskCatchUp(session, f);
+    const o = diskCatchUp(session, f, req.selector.lines !== undefined);
     if (o) catchUp.push(o);
   }
   toDisk.push(...catchUp);

@@ -174,6 +174,35 @@ the agent's change back."
     (takeback-tests--wait-recorded "undone")
     (takeback-stop)))
 
+(ert-deftest takeback-combined ()
+  "A save of the person's over the agent's line: undoing the agent's change alone is
+refused, naming the save, with the undo of both as this package runs it, which goes through."
+  (pcase-let ((`(,notes ,_f) (takeback-tests--setup)))
+    (with-current-buffer notes
+      (goto-char (point-min))
+      (should (search-forward "The slow brown fox." nil t))
+      (replace-match "The grey brown fox." t t)
+      (save-buffer))
+    (takeback-tests--wait-recorded "recorded")
+    (should (equal (takeback-tests--journal) '(("2" . "applied") ("1" . "applied"))))
+    (let ((r (with-current-buffer notes (takeback-undo '(:ids ["1"])))))
+      (should-not (eq (plist-get r :written) t))
+      (should (equal (mapcar (lambda (c) (list (plist-get c :path) (plist-get c :combined))) (plist-get r :conflicts))
+                     '(("notes.md" ["1" "2"])))))
+    (should (string-match-p (regexp-quote (concat "takeback: nothing undone for change 1: notes.md changed since by #2 (saved in Emacs): "
+                                                  "line 3 changed by the agent and line 3 since — "
+                                                  "M-: (takeback-undo '(:ids [\"1\" \"2\"])) takes both back. "
+                                                  "C-u M-x takeback-undo replaces later changes"))
+                            (takeback-tests--messages)))
+    (should (equal (takeback-tests--disk "notes.md") (replace-regexp-in-string "slow" "grey" (takeback-tests--after "notes.md"))))
+    ;; What it says to do works: both go back, buffers and disk.
+    (let ((r (with-current-buffer notes (takeback-undo '(:ids ["1" "2"])))))
+      (should (eq (plist-get r :written) t)))
+    (should (equal (takeback-tests--text notes) (takeback-tests--before "notes.md")))
+    (should (equal (takeback-tests--disk "notes.md") (takeback-tests--before "notes.md")))
+    (takeback-tests--wait-recorded "undone")
+    (takeback-stop)))
+
 ;; Its own workspace: crlf.txt "one\r\ntwo\r\n" and noeol.txt "alpha\nbeta"; the agent
 ;; upcases a word in each.
 (ert-deftest takeback-redo ()

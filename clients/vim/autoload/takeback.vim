@@ -789,11 +789,24 @@ def DescribeError(err: dict<any>): string
   return name != '' && stridx(tolower(msg), name) < 0 ? name .. ': ' .. msg : msg
 enddef
 
+# The undo that takes a conflict's later changes back too, as this plugin runs it ("`:Takeback
+# undo 2 5` takes both back"), from the ids the sidecar gives in `combined`; '' when there are none.
+def UndoHint(c: dict<any>): string
+  var ids = get(c, 'combined', [])
+  if type(ids) != v:t_list || empty(ids)
+    return ''
+  endif
+  return printf('`:Takeback undo %s` takes %s back', join(ids), len(ids) == 2 ? 'both' : 'them all')
+enddef
+
 # A conflict in words: its detail ("changed since by #5 (prettier, turn 3): line 8 …", "unsaved
-# in Vim"), which begins with its reason; the reason alone when the detail is empty.
+# in Vim"), which begins with its reason (the reason alone when the detail is empty), then the
+# undo that takes the later changes back too, when there is one.
 def ConflictDetail(c: dict<any>): string
   var detail = get(c, 'detail', '')
-  return type(detail) == v:t_string && detail != '' ? detail : substitute(c.reason, '-', ' ', 'g')
+  var text = type(detail) == v:t_string && detail != '' ? detail : substitute(c.reason, '-', ' ', 'g')
+  var hint = UndoHint(c)
+  return hint == '' ? text : text .. ' — ' .. hint
 enddef
 
 # The message for an ApplyResult, and its level.

@@ -26,6 +26,21 @@ async function reported<T>(flow: () => Promise<T>): Promise<T | undefined> {
 /** The button of the conflict modal that runs the step again with `force`. */
 const REPLACE = { undo: 'Undo, replacing later changes', redo: 'Redo, replacing later changes' } as const;
 
+/**
+ * The one undo that takes the conflicts' later changes back too: the ids of every conflict's
+ * `combined` (the selected changes and the later ones), ascending, or none.
+ */
+function combinedIds(conflicts: ApplyResult['conflicts']): string[] {
+  const ids = new Set(conflicts.flatMap((c) => c.combined ?? []));
+  return [...ids].sort((a, b) => Number(a) - Number(b));
+}
+
+/** The conflict modal's button for that undo: "Undo #1 and #2 together", "Undo #1, #2 and #5 together". */
+function togetherLabel(ids: string[]): string {
+  const named = ids.map((id) => `#${id}`);
+  return `Undo ${named.slice(0, -1).join(', ')} and ${named.at(-1)} together`;
+}
+
 let client: LanguageClient | undefined;
 
 /** Starts the sidecar for the first workspace folder and registers the view and its commands. */
@@ -84,19 +99,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   /**
    * Undo or redo `selector` through the sidecar. Conflicts without `force` write nothing: a modal
-   * names the files and offers the step again with `force`. Paths the edit left unsaved in the
-   * buffers (`pending`) are saved, so the disk holds the step and the journal records it.
+   * names the files and offers the undo that takes the later recorded changes back too, when
+   * there is one, and the step again with `force`. Paths the edit left unsaved in the buffers
+   * (`pending`) are saved, so the disk holds the step and the journal records it.
    */
   async function step(selector: StepSelector, direction: Direction, force: boolean): Promise<ApplyResult | undefined> {
     const r = await lc.sendRequest<ApplyResult>('undo/apply', { selector, direction, force });
     if (!r.written && r.conflicts.length > 0) {
       const names = r.conflicts.map((c) => c.path).join(', ');
       const detail = r.conflicts.map((c) => `${c.path}: ${c.detail}`).join('\n');
+      const together = direction === 'undo' ? combinedIds(r.conflicts) : [];
+      const buttons: string[] = together.length > 0 ? [togetherLabel(together), REPLACE[direction]] : [REPLACE[direction]];
       const pick = await vscode.window.showWarningMessage(
         `takeback: later changes stand in the way of this ${direction} in ${names}. Nothing was written.`,
         { modal: true, detail },
-        REPLACE[direction],
+        ...buttons,
       );
+      if (together.length > 0 && pick === buttons[0]) return step({ ids: together, ...(selector.paths ? { paths: selector.paths } : {}) }, 'undo', false);
       return pick === REPLACE[direction] ? step(selector, direction, true) : r;
     }
     const base = await root();

@@ -40,6 +40,12 @@ export interface Conflict {
    * touched the path and are still in place, oldest first (absent when there are none).
    */
   sets?: string[];
+  /**
+   * For a `changed-since` conflict of an undo with later changes in `sets`: the ids, ascending,
+   * of the one undo that takes those back too (the selected sets and `sets`), for a client to
+   * offer in its own words ("`takeback undo 2 5` takes both back"). Absent otherwise.
+   */
+  combined?: string[];
 }
 
 /** One path of a plan. States are as in the journal (`types.ts`). */
@@ -334,7 +340,8 @@ function setsText(ids: string[]): string {
  * a path in place is the whole step, planned as without `lines`. Sets with no chosen hunk drop out
  * of the path's sets; sets with hunks left in place go to `partial`. The mode stays what it is now.
  * Throws `usage` when a side is not text (a binary file, a link, a file created or deleted: no
- * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written).
+ * hunks) and `not-found` when no hunk still to move touches the lines (nothing is written) and
+ * the file does not already hold what the step leaves (then it is in place, as for the whole step).
  */
 function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer | null, lines: LineRange | undefined, direction: 'undo' | 'redo'): void {
   const texts = steps.map((s) => ({ id: s.id, from: textBlob(ws, s.from), to: textBlob(ws, s.to), step: s }));
@@ -351,6 +358,10 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
     return p.flatMap((h, k) => (h.now ? [{ set: texts[i]!.id, now: h.now, ...sides[k]!, taken: chosen[i]!.has(h) }] : []));
   });
   if (!lines) return;
+  // The file already holds what the step leaves (an editor's buffer that holds the step's text,
+  // unsaved: the person's own undo after a step by lines): in place, as the whole step would find
+  // it, whatever lines are named.
+  if (file.action === 'none' && !file.conflict && sameState(file.current, file.target)) return;
   const where = `line${lines.end > lines.start ? 's' : ''} ${rangeText(lines)} of ${file.path} as it is now`;
   if (chosen.every((c) => c.size === 0)) throw new TakebackError('not-found', `no hunk of ${setsText(file.sets)} touches ${where}`, { path: file.path });
   if (sameState(file.current, file.expected) && placed.every((p, i) => p.every((h) => chosen[i]!.has(h)))) return;
@@ -377,12 +388,29 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
 }
 
 /**
+ * True when the text file in state `found` still holds, intact, a hunk of one of the undo's
+ * `steps` (each from what its change left to what it found): the change was partly in place
+ * there. False when a file is not kept text (nothing to say by hunks).
+ */
+function holdsSomeHunk(ws: Workspace, steps: WalkStep[], found: FileState): boolean {
+  const bytes = textBlob(ws, found);
+  if (!bytes) return false;
+  return steps.some((s) => {
+    const left = textBlob(ws, s.from);
+    const before = textBlob(ws, s.to);
+    return left !== null && before !== null && placeHunks(diffHunks(left, before), left, bytes).some((h) => h.intact);
+  });
+}
+
+/**
  * The step before this one on `path` when this one takes it back exactly (see
  * {@link OpLog.toInvert}): the path holds what that step wrote, and what it found there is kept
  * (a file's bytes in the blob store), so the plan gives back those very bytes — a merged undo's
  * later edits with the agent's change, a forced undo's later edits over it. Null otherwise, and
  * when that step found the path as it left it (it wrote nothing there: the change's own state
- * comes back as usual).
+ * comes back as usual). An undo takes back a redo only when that redo found the changes wholly
+ * taken back there: a redo by lines that finished a change partly undone found some of its
+ * hunks in place, and the undo of the change takes those back too (`steps`: the walk's).
  */
 function exactInverse(
   ws: Workspace,
@@ -392,6 +420,7 @@ function exactInverse(
   current: FileState,
   target: FileState,
   undos: Map<string, StepToInvert & { moved: Set<string> }>,
+  steps: WalkStep[],
 ): StepToInvert | null {
   let inv: StepToInvert | null;
   if (direction === 'redo') {
@@ -403,6 +432,7 @@ function exactInverse(
   // The bytes it found are the usual target's (a plain undo's) or must be in the store.
   const f = inv.found;
   if (f.exists && f.type === 'file' && !sameState(f, target) && (f.sha256 === null || !ws.journal.blobs.has(f.sha256))) return null;
+  if (direction === 'undo' && !sameState(f, target) && holdsSomeHunk(ws, steps, f)) return null;
   return inv;
 }
 
@@ -539,7 +569,7 @@ export function makePlan(
     let merged: Buffer | null = null;
     // An undo can take back only a redo: the log is asked only when one of its sets was redone.
     const mayInvert = !gapReason && (direction === 'redo' || acc.sets.some((id) => redone.has(id)));
-    const inverse = mayInvert ? exactInverse(ws, path, acc.sets, direction, current, acc.target, undos) : null;
+    const inverse = mayInvert ? exactInverse(ws, path, acc.sets, direction, current, acc.target, undos, acc.steps) : null;
     if (inverse) {
       // The step takes back the one before it on this path: what that one found comes back.
       expected = inverse.wrote;

@@ -57,22 +57,22 @@ export function laterChanges(ws: Workspace, path: string, selected: string[], cu
 /**
  * `conflict` (a `changed-since` one of `path`, undone or redone for the sets `selected`) with
  * who changed the file since in its detail, after its first words ("changed since", "deleted
- * since", "created since"): "by #5 (prettier --write ., turn 3)", "outside takeback", or both;
- * for an undo, the command that takes the later changes back too. `sets` lists the later
- * changes still in place (absent when there are none).
+ * since", "created since"): "by #5 (prettier --write ., turn 3)", "outside takeback", or both.
+ * `sets` lists the later changes still in place, and for an undo `combined` the ids of the one
+ * undo that takes them back too (both absent when there are none): the command is the client's
+ * to word, so the detail does not say it.
  */
-export function withWho<C extends { detail: string; sets?: string[] }>(ws: Workspace, conflict: C, path: string, selected: string[], current: FileState, direction: 'undo' | 'redo'): C {
+export function withWho<C extends { detail: string; sets?: string[]; combined?: string[] }>(ws: Workspace, conflict: C, path: string, selected: string[], current: FileState, direction: 'undo' | 'redo'): C {
   const { sets, outside } = laterChanges(ws, path, selected, current);
   const colon = conflict.detail.indexOf(':');
   const [head, rest] = colon < 0 ? [conflict.detail, ''] : [conflict.detail.slice(0, colon), conflict.detail.slice(colon)];
   const named = sets.slice(0, NAMED_MAX).map((s) => describeSet(ws, s));
   if (sets.length > NAMED_MAX) named.push(`${sets.length - NAMED_MAX} more`);
   const who = [sets.length > 0 ? `by ${named.join('; ')}` : '', outside ? 'outside takeback' : ''].filter(Boolean).join(' and ');
-  let hint = '';
-  if (direction === 'undo' && sets.length > 0) {
-    const ids = [...new Set([...selected, ...sets.map((s) => s.id)])].sort((a, b) => Number(a) - Number(b));
-    hint = ` — \`takeback undo ${ids.join(' ')}\` takes ${ids.length === 2 ? 'both' : 'them all'} back`;
-  }
-  const detail = `${head} ${who}${rest}${hint}`;
-  return sets.length > 0 ? { ...conflict, detail, sets: sets.map((s) => s.id) } : { ...conflict, detail };
+  const detail = `${head} ${who}${rest}`;
+  if (sets.length === 0) return { ...conflict, detail };
+  const later = sets.map((s) => s.id);
+  if (direction === 'redo') return { ...conflict, detail, sets: later };
+  const combined = [...new Set([...selected, ...later])].sort((a, b) => Number(a) - Number(b));
+  return { ...conflict, detail, sets: later, combined };
 }

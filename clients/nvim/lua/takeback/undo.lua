@@ -165,15 +165,27 @@ local function sorted_ids(ids)
   return out
 end
 
+--- The undo that takes a conflict's later changes back too, as this plugin runs it ("`:Takeback
+--- undo 2 5` takes both back"), from the ids the sidecar gives in `combined`; nil when there are none.
+---@param c table Conflict or ConflictFile
+---@return string|nil
+function M.undo_hint(c)
+  local ids = c.combined
+  if type(ids) ~= 'table' or #ids == 0 then
+    return nil
+  end
+  return ('`:Takeback undo %s` takes %s back'):format(table.concat(ids, ' '), #ids == 2 and 'both' or 'them all')
+end
+
 --- A conflict in words: its detail ("changed since by #5 (prettier, turn 3): line 8 …", "unsaved
---- in Neovim"), which begins with its reason; the reason alone when the detail is empty.
----@param c table ConflictFile
+--- in Neovim"), which begins with its reason (the reason alone when the detail is empty), then
+--- the undo that takes the later changes back too, when there is one.
+---@param c table Conflict or ConflictFile
 ---@return string
 function M.conflict_detail(c)
-  if c.detail and c.detail ~= '' then
-    return c.detail
-  end
-  return ((c.reason or ''):gsub('-', ' '))
+  local text = (c.detail and c.detail ~= '') and c.detail or ((c.reason or ''):gsub('-', ' '))
+  local hint = M.undo_hint(c)
+  return hint and (text .. ' — ' .. hint) or text
 end
 
 --- The message for an ApplyResult; level and text.

@@ -23,6 +23,12 @@ export const DAEMON_SWITCH = 'TAKEBACK_HOOK_DAEMON';
 export const IDLE_VAR = 'TAKEBACK_HOOK_DAEMON_IDLE_MS';
 /** 30 minutes without an event, and the daemon exits. */
 export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+/**
+ * The environment variable in which the hook client (native/hook-client.c) tells the Node hook it
+ * runs how its hand-over went: `no-daemon <socket path>` or `fallback <socket path>` (see
+ * forward.ts's ForwardResult). The Node hook then does not ask the daemon again.
+ */
+export const CLIENT_RESULT_VAR = 'TAKEBACK_HOOK_FORWARDED';
 /** Linux's limit on a unix socket path (bytes, without the final NUL). Longer: no daemon. */
 export const MAX_SOCKET_PATH = 107;
 

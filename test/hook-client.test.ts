@@ -335,6 +335,30 @@ describe('the Node hook told of a hand-over', () => {
 });
 
 describe('the hook client\'s build', () => {
+  it('never fails the install: without a compiler it says so, exits 0 and leaves no program; with one it builds it', () => {
+    const sb = sandbox();
+    // The build script and the source in a folder of their own, as an install has them.
+    for (const f of ['scripts/build-native.mjs', 'native/hook-client.c']) {
+      fs.mkdirSync(path.join(sb.base, 'pkg', path.dirname(f)), { recursive: true });
+      fs.copyFileSync(path.join(REPO_ROOT, f), path.join(sb.base, 'pkg', f));
+    }
+    const program = path.join(sb.base, 'pkg', 'native', 'build-hook', 'takeback-hook');
+    const build = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [path.join(sb.base, 'pkg', 'scripts', 'build-native.mjs'), 'hook'], { env: { ...process.env, TAKEBACK_NATIVE: undefined, ...env }, encoding: 'utf8' });
+    const none = build({ CC: path.join(sb.base, 'no-such-cc') });
+    expect([none.status, none.stdout]).toEqual([0, '']);
+    expect(none.stderr).toMatch(/^takeback: hook client not built \(hooks start Node\): no C compiler/);
+    expect(fs.existsSync(program)).toBe(false);
+    if (!built) return; // no compiler here either
+    const ok = build({});
+    expect([ok.status, ok.stderr]).toEqual([0, 'takeback: hook client built (native/build-hook/takeback-hook)\n']);
+    expect(fs.statSync(program).mode & 0o111).not.toBe(0);
+    // Given no event to hand over (no arguments), it does nothing and says nothing.
+    expect(spawnSync(program, [], { encoding: 'utf8' })).toMatchObject({ status: 0, stdout: '', stderr: '' });
+    // A compiler that fails leaves no program behind either.
+    expect(build({ CC: 'false' })).toMatchObject({ status: 0 });
+    expect(fs.existsSync(program)).toBe(false);
+  });
+
   it('is there where CI requires the native parts (npm ci built it); without it a hook starts Node', async () => {
     if (process.env.TAKEBACK_REQUIRE_NATIVE === '1') expect(built, 'npm ci did not build native/build-hook/takeback-hook (scripts/build-native.mjs)').toBe(true);
     if (!built) console.warn('native/build-hook/takeback-hook not there: hooks run as a command start Node');

@@ -11,6 +11,8 @@ import { readStdin } from './stdin.js';
  * with an open SQLite and warm code, and answers once it is recorded. When no daemon answers, the
  * caller runs the full hook in this process, as before. Node's own modules only (no SQLite, no
  * crypto, no commander): this file is bundled on its own (scripts/bundle.mjs) and must start fast.
+ * The hook client (native/hook-client.c) does the same before Node starts, where it is built;
+ * test/hook-client.test.ts holds the two to the same socket path and request.
  */
 
 // `require`, not `import`: importing node:net as an ES module builds its namespace,

@@ -66,7 +66,11 @@ export function runDir(home: string): string {
   return join(home, 'run');
 }
 
-/** `$TAKEBACK_HOME/run/capture-<version>-<hash of the install folder>.sock`. */
+/**
+ * `$TAKEBACK_HOME/run/capture-<version>-<hash of the install folder>.sock`. The hook client
+ * (native/hook-client.c) computes the same path by the same rule (and leaves the event to Node
+ * where it cannot), and the Node hook checks the path it is told (forward.ts's clientResult).
+ */
 export function socketPath(home: string): string {
   return join(runDir(home), `capture-${packageVersion()}-${fnv(packageRoot())}.sock`);
 }

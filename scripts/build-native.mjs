@@ -56,14 +56,17 @@ function buildHookClient() {
   try {
     mkdirSync(out, { recursive: true });
     const r = spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', '-Wno-unused-parameter', '-o', tmp, join(native, 'hook-client.c')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 120_000 });
-    if (r.status === 0) {
+    // Run once with no event (it then does nothing and exits 0): a program this machine cannot
+    // run would make /bin/sh fail every hook, where no program makes it start Node.
+    const runs = r.status === 0 && spawnSync(tmp, [], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+    if (runs) {
       renameSync(tmp, program);
       say('hook client built (native/build-hook/takeback-hook)');
       return;
     }
     rmSync(tmp, { force: true });
     rmSync(program, { force: true });
-    say(`hook client not built (hooks start Node): ${r.error?.code === 'ENOENT' ? `no C compiler (${cc})` : whyFailed(r)}`);
+    say(`hook client not built (hooks start Node): ${r.status === 0 ? 'the program built does not run here' : r.error?.code === 'ENOENT' ? `no C compiler (${cc})` : whyFailed(r)}`);
   } catch (e) {
     rmSync(tmp, { force: true });
     say(`hook client not built (hooks start Node): ${e.message}`);

@@ -354,9 +354,15 @@ describe('the hook client\'s build', () => {
     expect(fs.statSync(program).mode & 0o111).not.toBe(0);
     // Given no event to hand over (no arguments), it does nothing and says nothing.
     expect(spawnSync(program, [], { encoding: 'utf8' })).toMatchObject({ status: 0, stdout: '', stderr: '' });
-    // A compiler that fails leaves no program behind either.
+    // A compiler that fails leaves no program behind either, nor one whose program does not run.
     expect(build({ CC: 'false' })).toMatchObject({ status: 0 });
     expect(fs.existsSync(program)).toBe(false);
+    const badCc = path.join(sb.base, 'bad-cc');
+    fs.writeFileSync(badCc, '#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\nprintf \'#!/bin/sh\\nexit 3\\n\' > "$2" && chmod +x "$2"\n', { mode: 0o755 });
+    const bad = build({ CC: badCc });
+    expect([bad.status, bad.stderr]).toEqual([0, 'takeback: hook client not built (hooks start Node): the program built does not run here\n']);
+    expect(fs.existsSync(program)).toBe(false);
+    expect(fs.readdirSync(path.dirname(program))).toEqual([]);
   });
 
   it('is there where CI requires the native parts (npm ci built it); without it a hook starts Node', async () => {

@@ -302,6 +302,15 @@ describe.runIf(built)('the hook client', () => {
     const file = path.join(sb.base, 'a-file');
     fs.writeFileSync(file, 'not a folder');
     quiet(await command(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' }), { TAKEBACK_HOME: file }), 'a home that is a file');
+    // A home nobody may enter (root may enter any: there the home is only written as usual).
+    const shut = path.join(sb.base, 'shut');
+    fs.mkdirSync(path.join(shut, 'run'), { recursive: true });
+    fs.chmodSync(shut, 0o000);
+    try {
+      quiet(await command(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' }), { TAKEBACK_HOME: shut }), 'a home that cannot be entered');
+    } finally {
+      fs.chmodSync(shut, 0o700);
+    }
 
     const deep = path.join(sb.base, 'h'.repeat(60), 'o'.repeat(60));
     const far = clientSandbox({ TAKEBACK_HOME: deep });

@@ -169,6 +169,12 @@ describe.runIf(built)('the hook client', () => {
     fs.mkdirSync(onPath);
     fs.symlinkSync(BIN, path.join(lib, 'takeback.js'));
     fs.symlinkSync('../lib/takeback.js', path.join(onPath, 'takeback'));
+    // And as `npm i -g .` does: a link to the script inside a link to the package's folder.
+    const globalBin = path.join(sb.base, 'prefix', 'bin');
+    fs.mkdirSync(path.join(sb.base, 'prefix', 'lib', 'node_modules'), { recursive: true });
+    fs.mkdirSync(globalBin);
+    fs.symlinkSync(REPO_ROOT, path.join(sb.base, 'prefix', 'lib', 'node_modules', 'takeback'));
+    fs.symlinkSync('../lib/node_modules/takeback/bin/takeback.js', path.join(globalBin, 'takeback'));
     for (const [what, homeEnv] of homes) {
       const env: NodeJS.ProcessEnv = { ...sb.env, ...ODD_ENV, ...homeEnv };
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
@@ -177,14 +183,17 @@ describe.runIf(built)('the hook client', () => {
       quiet(await run(BIN, ['hook', 'claude-code'], { cwd: sb.ws, env: { ...env, ...NO_NODE }, input: oddEvent(sb) }), `${what}: the client`);
       const pathEnv = { ...env, ...NO_NODE, PATH: `${onPath}:${env.PATH}` };
       quiet(await run('/bin/sh', ['-c', 'takeback hook claude-code'], { cwd: sb.ws, env: pathEnv, input: oddEvent(sb) }), `${what}: the client through PATH`);
+      const globalEnv = { ...env, ...NO_NODE, PATH: `${globalBin}:${env.PATH}` };
+      quiet(await run('/bin/sh', ['-c', 'takeback hook claude-code'], { cwd: sb.ws, env: globalEnv, input: oddEvent(sb) }), `${what}: the client as npm i -g installs it`);
       const { NODE_EXTRA_CA_CERTS: _, ...nodeEnv } = env;
       quiet(await run(process.execPath, [BIN, 'hook', 'claude-code'], { cwd: sb.ws, env: nodeEnv, input: oddEvent(sb) }), `${what}: Node`);
-      expect(daemon.requests, what).toHaveLength(3);
-      const [client, throughPath, node] = daemon.requests as any[];
+      expect(daemon.requests, what).toHaveLength(4);
+      const [client, throughPath, throughGlobal, node] = daemon.requests as any[];
       expect(node.env.NOT_PASSED_ON, what).toBeUndefined();
       expect(node.text, what).toBe(oddEvent(sb));
       expect(client, what).toEqual(node);
       expect(throughPath, what).toEqual({ ...node, env: { ...node.env, PATH: pathEnv.PATH } });
+      expect(throughGlobal, what).toEqual({ ...node, env: { ...node.env, PATH: globalEnv.PATH } });
     }
   });
 

@@ -9,7 +9,9 @@
 //   - twinny: a copy of the workspace's own index, `git add -A` and `git write-tree` through it.
 // takeback: a Bash call's PreToolUse and PostToolUse hooks, as the agent runs them (the command
 // `init` writes, through bash), in-process (TAKEBACK_HOOK_DAEMON=0) and through the capture daemon
-// with its watcher trusted (the default: a session's first hook starts it).
+// with its watcher trusted (the default: a session's first hook starts it), each hook starting
+// Node by path; and the same through the hook client (native/hook-client.c), which `takeback hook`
+// run as a command (bin/takeback.js on PATH) execs instead of Node when it is built.
 //
 // Every call appends a line to the same 10 tracked files; between calls they are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
@@ -68,15 +70,17 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   }
   const ev = (name, fields = {}) => JSON.stringify({ session_id: `bench-peers-${label}`, cwd: ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
   const hookCmd = `${hookEnvPrefix}${q(node)} ${q(bin)} hook claude-code`;
-  const runHook = (e, input) => time('bash', ['-c', hookCmd], { cwd: ws, env: e, input });
+  const clientCmd = `${hookEnvPrefix}${q(bin)} hook claude-code`;
+  const client = existsSync(join(bin, '..', '..', 'native', 'build-hook', 'takeback-hook'));
+  const runHook = (e, input, cmd = hookCmd) => time('bash', ['-c', cmd], { cwd: ws, env: e, input });
   const inProcess = { ...env, TAKEBACK_HOOK_DAEMON: '0' };
   const viaDaemon = { ...env, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };
   let n = 0;
-  const bashCall = (e) => {
+  const bashCall = (e, cmd = hookCmd) => {
     const input = { tool_name: 'Bash', tool_input: { command: 'bench: append to 10 files' }, tool_use_id: `toolu_peers_${label}_${n++}` };
-    const pre = runHook(e, ev('PreToolUse', input));
+    const pre = runHook(e, ev('PreToolUse', input), cmd);
     pick.forEach((p, k) => appendFileSync(join(ws, p), `// peers bench ${n} ${k}\n`));
-    const post = runHook(e, ev('PostToolUse', { ...input, tool_response: {} }));
+    const post = runHook(e, ev('PostToolUse', { ...input, tool_response: {} }), cmd);
     return pre + post;
   };
   const putBack = () => pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
@@ -106,8 +110,9 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       runHook(viaDaemon, ev('PostToolUse', { ...input, tool_response: {} }));
       sleep(500);
     }
-    const s = { git: [], inProcess: [], daemon: [], ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
+    const s = { git: [], inProcess: [], daemon: [], client: [], ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
     let hinted = 0;
+    let clientHinted = 0;
     for (let i = 0; i < iterations; i++) {
       for (const [k, p] of list.entries()) {
         s.git.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
@@ -126,9 +131,17 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       putBack();
       bashCall(viaDaemon);
       sleep(2100);
+      if (client) {
+        const before = hintsLogged();
+        s.client.push(bashCall(viaDaemon, clientCmd));
+        clientHinted += hintsLogged() - before === 2 ? 1 : 0;
+        putBack();
+        bashCall(viaDaemon, clientCmd);
+        sleep(2100);
+      }
     }
     runHook(viaDaemon, ev('Stop'));
-    const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v)]));
+    const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.length ? median(v) : NaN]));
     const fastest = Math.min(...list.map((_, k) => m[`peer${k}`]));
     for (const [k, p] of list.entries()) {
       record({ section: 7, measure: `one shell tool call's capture: ${p.name}`, workspace: label, value: fmt.ms(m[`peer${k}`]), baseline: `git status ${fmt.ms(m.git)}`, ratio: m[`peer${k}`] / m.git, target: '— (a peer)' });
@@ -146,7 +159,20 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       met: big ? m.daemon / fastest <= 0.5 && m.daemon <= 30 : m.daemon / m.git <= 1.0,
       note: `${fmt.ratio(m.daemon / fastest)} the fastest peer; ${hinted}/${iterations} calls had both scans given hints`,
     });
-    return { samples: s, medians: m, hinted };
+    if (client) {
+      record({
+        section: 7,
+        measure: 'one shell tool call\'s capture: takeback\'s default hook pair run as a command, through the hook client (no Node started) to the capture daemon with its watcher trusted',
+        workspace: label,
+        value: fmt.ms(m.client),
+        baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`,
+        ratio: m.client / m.git,
+        target: big ? '≤ 0.5× the fastest peer, ≤ 30 ms' : '≤ 1.0',
+        met: big ? m.client / fastest <= 0.5 && m.client <= 30 : m.client / m.git <= 1.0,
+        note: `${fmt.ratio(m.client / fastest)} the fastest peer; ${clientHinted}/${iterations} calls had both scans given hints`,
+      });
+    } else log('peers: the hook client is not built (native/build-hook/takeback-hook): its row is left out');
+    return { samples: s, medians: m, hinted, clientHinted };
   } finally {
     daemon.kill('SIGTERM');
     putBack();

@@ -1,10 +1,16 @@
-// Builds takeback's native scan check (native/scan-check.c, a Node-API module) with the node-gyp
-// that npm carries, when `npm ci` / `npm install` runs this package's install script. It is an
-// optional speed-up: without a compiler, or on a platform it does not build on, the warm scan
-// runs its JavaScript check (server/core/scan/stat-check.ts) instead. So this never fails the
-// install: it says what happened, in one line, and exits 0.
+// Builds takeback's native parts when `npm ci` / `npm install` runs this package's install script:
+// the scan check (native/scan-check.c, a Node-API module) with the node-gyp that npm carries, and
+// the hook client (native/hook-client.c, a program of its own that bin/takeback.js runs for
+// `takeback hook` instead of Node while the capture daemon runs) with the same C compiler
+// (`$CC`, else `cc`, as node-gyp's make uses). Both are optional speed-ups: without a compiler, or
+// on a platform they do not build on, the warm scan runs its JavaScript check
+// (server/core/scan/stat-check.ts) and a hook starts Node. So this never fails the install: it
+// says what happened, one line for each, and exits 0.
+//
+//   node scripts/build-native.mjs        both
+//   node scripts/build-native.mjs hook   the hook client alone (into native/build-hook/)
 import { spawnSync } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,9 +36,50 @@ function nodeGyp() {
   return null;
 }
 
+/** The first line of a compiler's or gyp's output that says why it failed, not its closing boilerplate. */
+function whyFailed(r) {
+  const lines = `${r.stderr ?? ''}\n${r.stdout ?? ''}`.split('\n').map((l) => l.trim()).filter(Boolean);
+  const boiler = /gyp ERR! (stack|System|command|cwd|node -v|node-gyp -v|not ok)|^gyp info/;
+  return lines.find((l) => /error|not found|find Python|ENOENT|EACCES/i.test(l) && !boiler.test(l)) ?? lines.find((l) => !boiler.test(l)) ?? String(r.error ?? `exit ${r.status}`);
+}
+
+/**
+ * Compiles the hook client to native/build-hook/takeback-hook (through a temporary name, so that
+ * a hook running meanwhile finds the old program or the new one, never half of one). A failed
+ * build leaves no program: hooks start Node, as without one.
+ */
+function buildHookClient() {
+  const out = join(native, 'build-hook');
+  const program = join(out, 'takeback-hook');
+  const tmp = `${program}.${process.pid}.tmp`;
+  const cc = process.env.CC || 'cc';
+  try {
+    mkdirSync(out, { recursive: true });
+    const r = spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', '-Wno-unused-parameter', '-o', tmp, join(native, 'hook-client.c')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 120_000 });
+    // Run once with no event (it then does nothing and exits 0): a program this machine cannot
+    // run would make /bin/sh fail every hook, where no program makes it start Node.
+    const runs = r.status === 0 && spawnSync(tmp, [], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+    if (runs) {
+      renameSync(tmp, program);
+      say('hook client built (native/build-hook/takeback-hook)');
+      return;
+    }
+    rmSync(tmp, { force: true });
+    rmSync(program, { force: true });
+    say(`hook client not built (hooks start Node): ${r.status === 0 ? 'the program built does not run here' : r.error?.code === 'ENOENT' ? `no C compiler (${cc})` : whyFailed(r)}`);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    say(`hook client not built (hooks start Node): ${e.message}`);
+  }
+}
+
+const hookOnly = process.argv[2] === 'hook';
 if (process.platform === 'win32' || process.env.TAKEBACK_NATIVE === '0') {
-  say('native scan check not built (the JavaScript one is used)');
+  say('native scan check and hook client not built (the JavaScript check is used, hooks start Node)');
+} else if (hookOnly) {
+  buildHookClient();
 } else {
+  buildHookClient();
   const gyp = nodeGyp();
   if (!gyp) {
     say("native scan check not built: npm's node-gyp not found (the JavaScript one is used)");
@@ -43,12 +90,7 @@ if (process.platform === 'win32' || process.env.TAKEBACK_NATIVE === '0') {
     // At most five minutes (node-gyp may try to download Node's headers through a proxy that never answers).
     const r = spawnSync(process.execPath, [gyp, 'rebuild', '--loglevel=warn', ...nodedir], { cwd: native, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 300_000 });
     if (r.status === 0) say('native scan check built (native/build/Release/takeback_native.node)');
-    else {
-      // The first line that says why (a compiler error, no Python, no headers), not gyp's closing boilerplate.
-      const lines = `${r.stderr ?? ''}\n${r.stdout ?? ''}`.split('\n').map((l) => l.trim()).filter(Boolean);
-      const boiler = /gyp ERR! (stack|System|command|cwd|node -v|node-gyp -v|not ok)|^gyp info/;
-      const why = lines.find((l) => /error|not found|find Python|ENOENT|EACCES/i.test(l) && !boiler.test(l)) ?? lines.find((l) => !boiler.test(l)) ?? String(r.error ?? `exit ${r.status}`);
-      say(`native scan check not built (the JavaScript one is used): ${why}`);
-    }
+    // The first line that says why (a compiler error, no Python, no headers).
+    else say(`native scan check not built (the JavaScript one is used): ${whyFailed(r)}`);
   }
 }

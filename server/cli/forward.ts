@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { logHook } from '../daemon/log.js';
 import { takebackHome } from '../core/home.js';
-import { daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
+import { CLIENT_RESULT_VAR, daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
 import { spawnDaemon } from '../daemon/spawn.js';
 import { readStdin } from './stdin.js';
 
@@ -11,6 +11,8 @@ import { readStdin } from './stdin.js';
  * with an open SQLite and warm code, and answers once it is recorded. When no daemon answers, the
  * caller runs the full hook in this process, as before. Node's own modules only (no SQLite, no
  * crypto, no commander): this file is bundled on its own (scripts/bundle.mjs) and must start fast.
+ * The hook client (native/hook-client.c) does the same before Node starts, where it is built;
+ * test/hook-client.test.ts holds the two to the same socket path and request.
  */
 
 // `require`, not `import`: importing node:net as an ES module builds its namespace,
@@ -105,14 +107,33 @@ function startsDaemon(text: string): boolean {
 }
 
 /**
+ * What the hook client (native/hook-client.c) says of its hand-over to the daemon on `socket`, in
+ * {@link CLIENT_RESULT_VAR}'s value `told`: `no-daemon` or `fallback` when it asked that very
+ * socket; null when nothing was told, or when the client asked another socket (its rule and
+ * address.ts's disagree: logged to `home`'s hook.log, and this hook asks the daemon itself).
+ */
+export function clientResult(told: string | undefined, socket: string, home: string): 'no-daemon' | 'fallback' | null {
+  if (told === undefined) return null;
+  const space = told.indexOf(' ');
+  const result = told.slice(0, space);
+  if (space > 0 && (result === 'no-daemon' || result === 'fallback') && told.slice(space + 1) === socket) return result;
+  logHook(home, `hook: the hook client asked for ${JSON.stringify(told)}, not this install's socket ${socket}: the event goes to the daemon from Node`);
+  return null;
+}
+
+/**
  * `takeback hook <agent>`: reads the event on stdin and forwards it to the capture daemon; when
  * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
  * start or a prompt with no daemon listening, starts one (`bin`: the takeback script) and does not
- * wait for it. With `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
+ * wait for it. When the hook client asked the daemon already ({@link CLIENT_RESULT_VAR}, taken
+ * out of the environment here), its answer stands for the hand-over. With
+ * `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
  * never fails and never prints.
  */
 export async function runForwardedHook(agent: string, inProcess: (text: string) => unknown, bin: string | undefined = process.argv[1]): Promise<number> {
   const env = process.env;
+  const told = env[CLIENT_RESULT_VAR];
+  delete env[CLIENT_RESULT_VAR];
   const text = readStdin();
   let result: ForwardResult = 'fallback';
   let home: string | null = null;
@@ -121,7 +142,7 @@ export async function runForwardedHook(agent: string, inProcess: (text: string) 
       home = takebackHome(env);
       const socket = socketPath(home);
       if (Buffer.byteLength(socket) <= MAX_SOCKET_PATH) {
-        result = await forwardEvent(socket, { agent, text, cwd: process.cwd(), env: forwardedEnv(env, home) }, { home });
+        result = clientResult(told, socket, home) ?? (await forwardEvent(socket, { agent, text, cwd: process.cwd(), env: forwardedEnv(env, home) }, { home }));
       } else home = null;
     }
   } catch {

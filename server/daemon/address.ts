@@ -23,6 +23,12 @@ export const DAEMON_SWITCH = 'TAKEBACK_HOOK_DAEMON';
 export const IDLE_VAR = 'TAKEBACK_HOOK_DAEMON_IDLE_MS';
 /** 30 minutes without an event, and the daemon exits. */
 export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+/**
+ * The environment variable in which the hook client (native/hook-client.c) tells the Node hook it
+ * runs how its hand-over went: `no-daemon <socket path>` or `fallback <socket path>` (see
+ * forward.ts's ForwardResult). The Node hook then does not ask the daemon again.
+ */
+export const CLIENT_RESULT_VAR = 'TAKEBACK_HOOK_FORWARDED';
 /** Linux's limit on a unix socket path (bytes, without the final NUL). Longer: no daemon. */
 export const MAX_SOCKET_PATH = 107;
 
@@ -60,7 +66,11 @@ export function runDir(home: string): string {
   return join(home, 'run');
 }
 
-/** `$TAKEBACK_HOME/run/capture-<version>-<hash of the install folder>.sock`. */
+/**
+ * `$TAKEBACK_HOME/run/capture-<version>-<hash of the install folder>.sock`. The hook client
+ * (native/hook-client.c) computes the same path by the same rule (and leaves the event to Node
+ * where it cannot), and the Node hook checks the path it is told (forward.ts's clientResult).
+ */
 export function socketPath(home: string): string {
   return join(runDir(home), `capture-${packageVersion()}-${fnv(packageRoot())}.sock`);
 }

@@ -27,8 +27,9 @@ export function captureStatus(ws: Workspace): CaptureStatus {
  * tombstones; `turn` narrows to one turn, `agent` to one agent's turns and sets (`claude-code`,
  * `codex`, `gemini`, `cli`). Each file's state is the disk's ({@link asOnDisk}: a stat per file,
  * read only when its stat moved); no diff is made but by `inPlace` (service/in-place.ts: a file
- * written over since keeps a change applied while a hunk of it is there; without it, such a file
- * is `overwritten`, see {@link anyOverwritten}), and `list-hunks.ts` adds a file's hunks. Throws
+ * written over since keeps a change applied while a hunk of it is there, and gives one undone
+ * back as applied when all its hunks are there again; without it, such a file is `overwritten`,
+ * see {@link hunkProbe}), and `list-hunks.ts` adds a file's hunks. Throws
  * `not-found`/`invalid-id` for a bad turn.
  */
 export function listChanges(ws: Workspace, opts: { turn?: string; all?: boolean; agent?: string; inPlace?: HunkInPlace } = {}): ListResult {
@@ -83,9 +84,18 @@ function asOnDisk(ws: Workspace, sets: ChangeSet[], inPlace?: HunkInPlace): Chan
 }
 
 /**
- * True when a file of `sets` (a listing's, or one change's) is said to be no longer in place:
- * the one answer service/in-place.ts can make better, so a caller loads it and asks again only then.
+ * A stand-in for service/in-place.ts's check that answers `none` (what the disk says without a
+ * diff) and notes whether it was asked: only a file that moved from what the journal left there,
+ * and holds neither side of a change, asks it, so a caller loads the real check (a diff) and
+ * lists again only then (`asked()`).
  */
-export function anyOverwritten(sets: { files: { state: string }[] }[]): boolean {
-  return sets.some((s) => s.files.some((f) => f.state === 'overwritten'));
+export function hunkProbe(): { probe: HunkInPlace; asked: () => boolean } {
+  let asked = false;
+  return {
+    probe: () => {
+      asked = true;
+      return 'none';
+    },
+    asked: () => asked,
+  };
 }

@@ -12,18 +12,21 @@ import type { FileState } from '../core/types.js';
  */
 
 /**
- * The check of {@link HunkInPlace} for workspace `ws`: true when a hunk of change `f` (a text
- * file changed, both sides kept) is still in the text file at `abs`, its changed lines as the
- * change left them all there, next to each other (plan/hunks.ts's `intact`). False for anything
- * else: a binary file, a link, a file made or removed, one over the size limit, bytes not kept.
+ * The check of {@link HunkInPlace} for workspace `ws`: how many hunks of change `f` (a text file
+ * changed, both sides kept) are still in the text file at `abs`, each one's changed lines as the
+ * change left them all there, next to each other (plan/hunks.ts's `intact`): `all`, `some` or
+ * `none`. `none` for anything else: a binary file, a link, a file made or removed, one over the
+ * size limit, bytes not kept.
  */
 export function hunkInPlace(ws: Workspace): HunkInPlace {
   return (f, abs, now) => {
     const before = keptText(ws, f.before);
     const after = keptText(ws, f.after);
     const bytes = before && after ? textAt(ws, abs, now) : null;
-    if (!before || !after || !bytes) return false;
-    return placeHunks(diffHunks(after, before), after, bytes).some((h) => h.intact);
+    if (!before || !after || !bytes) return 'none';
+    const placed = placeHunks(diffHunks(after, before), after, bytes);
+    const intact = placed.filter((h) => h.intact).length;
+    return intact === 0 ? 'none' : intact === placed.length ? 'all' : 'some';
   };
 }
 

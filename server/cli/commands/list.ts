@@ -15,7 +15,7 @@ export function registerList(p: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON (see README)')
     .action(async (o: { turn?: string; all?: boolean; agent?: string; hunks?: string; json?: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);
-      const { anyOverwritten, listChanges } = await import('../../service/history.js');
+      const { hunkProbe, listChanges } = await import('../../service/history.js');
       let hunks: string | undefined;
       if (o.hunks !== undefined) {
         const { toWorkspacePath } = await import('../../core/workspace.js');
@@ -26,9 +26,10 @@ export function registerList(p: Command, ctx: CommandContext): void {
         }
         hunks = rel;
       }
-      let r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent });
+      const { probe, asked } = hunkProbe();
+      let r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, inPlace: probe });
       // A file written over since: asked again, by its hunks (a diff, loaded only then).
-      if (anyOverwritten(r.sets)) r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, inPlace: (await import('../../service/in-place.js')).hunkInPlace(e) });
+      if (asked()) r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, inPlace: (await import('../../service/in-place.js')).hunkInPlace(e) });
       if (hunks !== undefined) (await import('../../service/list-hunks.js')).withHunks(e, r, hunks);
       if (o.json) json(r);
       else {

@@ -17,10 +17,11 @@ export function registerShow(p: Command, ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .action(async (id: string, o: { json?: boolean; stat?: boolean; pager: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);
-      const { anyOverwritten, showChange } = await import('../../service/history.js');
-      let r = showChange(e, id);
+      const { hunkProbe, showChange } = await import('../../service/history.js');
+      const { probe, asked } = hunkProbe();
+      let r = showChange(e, id, probe);
       // A file written over since: asked again, by its hunks (a diff, loaded only then).
-      if (anyOverwritten([r])) r = showChange(e, id, (await import('../../service/in-place.js')).hunkInPlace(e));
+      if (asked()) r = showChange(e, id, (await import('../../service/in-place.js')).hunkInPlace(e));
       if (o.json) json(r);
       else {
         const { changeDiffs } = await import('../../service/change-diff.js');

@@ -8,12 +8,14 @@ import { fromWorkspacePath } from '../workspace.js';
 type Reader = (path: string, abs: string) => FileState;
 
 /**
- * True when some hunk of change `f` is still in place in the file at `abs` (state `now`), which
- * is neither what the change left nor what it found: a later edit on other lines keeps the
- * change in place, one over its every hunk does not (see service/in-place.ts, which diffs; this
- * module does not, so that a listing loads no diff until a file is written over).
+ * How much of change `f` is in place in the file at `abs` (state `now`), which is neither what
+ * the change left nor what it found: `all` its hunks (the change given back around later edits:
+ * an editor's own undo of an undo, saved), `some`, or `none`. A later edit on other lines keeps
+ * the change in place, one over its every hunk does not (see service/in-place.ts, which diffs;
+ * this module does not, so that a listing loads no diff until a file moved from what the journal
+ * left there).
  */
-export type HunkInPlace = (f: FileChange, abs: string, now: FileState) => boolean;
+export type HunkInPlace = (f: FileChange, abs: string, now: FileState) => 'all' | 'some' | 'none';
 
 /*
  * The journal in step with the disk. A change's state per file is what the disk says, not only
@@ -78,10 +80,13 @@ function stateOf(set: ChangeSet): SetState {
  * The state of each live change to `path` (set id → state) when the disk holds `now` there and
  * it is not what the journal last left; `at` gives the changes to the path at hand (others are
  * read from the journal). Newest first: a change whose `after` is on disk is applied, and every
- * older one keeps its flag (it sits under it); else one undone stays undone, one partly undone
- * stays partly undone; one applied whose `before` is on disk stays applied (taken back outside
- * the journal, or by a step not yet recorded: an undo finds it in place and records it), as does
- * one `inPlace` says a hunk of is still there; any other is overwritten.
+ * older one applied keeps its flag (it sits under it); one undone or partly undone whose every
+ * hunk `inPlace` finds on disk is applied (the agent's lines given back around later edits, by an
+ * editor's own undo and a save; under a later change too, whose capture saw them in place), and
+ * otherwise keeps its flag; one applied whose `before` is on
+ * disk stays applied (taken back outside the journal, or by a step not yet recorded: an undo
+ * finds it in place and records it), as does one `inPlace` says a hunk of is still there; any
+ * other is overwritten.
  */
 function judge(ws: Workspace, path: string, abs: string, now: FileState, at: Map<string, FileChange>, inPlace: HunkInPlace | undefined): Map<string, FileChangeState> {
   const out = new Map<string, FileChangeState>();
@@ -89,12 +94,12 @@ function judge(ws: Workspace, path: string, abs: string, now: FileState, at: Map
   for (const id of ws.journal.sets.liveOn(path)) {
     const f = at.get(id) ?? ws.journal.sets.get(id).files.find((x) => x.path === path);
     if (!f) continue;
-    if (under) out.set(id, flagState(f));
-    else if (sameState(now, f.after)) {
+    if (!under && sameState(now, f.after)) {
       out.set(id, 'applied');
       under = true;
-    } else if (f.undone || f.partial) out.set(id, flagState(f));
-    else out.set(id, sameState(now, f.before) || inPlace?.(f, abs, now) ? 'applied' : 'overwritten');
+    } else if (f.undone || f.partial) out.set(id, inPlace?.(f, abs, now) === 'all' ? 'applied' : flagState(f));
+    else if (under) out.set(id, flagState(f));
+    else out.set(id, sameState(now, f.before) || (inPlace !== undefined && inPlace(f, abs, now) !== 'none') ? 'applied' : 'overwritten');
   }
   return out;
 }

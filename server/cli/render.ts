@@ -321,8 +321,14 @@ export function renderApply(r: W.ApplyResult, color: boolean): string {
       out.push(p('red', `Nothing was written: the ${r.direction} would replace later changes.`));
       for (const l of lines) out.push(`  ${l}`);
       for (const h of hints) out.push(`${h}.`);
+      // A forced undo's exact inverse is one `redo --last`. A forced redo has none (an undo does
+      // not bring back what it wrote over), so the two steps that do are named.
+      const back =
+        r.direction === 'undo'
+          ? '"takeback redo --last" then puts back everything it replaced, in one step'
+          : 'they are kept, as a change of their own, already undone, that "takeback list" shows: an undo of the same selector, then a redo of that change, brings them back';
       out.push(
-        `${hints.length > 0 ? 'Or run' : 'Run'} it again with --force to replace the later changes (they are kept, as a change of their own: "takeback redo --last" twice brings everything back); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,
+        `${hints.length > 0 ? 'Or run' : 'Run'} it again with --force to replace the later changes (${back}); "takeback preview${r.direction === 'redo' ? ' --redo' : ''}" with the same selector shows them.`,
       );
     } else {
       out.push(`Nothing to ${r.direction}${r.skipped.length ? `: ${r.skipped.map((s) => `#${s.id} ${s.reason}`).join(', ')}` : ''}.`);

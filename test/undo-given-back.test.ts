@@ -3,11 +3,15 @@
 // show and the sidecar say the change is applied again — after a merged undo of the whole change,
 // after a per-hunk one, and when a later change's capture saw the agent's lines in place (the
 // person's save recorded before the undo). Through the real binary, the disk written as an
-// editor's save writes it.
+// editor's save writes it. And through the sidecar, a save of the buffer the editor's own undo
+// gave back after a per-hunk undo is no save of the person's: the agent's lines stay the agent's.
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ListResult } from '../protocol/src/types.js';
-import { overStdio } from './support/lsp-client.js';
-import { sandbox, type Sandbox } from './support/takeback.js';
+import type { ApplyResult, ListResult } from '../protocol/src/types.js';
+import { inProcessHook, makeWorkspace, writeTurn } from './support/agent-sim.js';
+import { inProcess, overStdio } from './support/lsp-client.js';
+import { lines, sandbox, type Sandbox } from './support/takeback.js';
 
 function step(sb: Sandbox, args: string[]): void {
   const r = sb.tb(args);
@@ -91,5 +95,37 @@ describe("an undo given back around the person's edits is applied again", () => 
     expect(stateOf(sb, '1')).toEqual(['undone', 'undone']);
     sb.write('f.txt', text({ 10: 'mine, more\n' }));
     expect(stateOf(sb, '1')).toEqual(['undone', 'undone']);
+  });
+
+  it("through Neovim's sidecar: a per-hunk undo, the editor's own undo and a save record no save of the person's, and the change is applied again", async () => {
+    const w = makeWorkspace();
+    const twenty = lines('line', 20);
+    const agent = twenty.replace('line 3\n', 'agent 3\n').replace('line 15\n', 'agent 15\n');
+    writeTurn(w, inProcessHook(w), 'code.txt', twenty, agent, 'sess-g', 'toolu_g1');
+    // A later edit of the person's, on a line of neither hunk.
+    const edited = agent.replace('line 9\n', 'mine 9\n');
+    fs.writeFileSync(path.join(w.root, 'code.txt'), edited);
+    const e = inProcess(w.root, 'neovim', w.env);
+    e.clientName = 'Neovim';
+    try {
+      await e.initialize();
+      await e.open('code.txt');
+      const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1', paths: ['code.txt'], lines: { start: 15, end: 15 } }, direction: 'undo' });
+      expect(r.written).toBe(true);
+      expect(e.text('code.txt')).toBe(edited.replace('agent 15\n', 'line 15\n'));
+      await e.saveEdited();
+      await e.until(() => e.changes.some((c) => c.reason === 'undone'), 10_000, 'undone');
+
+      // The editor's own undo gives the buffer back as the per-hunk undo found it; the person saves.
+      await e.type('code.txt', edited);
+      await e.save(e.uri('code.txt'));
+      expect(w.read('code.txt')!.toString()).toBe(edited);
+      const list = await e.request<ListResult>('changes/list', {});
+      expect(list.sets.map((s) => [s.id, s.source.kind, s.state])).toEqual([['1', 'tool', 'applied']]);
+      expect(list.sets[0]!.files[0]!.state).toBe('applied');
+    } finally {
+      await e.close();
+      w.cleanup();
+    }
   });
 });

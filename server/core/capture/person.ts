@@ -14,9 +14,11 @@ import { syncIndex } from './index-sync.js';
  * up to date, so that no command's scan, nor a turn's end, takes the save for the agent's doing.
  * Nothing is recorded without a usable snapshot (nothing to compare with), for a path the scan
  * does not cover (excluded, ignored), when the file is as the index holds it (a save of what the
- * agent or an undo left), or when it holds what the newest recorded change to it found or left
- * (the editor's own undo of takeback's, or of the agent's, edit, saved): the journal's own states
- * of the path judge those. Returns the set, or null. Call inside a write transaction.
+ * agent or an undo left), or when it holds what the newest recorded change to it found or left,
+ * or what takeback's newest undo or redo there found (the editor's own undo of the agent's edit,
+ * or of takeback's, saved: of a per-hunk undo, or of one that kept later edits, the file holds
+ * neither side of the change): the journal's own states of the path judge those. Returns the
+ * set, or null. Call inside a write transaction.
  */
 export function recordSave(ws: Workspace, path: string, editor: string, now?: number): ChangeSet | null {
   const { journal, root, config } = ws;
@@ -33,7 +35,8 @@ export function recordSave(ws: Workspace, path: string, editor: string, now?: nu
   if (filter.skips(path, r.state.exists && r.state.type === 'dir')) return null;
   const newest = [...journal.sets.touching(path, false), ...journal.sets.touching(path, true)].sort((a, b) => Number(b.id) - Number(a.id))[0];
   const known = newest?.files.find((f) => f.path === path);
-  if (known && (sameState(known.before, r.state) || sameState(known.after, r.state))) {
+  const found = journal.oplog.foundAt(path);
+  if ((known && (sameState(known.before, r.state) || sameState(known.after, r.state))) || (found && sameState(found, r.state))) {
     syncIndex(ws, [{ path, state: r.state, gap: r.gap }]);
     return null;
   }

@@ -286,6 +286,18 @@ export class OpLog {
     return { set: String(row.set_id), side: row.kind === 'replace' ? 'before' : 'after' };
   }
 
+  /**
+   * What the newest undo or redo at `path` found there (what it replaced), when that step is the
+   * journal's last word on the path; null when a capture is, or no operation touched it. From
+   * index seeks, as {@link leftAt}.
+   */
+  foundAt(path: string): FileState | null {
+    const op = this.stmt('SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
+    if (op === null) return null;
+    const at = this.stmt('SELECT found FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
+    return at === undefined ? null : (JSON.parse(at) as FileState);
+  }
+
   /** The operation that last moved `path` of set `set` (its capture when none did), or null when the set has no such path. */
   lastMoved(set: string, path: string): number | null {
     return (this.stmt('SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck().get(Number(set), path) as number | undefined) ?? null;

@@ -5,7 +5,9 @@
 // `:Takeback preview hunk` shows only the hunk under the cursor, `:Takeback undo hunk` takes
 // back only that one through the buffer (disk written, change partial, `u` brings it back),
 // a range (`:3,6Takeback undo`) takes the one in it, `:Takeback redo` puts back exactly that one,
-// and where no hunk is nothing is written.
+// and where no hunk is nothing is written. A per-hunk undo beside a line the person changed from
+// the shell, then `u` and `:w`: the disk is as before the undo, and the listing says the agent's
+// change is applied again, with no save of the person's recorded (the lines are the agent's).
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findNvim, missingEditorMessage, type NvimVersion } from './support/editors.js';
@@ -99,6 +101,41 @@ H.out.after_redo = H.text(b)
 H.out.disk_after_redo = H.read(H.path('code.txt'))
 `;
 
+const GIVEN_BACK = String.raw`
+vim.o.autoread = false
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+local b = H.open('code.txt')
+H.agent(H.params.data.turn)
+H.wait('the buffer shows the agent change', function() return H.text(b) == H.params.data.agent end)
+-- The person's line 10, changed from the shell (no save in the editor), the buffer reloaded.
+H.write(H.path('code.txt'), H.params.data.edited)
+vim.cmd('silent edit!')
+H.wait('the buffer shows the edit', function() return H.text(b) == H.params.data.edited end)
+local c = takeback.get_client()
+local function sets()
+  local _, l = require('takeback.client').request_sync(c, 'changes/list', {})
+  local out = {}
+  for _, s in ipairs(l.sets) do
+    table.insert(out, { s.id, s.source.kind, s.state })
+  end
+  return out
+end
+
+vim.api.nvim_win_set_cursor(0, { 15, 0 })
+local d = H.cmd_and_wait('Takeback undo hunk', 'TakebackApplied')
+H.out.undo_error = d.error
+H.out.disk_after_undo = H.read(H.path('code.txt'))
+H.out.sets_after_undo = sets()
+
+vim.cmd('silent normal! u')
+H.out.after_u = H.text(b)
+vim.cmd('silent write')
+H.out.disk_after_write = H.read(H.path('code.txt'))
+H.out.sets_after_write = sets()
+`;
+
 for (const version of ['0.10', '0.12'] as NvimVersion[]) {
   const nvim = findNvim(version);
   const missing = missingEditorMessage(`nvim-${version}`);
@@ -143,6 +180,20 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
       expect(r.redo_error ?? null).toBeNull();
       expect(r.after_redo).toBe(oneBack);
       expect(r.disk_after_redo).toBe(oneBack);
+    });
+
+    it("a per-hunk undo beside the person's line, then `u` and `:w`: applied again in the listing, no save of the person's", async () => {
+      if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
+      const c = newCase(nvim, `hunks-given-back-${version}`, { 'code.txt': TWENTY });
+      cases.push(c);
+      const edited = AGENT.replace('line 10\n', 'mine 10\n');
+      const r = ok(await runNvim(c, GIVEN_BACK, { turn: writeTurn(c, 'code.txt', AGENT, 'sess-given', 'toolu_given1'), agent: AGENT, edited }, 90_000));
+      expect(r.undo_error ?? null).toBeNull();
+      expect(r.disk_after_undo).toBe(edited.replace('agent 15\n', 'line 15\n'));
+      expect(r.sets_after_undo).toEqual([['1', 'tool', 'partial']]);
+      expect(r.after_u).toBe(edited);
+      expect(r.disk_after_write).toBe(edited);
+      expect(r.sets_after_write).toEqual([['1', 'tool', 'applied']]);
     });
   });
 }

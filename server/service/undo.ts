@@ -2,7 +2,7 @@ import type { Workspace } from '../core/open-workspace.js';
 import { prepareStep, runStep, type PreparedStep } from '../core/plan/apply.js';
 import { diskReader, makePlan, type CurrentReader, type Plan } from '../core/plan/plan.js';
 import { diskReaders, previewPlan, type BytesReader } from '../core/plan/preview.js';
-import { leftOut, selectSets, type Selector } from '../core/plan/select.js';
+import { leftOut, selectSets, stepPaths, type Selector } from '../core/plan/select.js';
 import { sha256 } from '../core/store/blobs.js';
 import type { FileState } from '../core/types.js';
 import type { CurrentBytes } from '../core/plan/plan.js';
@@ -61,7 +61,7 @@ function nameLeftOut(ws: Workspace, plan: Plan, sel: Selector): void {
 export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(ws) : null;
-  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), sel.paths, disk?.merge, {
+  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), disk?.merge, {
     lines: sel.lines,
     bytes: editorBytes(readers),
     ...(readers.state ? { disk: diskReader(ws) } : {}),
@@ -73,7 +73,7 @@ export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'r
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */
 export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
-  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), sel.paths, undefined, {
+  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), undefined, {
     lines: sel.lines,
     bytes: editorBytes(readers),
     ...(readers.state ? { disk: diskReader(ws) } : {}),
@@ -99,7 +99,7 @@ export function applyStep(
   const { unsaved, editor, ...rest } = opts;
   const r = runStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
     ...rest,
-    paths: sel.paths,
+    paths: stepPaths(ws.journal, sel, direction),
     narrowing: { lines: sel.lines },
     annotate: (plan: Plan) => {
       markUnsaved(plan, unsaved, editor);
@@ -120,7 +120,7 @@ export function prepareEditorStep(ws: Workspace, sel: Selector, direction: 'undo
   return prepareStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
     force: opts.force,
     read: opts.state,
-    paths: sel.paths,
+    paths: stepPaths(ws.journal, sel, direction),
     narrowing: { lines: sel.lines, bytes: editorBytes(opts) },
     annotate: (plan) => {
       markUnsaved(plan, opts.unsaved, opts.editor);

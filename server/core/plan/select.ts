@@ -87,19 +87,42 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
   // paths, the newest such change, or step, that touches one of them (and of a step only its
   // sets that do). A change whose every file is a capture gap can never move: --last passes over
   // it rather than stick on it. A file partly undone (some hunks) can move either way.
-  const movable = (set: ChangeSet) =>
-    set.files.some(
-      (f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (f.partial || (direction === 'undo' ? !f.undone : f.undone)),
-    );
   if (direction === 'undo') {
     const pick = journal.sets.newestMovable(false, sel.paths);
     if (!pick) throw new TakebackError('not-found', 'no change to undo');
     return [pick];
   }
+  const last = lastUndo(journal, sel);
+  if (!last) throw new TakebackError('not-found', 'no undone change to redo');
+  return last.sets;
+}
+
+/** For `redo --last`: the most recent undo step that took back a set `sel` can move (its operation's id), with those sets; null when there is none. */
+function lastUndo(journal: Journal, sel: Selector): { op: number; sets: ChangeSet[] } | null {
+  const movable = (set: ChangeSet) => set.files.some((f) => !f.gap && (!sel.paths?.length || sel.paths.includes(f.path)) && (f.partial || f.undone));
   const steps = journal.sets.undoSteps();
   for (let i = steps.length - 1; i >= 0; i--) {
     const sets = steps[i]!.sets.filter(movable);
-    if (sets.length) return sets;
+    if (sets.length) return { op: steps[i]!.seq, sets };
   }
-  throw new TakebackError('not-found', 'no undone change to redo');
+  return null;
+}
+
+/**
+ * The paths a step of `sel` is narrowed to: `sel.paths`, except for `redo --last` after an undo
+ * that took back only some of its sets' undone files (one file, or some hunks of one, of a change
+ * an earlier undo took other files of): then the paths that undo moved (within `sel.paths`), so
+ * that the redo takes back that one undo and leaves the earlier ones. Undefined: every path.
+ * Throws as {@link selectSets}.
+ */
+export function stepPaths(journal: Journal, sel: Selector, direction: 'undo' | 'redo'): string[] | undefined {
+  if (direction !== 'redo' || !sel.last) return sel.paths;
+  const last = lastUndo(journal, sel);
+  const op = last && journal.oplog.get(last.op);
+  if (!last || !op) return sel.paths;
+  const moved = new Set<string>();
+  for (const s of last.sets) for (const p of op.files.get(s.id) ?? []) if (!sel.paths?.length || sel.paths.includes(p)) moved.add(p);
+  const undone = last.sets.flatMap((s) => s.files.filter((f) => !f.gap && (f.undone || f.partial) && (!sel.paths?.length || sel.paths.includes(f.path))).map((f) => f.path));
+  if (moved.size === 0 || undone.every((p) => moved.has(p))) return sel.paths;
+  return [...moved].sort();
 }

@@ -631,6 +631,54 @@ H.out.redo_failed = d.result and d.result.failed or vim.NIL
       expect(r.redo).toEqual({ plain: 'no newline there', new: 'export const answer = 42;', buf: ['no newline there'], eol: false, modified: false });
     });
 
+    it("a turn's edit no tool call made: the preview and the undo of the turn name it as left, with the command that takes it", async () => {
+      const files = { ...WORKSPACE_BEFORE, 'plain.txt': 'the person\n' };
+      const c = start(bin(), `unclaimed-${version}`, files);
+      const home = c.env.HOME!;
+      const ev = (f: string, patch: Record<string, unknown> = {}) => hookEvent(f, c.workspace, home, patch);
+      const newFile = `${c.workspace}/src/lib/new.ts`;
+      const write = { file_path: newFile, content: 'export const answer = 42;\n' };
+      const steps = [
+        { event: ev('session-start.json') },
+        { event: ev('user-prompt-submit.json') },
+        { event: ev('pre-tool-use-write.json', { tool_input: write }) },
+        { write: { path: newFile, content: write.content } },
+        { event: ev('post-tool-use-write-create.json', { tool_input: write }) },
+        // The person edits a file while the turn is open: no tool call made it.
+        { sh: "printf 'the person, again\\n' > plain.txt" },
+        { event: ev('stop.json') },
+      ];
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+require('takeback').setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+H.open('plain.txt')
+H.agent(H.params.data.steps)
+vim.cmd('Takeback preview turn 1')
+H.wait('the preview', function() return vim.bo.filetype == 'diff' end)
+H.out.preview = H.lines(0)
+vim.cmd('close')
+local m = #H.messages
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo_error = d.error
+H.out.undo_messages = H.messages_since(m)
+H.out.plain = H.read(H.path('plain.txt'))
+H.out.new = H.read(H.path('src/lib/new.ts'))
+`,
+          { steps },
+        ),
+      );
+      const left = 'left as it is: change 2, changed during the turn by no tool call (`:Takeback undo 2` takes it back)';
+      expect(r.preview).toContain(`# ${left}`);
+      expect((r.preview as string[]).join('\n')).not.toContain('plain.txt');
+      expect(r.undo_error ?? null).toBeNull();
+      expect((r.undo_messages as { msg: string }[]).map((x) => x.msg).join('\n')).toContain(left);
+      expect(r.plain).toBe('the person, again\n');
+      expect(r.new).toBeNull();
+    });
+
     it('a change of nothing but the final newline of open buffers: undo and redo write the disk and reload the buffers', async () => {
       const files = { ...WORKSPACE_BEFORE, 'gain.txt': 'one', 'lose.txt': 'two\n' };
       const c = start(bin(), `eolonly-${version}`, files);

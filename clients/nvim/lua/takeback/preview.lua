@@ -42,8 +42,14 @@ function M.lines(sel, p)
         or ''
     )
   )
+  local left = require('takeback.undo').left_out(p.skipped, step)
+  for _, line in ipairs(left) do
+    table.insert(out, '# ' .. line)
+  end
   for _, s in ipairs(p.skipped or {}) do
-    table.insert(out, ('# skipped change %s: %s'):format(s.id, s.reason))
+    if not s.reason:match('^left as they are: ') then
+      table.insert(out, ('# skipped change %s: %s'):format(s.id, s.reason))
+    end
   end
   if (p.conflicts or 0) > 0 then
     table.insert(

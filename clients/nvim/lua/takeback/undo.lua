@@ -238,6 +238,7 @@ function M.describe(sel, result, failed)
     )
   elseif #(result.applied or {}) > 0 or #(result.sets or {}) > 0 then
     local sets = sorted_ids(result.sets or {})
+    local left = M.left_out(result.skipped, result.direction or 'undo')
     -- The ids are named unless the selector named exactly those already ("undid change 8").
     local named = sel.ids and vim.deep_equal(sorted_ids(sel.ids), sets)
     table.insert(
@@ -249,6 +250,7 @@ function M.describe(sel, result, failed)
         files_phrase(result)
       )
     )
+    vim.list_extend(parts, left)
     if result.forced and #conflicts > 0 then
       local names = {}
       for _, c in ipairs(conflicts) do
@@ -298,6 +300,24 @@ local error_names = {
   [3007] = 'busy',
   [-32602] = 'invalid request',
 }
+
+--- The sets a turn's step left as they are (`skipped` of a preview or a result whose reason
+--- begins "left as they are": the turn's edits no tool call made, the person's saves), one phrase
+--- each with the command that takes it too, since only naming it by id does: "left as it is:
+--- change 12, changed during the turn by no tool call (`:Takeback undo 12` takes it back)".
+---@param skipped? { id: string, reason: string }[]
+---@param direction 'undo'|'redo'
+---@return string[]
+function M.left_out(skipped, direction)
+  local out = {}
+  for _, s in ipairs(skipped or {}) do
+    local why = s.reason:match('^left as they are: (.*)$')
+    if why then
+      table.insert(out, ('left as it is: change %s, %s (`:Takeback %s %s` takes it back)'):format(s.id, why, direction, s.id))
+    end
+  end
+  return out
+end
 
 --- A message for an error answer.
 ---@param err table

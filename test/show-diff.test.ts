@@ -57,6 +57,8 @@ describe('takeback show', () => {
     expect(out).toContain('m.txt → n.txt  (renamed, same bytes)');
     expect(out).not.toMatch(/^\s+m\.txt\s+\+0 −1/m);
     expect(out).not.toContain('+++ b/n.txt');
+    // The header counts the rename as one file with no lines, as the body and --stat do.
+    expect(out.split('\n')[1]).toMatch(/ · 5 files changed \+2 −2$/);
   });
 
   it('--stat: a line a file, binary sizes, the rename as old => new, and a total', () => {

@@ -142,6 +142,24 @@ function stateText(s: W.FileState): string {
 }
 
 /**
+ * `s` counted as `show` lists it: a rename (`diffs`' `renamedFrom`) is one file with no lines
+ * added or removed, as in `--stat` and git's, not a deletion and a creation. Without renames, `s`.
+ */
+function withRenames(s: W.ChangeSetDetail, diffs: readonly ChangeFileDiff[] | undefined): W.ChangeSetSummary {
+  const renames = diffs?.filter((d) => d.renamedFrom !== undefined) ?? [];
+  if (renames.length === 0) return s;
+  const byPath = new Map(s.files.map((f) => [f.path, f]));
+  const gone = new Set(renames.map((d) => d.renamedFrom!));
+  let added = s.added;
+  let removed = s.removed;
+  for (const d of renames) {
+    added -= byPath.get(d.path)?.added ?? 0;
+    removed -= byPath.get(d.renamedFrom!)?.removed ?? 0;
+  }
+  return { ...s, files: s.files.filter((f) => !gone.has(f.path)), added, removed };
+}
+
+/**
  * `takeback show ID`: the set's header, then per path its counts, states before and after, and —
  * given `diffs` (service/change-diff.ts) — what the agent did to it as a forward diff; a rename
  * is one entry ("old → new"). Then the set's history.
@@ -150,7 +168,7 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean, diffs?: readonl
   const p = painter(color);
   const out = [
     `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
-    `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline({ ...s, files: s.files }, p)}${
+    `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline(withRenames(s, diffs), p)}${
       pairedByOrder(s.source) ? ' · paired by order (the agent gives no tool call id)' : ''
     }`,
     '',

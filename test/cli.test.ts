@@ -198,7 +198,7 @@ describe('the command line', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Redid 1 change \(#2\): 4 files\./);
     expect(r.stdout).toMatch(/c\.txt: remove again \(as the change did\)/);
-    expect(r.stdout).toMatch(/bin\.dat: write again as the change left it/);
+    expect(r.stdout).toMatch(/bin\.dat: write again as it was before the undo/);
     expect(r.stdout).toMatch(/run\.sh: mode as the change set it/);
     expect(r.stdout).not.toMatch(/put back/);
     expect(r.stdout).not.toMatch(ANSI);

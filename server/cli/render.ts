@@ -244,7 +244,7 @@ const ACTION_TEXT: Record<W.Action, string> = {
 
 /** What a redo does to a path, by the same action names (it goes the other way: back to what the change made). */
 const REDO_TEXT: Record<W.Action, string> = {
-  'put-back': 'write again as the change left it',
+  'put-back': 'write again as it was before the undo',
   remove: 'remove again (as the change did)',
   'bring-back': 'create again (as the change did)',
   'restore-mode': 'mode as the change set it',

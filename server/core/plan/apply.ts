@@ -9,7 +9,7 @@ import { makeChange } from '../capture/file-change.js';
 import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileState } from '../types.js';
 import { diskReader, gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns, syncWritten } from './recover.js';
-import { fitsInPlace } from './job-steps.js';
+import { fitsInPlace, foundOf, type Found } from './job-steps.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
 import {
   chmodJob,
@@ -105,13 +105,13 @@ function writeOnDisk(ws: Workspace, ops: StepOp[], tag: string, done: TxnOp[], n
   /** Runs `part` (consecutive ops of a batch) as one batch of jobs. */
   const run = (part: StepOp[]) => {
     const jobs: FileJob[] = [];
-    for (const { op, bytes } of part) {
+    for (const { op, bytes, found } of part) {
       if (!op.to.exists) {
-        jobs.push(removeJob(root, op.path, ctx));
+        jobs.push(removeJob(root, op.path, ctx, found));
         continue;
       }
       ensureParent(root, op.path, [], ctx);
-      jobs.push(modeOnly(op) ? chmodJob(root, ctx, op.path, op.to.mode) : writeJob(root, ctx, op.path, op.to, bytes, tag, true));
+      jobs.push(modeOnly(op) ? chmodJob(root, ctx, op.path, op.to.mode) : writeJob(root, ctx, op.path, op.to, bytes, tag, true, found));
     }
     const outcomes = runJobs(jobs, { pool });
     let failure: Error | null = null;
@@ -173,11 +173,23 @@ function writeOnDisk(ws: Workspace, ops: StepOp[], tag: string, done: TxnOp[], n
   for (const op of shut.reverse()) writeState(root, op.path, op.to, null, tag, [], ctx);
 }
 
-/** One write of a prepared step: the path's state found now (`op.from`), its target (`op.to`) and the target's verified bytes. */
+/**
+ * One write of a prepared step: the path's state found now (`op.from`), its target (`op.to`) and
+ * the target's verified bytes; `found`, what the read of `op.from` saw there (a file or a link;
+ * null: nothing), which the write checks right before it writes (absent for a folder: not checked).
+ */
 export interface StepOp {
   op: TxnOp;
   bytes: Buffer | null;
   file: PlannedFile;
+  found?: Found | null;
+}
+
+/** The {@link StepOp} `found` of read `r`: a file's or a link's stat, null when nothing is there, absent for a folder (its entries change under the step's own writes). */
+function foundBy(r: ReadState): Found | null | undefined {
+  if (!r.state.exists) return null;
+  if (r.state.type === 'dir' || !r.stat) return undefined;
+  return foundOf(r.stat);
 }
 
 /** An undo or redo planned and checked under the lock; nothing written yet. */
@@ -275,6 +287,8 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
       now = held;
     } else {
       now = readWorkspaceState(ws, f.path, { blobs: journal.blobs });
+      // Read again (the plan's bytes were not held): what the plan compared, and merged, must still be there.
+      if (disk && !sameState(now.state, f.current)) throw new TakebackError('busy', `${direction} stopped, nothing was written: ${f.path} changed meanwhile`, { failures: [f.path] });
     }
     if (now.gap) {
       gaps.push({ ...gapFor(f.path, now.gap), detail: `the file there now is ${now.gap === 'too-large' ? 'over the size limit' : 'not keepable'}: takeback will not replace what it could not bring back` });
@@ -285,7 +299,7 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
     // the transaction record and a later redo refer to them by hash.
     if (f.merged && to.exists && to.type === 'file' && to.sha256) journal.blobs.put(f.merged, to.sha256);
     const bytes = f.merged ?? (to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null);
-    ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f });
+    ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f, found: foundBy(now) });
   }
   disk?.held.clear();
   const rank = new Map(ops.map((o) => [o, order(o.op)]));
@@ -532,14 +546,15 @@ export function writeStep(ws: Workspace, step: PreparedStep, ops: StepOp[]): { n
     if (moved) throw new TakebackError('busy', `${step.direction} stopped, nothing was written: ${moved}`);
     const todo: StepOp[] = [];
     for (const o of ops) {
-      const now = readWorkspaceState(ws, o.op.path).state;
+      const read = readWorkspaceState(ws, o.op.path);
+      const now = read.state;
       if (sameState(now, o.op.to)) continue;
       // A folder another writer (the editor) made on the way to a file is fine: only its mode is ours to set.
       const dirMade = o.op.to.exists && o.op.to.type === 'dir' && now.exists && now.type === 'dir';
       if (!sameState(now, o.op.from) && !dirMade) {
         throw new TakebackError('busy', `${step.direction} stopped, nothing was written: ${o.op.path} changed meanwhile`, { failures: [o.op.path] });
       }
-      todo.push(dirMade ? { ...o, op: { ...o.op, from: now } } : o);
+      todo.push(dirMade ? { ...o, op: { ...o.op, from: now }, found: undefined } : { ...o, found: foundBy(read) });
     }
     const id = newTxnId();
     const n = writeInLock(ws, todo, step.direction, id);

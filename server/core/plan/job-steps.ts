@@ -23,6 +23,31 @@ import fs from 'node:fs';
 export type Kind = 'dir' | 'link' | 'file' | 'other';
 
 /**
+ * What a path held (a file or a link) when its step read it, as lstat or fstat gave it: the
+ * inode, the type and permission bits, the size, and the time of the last write, in
+ * milliseconds. A write or a removal goes ahead only while the path still holds the same: a save
+ * the person made between the step's read and its write (by rename or in place) is never written
+ * over. Null: nothing was there.
+ */
+export interface Found {
+  ino: number;
+  mode: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** True when `now` (what is at the path now, null: nothing) is what `found` says was there. */
+export function sameFound(found: Found | null, now: Found | null): boolean {
+  if (found === null || now === null) return found === now;
+  return found.ino === now.ino && found.mode === now.mode && found.size === now.size && found.mtimeMs === now.mtimeMs;
+}
+
+/** The {@link Found} of a stat. */
+export function foundOf(st: { ino: number; mode: number; size: number; mtimeMs: number }): Found {
+  return { ino: st.ino, mode: st.mode, size: st.size, mtimeMs: st.mtimeMs };
+}
+
+/**
  * Writes `abs`: a file of `bytes` and `mode`, or a link to `link`. A file of at most `inPlaceMax`
  * bytes whose place holds a plain file (one link, not a link itself, at most `inPlaceMax` bytes)
  * is written over it in place; anything else is written to the temporary name `tmp` beside it
@@ -58,6 +83,8 @@ export interface WriteJob {
   link: string | null;
   /** Files of at most this many bytes are written in place over a plain file there (0: never; see above). */
   inPlaceMax: number;
+  /** What the step found at `abs` (null: nothing); the write stops when something else is there now. Absent: not checked (a put back, a recovery). */
+  found?: Found | null;
 }
 
 /** Sets the permission bits of the file at `abs` (not following a link). */
@@ -77,6 +104,8 @@ export interface RemoveJob {
   abs: string;
   /** The folders from the root down to `abs`'s parent: absolute path and workspace-relative path (for messages); empty when `abs` names an entry of a folder already open (safe-fs.ts: opened one component at a time). */
   walk: [string, string][];
+  /** What the step found at `abs`, as for {@link WriteJob}'s `found`. */
+  found?: Found | null;
 }
 
 /** One file-level step, as plain data (it is handed to the worker as it is). Its paths name entries of folders safe-fs.ts holds open (`/proc/self/fd/<fd>/<name>`, see there) until the step is done. */
@@ -85,12 +114,13 @@ export type FileJob = WriteJob | ChmodJob | RemoveJob;
 /** A file system call a step asks for; see `callSyncWith` for what each does and returns. */
 export type Call =
   | { call: 'lstat'; path: string }
+  | { call: 'found'; path: string }
   | { call: 'realpath'; path: string }
   | { call: 'unlink'; path: string }
   | { call: 'rmdir'; path: string }
   | { call: 'symlink'; target: string; path: string }
   | { call: 'create'; path: string; bytes: Uint8Array; mode: number }
-  | { call: 'overwrite'; path: string; bytes: Uint8Array; mode: number; max: number }
+  | { call: 'overwrite'; path: string; bytes: Uint8Array; mode: number; max: number; found?: Found | null }
   | { call: 'chmod'; path: string; mode: number }
   | { call: 'rename'; from: string; to: string };
 
@@ -117,6 +147,18 @@ export function mayFreeInode(job: FileJob): boolean {
 /** A refusal: `why` becomes "refusing to write <rel>: <why>" (`outside-workspace`). */
 function jobRefusal(why: string): Error {
   return Object.assign(new Error(why), { refuse: why });
+}
+
+/** The error of a path that no longer holds what its step found (see {@link Found}): "<rel> changed meanwhile" (`busy`). */
+function changedMeanwhile(): Error {
+  return Object.assign(new Error('changed meanwhile'), { changed: true });
+}
+
+/** Throws {@link changedMeanwhile} unless `abs` still holds what `found` says (not checked when `found` is absent). */
+function* jobCheckFound(abs: string, found: Found | null | undefined): Step<void> {
+  if (found === undefined) return;
+  const now = (yield { call: 'found', path: abs }) as Found | null;
+  if (!sameFound(found, now)) throw changedMeanwhile();
 }
 
 /** Removes what is at `abs` (a file, a link, or an empty folder). Returns false for a folder that is not empty. */
@@ -167,7 +209,7 @@ export function* jobPrepare(job: FileJob): Step<boolean> {
   if (job.bytes !== null && fitsInPlace(job.bytes.length, job.inPlaceMax)) {
     yield* jobCheckParent(job.parent, job.parentReal);
     checked = true;
-    if (yield { call: 'overwrite', path: job.abs, bytes: job.bytes, mode: job.mode, max: job.inPlaceMax }) return true;
+    if (yield { call: 'overwrite', path: job.abs, bytes: job.bytes, mode: job.mode, max: job.inPlaceMax, found: job.found }) return true;
   }
   if (job.checkFirst && !checked) yield* jobCheckParent(job.parent, job.parentReal);
   const make: Call = job.link !== null ? { call: 'symlink', target: job.link, path: job.tmp } : { call: 'create', path: job.tmp, bytes: job.bytes as Uint8Array, mode: job.mode };
@@ -197,6 +239,7 @@ export function* jobFinish(job: FileJob): Step<string | null> {
       if (kind === null) return null; // a folder on the way is gone: nothing is left to remove
       if (kind !== 'dir') throw jobRefusal(`${dirRel} is ${kind === 'link' ? 'a symbolic link' : 'not a folder'}`);
     }
+    yield* jobCheckFound(job.abs, job.found);
     const gone = yield* jobRemoveAt(job.abs);
     return gone ? null : `${job.rel}: folder not empty, left in place`;
   }
@@ -207,6 +250,7 @@ export function* jobFinish(job: FileJob): Step<string | null> {
   }
   try {
     yield* jobCheckParent(job.parent, job.parentReal);
+    yield* jobCheckFound(job.abs, job.found);
     try {
       yield { call: 'rename', from: job.tmp, to: job.abs };
     } catch (e) {
@@ -235,14 +279,15 @@ export function* jobAbandon(job: FileJob): Step<void> {
 
 /**
  * Makes call `c` with `fs`'s synchronous functions: `lstat` gives a {@link Kind} or null,
- * `realpath` the real path, `create` makes `path` exclusively (never through a link, mode 0600
+ * `found` the {@link Found} of what is there (never following a link) or null, `realpath` the real path, `create` makes `path` exclusively (never through a link, mode 0600
  * while written), writes all of `bytes`, sets `mode` and closes it (removing it again on a
  * failure), `chmod` sets the mode of a file through a descriptor opened without following a
  * link. `overwrite` writes `bytes` over the file at `path` in place and gives true — when that
  * file opens for writing without following a link or waiting (a FIFO), and is a regular file
  * with one link and at most `max` bytes — else touches nothing and gives false; an error once
- * writing began is thrown with `torn: true` (the file may hold part of `bytes`). The rest return
- * nothing.
+ * writing began is thrown with `torn: true` (the file may hold part of `bytes`); when `found` is
+ * given and the open file is not what it says, it throws {@link changedMeanwhile} before writing.
+ * The rest return nothing.
  */
 export function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
   const C = fs.constants;
@@ -257,6 +302,10 @@ export function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
         if (code === 'ENOENT' || code === 'ENOTDIR') return null;
         throw e;
       }
+    case 'found': {
+      const st = fs.lstatSync(c.path, { throwIfNoEntry: false });
+      return st ? foundOf(st) : null;
+    }
     case 'realpath':
       return fs.realpathSync.native(c.path);
     case 'unlink':
@@ -297,6 +346,7 @@ export function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
       let began = false;
       try {
         const st = fs.fstatSync(fd);
+        if (c.found !== undefined && !sameFound(c.found, foundOf(st))) throw changedMeanwhile();
         if (!st.isFile() || st.nlink !== 1 || !fitsInPlace(c.bytes.length, c.max, st.size)) return false;
         // Set-user/group-id bits, which writing clears, can be set again only by the owner.
         if ((c.mode & 0o6000) !== 0 && typeof process.geteuid === 'function' && process.geteuid() !== 0 && st.uid !== process.geteuid()) return false;
@@ -314,6 +364,7 @@ export function callSyncWith(fs: typeof import('node:fs'), c: Call): unknown {
         return true;
       } catch (e) {
         if (began) throw Object.assign(e as object, { torn: true });
+        if ((e as { changed?: unknown }).changed === true) throw e;
         return false;
       } finally {
         fs.closeSync(fd);
@@ -409,9 +460,10 @@ export interface Batch {
   shared: SharedArrayBuffer;
 }
 
-/** An error as plain data for the port (its message, code and refusal). */
+/** An error as plain data for the port (its message, code, refusal, and whether its path changed meanwhile). */
 export interface ErrorData {
   message: string;
   code?: string;
   refuse?: string;
+  changed?: boolean;
 }

@@ -40,10 +40,15 @@ export function isTorn(e: unknown): boolean {
   return (e as { torn?: unknown } | null)?.torn === true;
 }
 
-/** The error a failed job stands for: a refusal becomes `outside-workspace` naming the path; any other error `busy`, naming it too. */
+/**
+ * The error a failed job stands for: a refusal becomes `outside-workspace` naming the path; a
+ * path that no longer holds what the step found, `busy` "<path> changed meanwhile"; any other
+ * error `busy`, naming the path too.
+ */
 export function jobError(job: FileJob, e: unknown): Error {
   const why = (e as { refuse?: unknown } | null)?.refuse;
   if (typeof why === 'string') return new TakebackError('outside-workspace', `refusing to write ${job.rel}: ${why}`, { path: job.rel });
+  if ((e as { changed?: unknown } | null)?.changed === true) return new TakebackError('busy', `${job.rel} changed meanwhile`, { failures: [job.rel] });
   if (e instanceof TakebackError) return e;
   // A file system error (a full disk, a file size limit, no permission) names the path it hit
   // (`busy`, with the path in `failures`, as protocol/README.md says of a write that failed).

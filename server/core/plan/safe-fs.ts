@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { TakebackError } from '../errors.js';
 import type { FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
+import type { Found } from './job-steps.js';
 import { runJobSync, type ChmodJob, type RemoveJob, type WriteJob } from './jobs.js';
 
 /*
@@ -302,9 +303,10 @@ function parentRealOf(ctx: WriteContext, rel: string): string | null {
 /**
  * The job that removes workspace path `rel` (a file, a link or an empty folder) through its
  * folder opened by `ctx` (see {@link runJobSync}); a folder on the way that is not there leaves
- * nothing to remove. Refuses (`outside-workspace`) a folder on the way that is a link.
+ * nothing to remove. Refuses (`outside-workspace`) a folder on the way that is a link. With
+ * `found` (what the step found there), the job stops when the path holds something else now.
  */
-export function removeJob(root: string, rel: string, ctx: WriteContext): RemoveJob {
+export function removeJob(root: string, rel: string, ctx: WriteContext, found?: Found | null): RemoveJob {
   const [dirRel, name] = splitRel(rel);
   const folder = folderOf(root, ctx, dirRel, rel, false);
   // Nothing there to remove: its walk looks at '' (never anything), and the job stops there.
@@ -315,7 +317,7 @@ export function removeJob(root: string, rel: string, ctx: WriteContext): RemoveJ
     const segs = rel.split('/');
     for (let i = 1; i < segs.length; i++) walk.push([join(ctx.rootReal, ...segs.slice(0, i)), segs.slice(0, i).join('/')]);
   }
-  return { kind: 'remove', rel, abs: entry(folder, name), walk };
+  return { kind: 'remove', rel, abs: entry(folder, name), walk, ...(found !== undefined ? { found } : {}) };
 }
 
 /**
@@ -324,10 +326,12 @@ export function removeJob(root: string, rel: string, ctx: WriteContext): RemoveJ
  * {@link IN_PLACE_MAX_BYTES}, else through a temporary file of transaction `tag`; through `rel`'s
  * folder opened by `ctx`. The job checks the folder's real path right before the write in place
  * or the rename, and before making the temporary file when `checkFirst`; it does not make the
- * folder (see {@link ensureParent}). Throws `capture-gap` when a file state comes without bytes,
+ * folder (see {@link ensureParent}). With `found` (what the step found at `rel`; null: nothing),
+ * the job stops, writing nothing there, when the path holds something else right before the
+ * write (see job-steps.ts's Found). Throws `capture-gap` when a file state comes without bytes,
  * `outside-workspace` when a folder on the way is a link or not there.
  */
-export function writeJob(root: string, ctx: WriteContext, rel: string, to: FileState, bytes: Buffer | null, tag: string, checkFirst: boolean): WriteJob {
+export function writeJob(root: string, ctx: WriteContext, rel: string, to: FileState, bytes: Buffer | null, tag: string, checkFirst: boolean, found?: Found | null): WriteJob {
   if (!to.exists || to.type === 'dir') throw new TypeError(`writeJob: ${rel} is not a file or a link state`);
   if (to.type === 'file' && !bytes) throw new TakebackError('capture-gap', `no kept bytes for ${rel}`, { path: rel });
   const folder = existingFolder(root, ctx, rel);
@@ -344,6 +348,7 @@ export function writeJob(root: string, ctx: WriteContext, rel: string, to: FileS
     bytes: to.type === 'file' ? bytes : null,
     link: to.type === 'symlink' ? to.target : null,
     inPlaceMax: IN_PLACE_MAX_BYTES,
+    ...(found !== undefined ? { found } : {}),
   };
 }
 

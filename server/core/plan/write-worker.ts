@@ -72,10 +72,11 @@ function serve({ port, lanes }: WorkerData): void {
               Atomics.store(s, STATUS + i, DONE);
             } catch (e) {
               Atomics.store(s, STOP, 1);
-              const err = e as { message?: unknown; code?: unknown; refuse?: unknown };
+              const err = e as { message?: unknown; code?: unknown; refuse?: unknown; changed?: unknown };
               const error: ErrorData = { message: String(err?.message ?? e) };
               if (typeof err?.code === 'string') error.code = err.code;
               if (typeof err?.refuse === 'string') error.refuse = err.refuse;
+              if (err?.changed === true) error.changed = true;
               port.postMessage({ batch, i, error });
               Atomics.store(s, STATUS + i, FAILED);
             }

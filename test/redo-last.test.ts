@@ -244,6 +244,21 @@ describe('redo --last takes back the most recent undo step', () => {
     expect(sb.read('mine.txt').toString()).toBe('mine\n');
   });
 
+  it("of a set undone in two steps, only the newest step's files: a file an earlier undo took back stays undone", () => {
+    const sb = sandbox({ git: true });
+    step(sb, ['run', '--', 'sh', '-c', 'echo 1 > x && echo 1 > y']); // set 1
+    step(sb, ['undo', '1', '--file', 'y']); // step A: set 1's y
+    step(sb, ['undo', '1']); // step B: the rest of set 1, x
+    const r = sb.json(['redo', '--last']);
+    expect(r.sets).toEqual(['1']);
+    expect(r.applied.map((f: { path: string }) => f.path)).toEqual(['x']);
+    expect(sb.read('x').toString()).toBe('1\n');
+    expect(sb.exists('y')).toBe(false);
+    // Then step A: y.
+    expect(sb.json(['redo', '--last']).applied.map((f: { path: string }) => f.path)).toEqual(['y']);
+    expect(sb.read('y').toString()).toBe('1\n');
+  });
+
   it('an undo redone since does not count: redo --last takes back the newest undo still in effect', () => {
     const sb = sandbox({ git: true });
     step(sb, ['run', '--', 'sh', '-c', 'echo 1 > x && echo 1 > y']); // set 1

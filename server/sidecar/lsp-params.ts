@@ -8,7 +8,9 @@ import { maybe, StringList } from '../../protocol/src/selector.js';
  */
 
 const Uri = v.object({ uri: v.string() });
-const Position = v.object({ line: v.number(), character: v.number() });
+/** LSP's `uinteger`: a line or character offset is a whole number, 0 or more (a negative or fractional one would become a range of lines no selector takes). */
+const UInteger = v.pipe(v.number(), v.integer(), v.minValue(0));
+const Position = v.object({ line: UInteger, character: UInteger });
 
 /** `initialize`: the workspace (`rootUri`, `workspaceFolders`, `rootPath`), what the client can do, takeback's options. */
 export const InitializeParams = v.looseObject({

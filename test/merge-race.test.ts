@@ -4,14 +4,15 @@
 // person's editor saves the file then (in place, or by renaming a new file over it, as editors
 // do). However the step ends, the person's last save is not lost: the file holds it (the step
 // stopped, saying why) or it is in the step's own record (what the step found, so that a redo
-// puts it back).
+// puts it back). And the same stopped undo holding the journal: an agent's hooks behind it
+// return, each after one wait of about a second, their events queued and folded in after.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { overStdio } from './support/lsp-client.js';
 import { buildPause, pauseEnv, TXN_RECORD, untilStopped } from './support/pause.js';
-import { BIN, lines, sandbox, type Sandbox } from './support/takeback.js';
+import { BIN, hookLog, lines, sandbox, type Sandbox } from './support/takeback.js';
 
 let helperDir: string;
 let so: string;
@@ -112,4 +113,85 @@ describe("the person saves between a merged undo's plan and its write", () => {
     // The step stopped before writing and said why (Busy, naming the file).
     expect(r.ok ? JSON.stringify(r.r) : r.e.message).toMatch(/app\.js changed meanwhile/);
   }, 120_000);
+});
+
+/** A hook run that must not stand in the way: exit 0, nothing on stdout, never killed by the (generous) timeout. */
+function hookOk(sb: Sandbox, ev: Record<string, unknown>): void {
+  const r = sb.hook({ session_id: 'sess-stuck', cwd: sb.ws, ...ev }, { timeout: 25_000 });
+  expect(r.signal, JSON.stringify(ev)).toBeNull();
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toBe('');
+}
+
+/**
+ * While `holder` (a merged undo, stopped right after its transaction record: it holds the
+ * journal's write lock) is stopped, an agent's turn with a Write runs through the hooks: each
+ * returns, its event queued, and doctor names the stopped holder.
+ */
+function turnBehindTheLock(sb: Sandbox, holder: number): void {
+  hookOk(sb, { hook_event_name: 'UserPromptSubmit', prompt: 'write b' });
+  const write = { tool_name: 'Write', tool_input: { file_path: sb.abs('b.txt'), content: 'b after\n' }, tool_use_id: 'toolu_behind' };
+  hookOk(sb, { hook_event_name: 'PreToolUse', ...write });
+  sb.write('b.txt', 'b after\n');
+  hookOk(sb, { hook_event_name: 'PostToolUse', ...write, tool_response: {} });
+  hookOk(sb, { hook_event_name: 'Stop' });
+  const doctor = sb.json(['doctor'], { timeout: 25_000 });
+  expect(doctor.lock.holder).toMatchObject({ pid: holder, stopped: true });
+  expect(doctor.queued).toBeGreaterThanOrEqual(3);
+  // Each hook waited once (opening the journal found the undo's transaction, its lock held) and
+  // queued its event at once, never waiting a second time for the spill or for its own write.
+  const queuedLines = hookLog(sb).split('\n').filter((l) => l.includes('queued'));
+  expect(queuedLines).toHaveLength(4);
+  for (const l of queuedLines) expect(l).toContain(`(journal-busy, its lock last taken by pid ${holder}, an undo or redo under way)`);
+}
+
+/** Once the holder is gone: the merged undo done, the turn's Write folded in with its bytes (it undoes), nothing queued. */
+function nothingLost(sb: Sandbox): void {
+  expect(sb.read('app.js').toString()).toBe(withLine(TEN, 8, 'line 8 // mine'));
+  const sets = sb.json(['list']).sets as any[];
+  const write = sets.find((s) => s.source.toolCallId === 'toolu_behind');
+  expect(write?.files.map((f: any) => [f.path, f.status, f.gap ?? null])).toEqual([['b.txt', 'modified', null]]);
+  expect(sb.json(['doctor']).queued).toBe(0);
+  expect(sb.tb(['undo', write.id]).code).toBe(0);
+  expect(sb.read('b.txt').toString()).toBe('b before\n');
+}
+
+describe('a merged undo stopped while it holds the journal', () => {
+  it('from the CLI: hooks behind it return, their events queued; once it goes on, the undo is done and nothing is lost', async () => {
+    const { sb, id } = setUp();
+    sb.write('b.txt', 'b before\n');
+    expect(sb.tb(['run', '--', 'true']).code).toBe(0);
+    const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(so, TXN_RECORD) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTestFinished(() => {
+      child.kill('SIGKILL');
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += String(d)));
+    child.stderr!.on('data', (d) => (out += String(d)));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await untilStopped(child);
+    turnBehindTheLock(sb, child.pid!);
+    child.kill('SIGCONT');
+    expect(await exited, out).toBe(0);
+    expect(out).toContain('app.js: put back, keeping later changes');
+    nothingLost(sb);
+  }, 180_000);
+
+  it('from the sidecar over stdio: the same', async () => {
+    const { sb, id } = setUp();
+    sb.write('b.txt', 'b before\n');
+    expect(sb.tb(['run', '--', 'true']).code).toBe(0);
+    const { editor, child } = overStdio(sb.ws, 'headless', { ...sb.env, ...pauseEnv(so, TXN_RECORD) });
+    onTestFinished(() => {
+      child.kill('SIGKILL');
+    });
+    await editor.initialize();
+    const undo = editor.request<any>('undo/apply', { selector: { ids: [id] } });
+    await untilStopped(child);
+    turnBehindTheLock(sb, child.pid!);
+    child.kill('SIGCONT');
+    expect(await undo).toMatchObject({ written: true, complete: true, applied: [expect.objectContaining({ path: 'app.js', merged: true })] });
+    await editor.close().catch(() => undefined);
+    nothingLost(sb);
+  }, 180_000);
 });

@@ -102,9 +102,9 @@ function end(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: '
 /**
  * Carries out `actions` for one hook event on the journal of the workspace around `ctx.cwd`,
  * after the events queued in its spill. When the journal cannot take them (its disk is full, its
- * lock is held for over {@link HOOK_BUSY_MS}, or events queued earlier are still waiting) the
- * actions not yet carried out are queued in the spill instead (see `queue`). Returns one line for
- * the log. Throws on bad input, another journal error, or an event that could not be queued
+ * lock is held for over {@link HOOK_BUSY_MS}, another process's undo or redo is under way, or
+ * events queued earlier are still waiting) the actions not yet carried out are queued in the
+ * spill instead (see `queue`). Returns one line for the log. Throws on bad input, another journal error, or an event that could not be queued
  * either; the hook logs it and still exits 0.
  */
 export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): string {
@@ -115,6 +115,9 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
   try {
     // A hook waits about a second for another process's lock, never the agent's whole timeout.
     ws = acquireWorkspace({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
+    // Another process's undo or redo is under way, and opening waited that second for it already:
+    // no second wait (for the spill, then for this event), the event is queued.
+    if (ws.undoUnderWay) return queue(ctx, actions, 'journal-busy', env, ws, said);
     // Events queued earlier come first: folded in now, or this one is queued behind them.
     if (hasQueued(ws.journal.dir)) {
       foldSpill(ws);
@@ -225,7 +228,7 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
   if (ops.length === 0) return said.join('; ');
   const dir = journalDirOf(home, root);
   const holder = cause === 'journal-busy' ? readHolder(dir) : null;
-  const by = holder && holder.pid !== process.pid ? `, its lock last taken by pid ${holder.pid}` : '';
+  const by = `${holder && holder.pid !== process.pid ? `, its lock last taken by pid ${holder.pid}` : ''}${ws?.undoUnderWay ? ', an undo or redo under way' : ''}`;
   if (!queueOps(dir, keeper, cause, ops)) throw new Error(`the journal cannot take the event (${cause}${by}) and it could not be queued either: lost`);
   // Said in the log whatever the log level: the event waits in the spill, and doctor counts it.
   logHook(home, `hook ${ctx.agent}: the journal cannot take the event now (${cause}${by}): queued ${ops.map((o) => o.op).join(', ')}`);

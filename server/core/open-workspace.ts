@@ -10,6 +10,12 @@ export interface Workspace {
   home: string;
   config: Config;
   journal: Journal;
+  /**
+   * True when opening it (or acquiring it again) found an undo or redo of another live process
+   * under way: its transaction's lock still held after about a second (see recoverIfNeeded). A
+   * hook that has waited that second does not wait again: it queues its event.
+   */
+  undoUnderWay?: boolean;
 }
 
 /**
@@ -47,14 +53,16 @@ export function openWorkspaceAt(home: string, root: string, env: NodeJS.ProcessE
  * Rolls back an undo or redo that a killed process cut short, before anything else reads the
  * journal. Cheap when there is none (one folder listing). A transaction whose lock is still held
  * after about a second belongs to a live undo or redo (a killed one holds no lock): it is left
- * to it, and rolled back by a later open if its process dies.
+ * to it, and rolled back by a later open if its process dies; `ws.undoUnderWay` says so.
  */
 export function recoverIfNeeded(ws: Workspace): void {
   const { journal } = ws;
+  ws.undoUnderWay = false;
   if (journal.txns.all().length === 0) return;
   try {
     journal.withBusyTimeout(HOOK_BUSY_MS, () => journal.write(() => recoverTxns(ws)));
   } catch (e) {
     if (!String((e as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw e;
+    ws.undoUnderWay = true;
   }
 }

@@ -3,56 +3,14 @@
 // The full disk is a real one: a small tmpfs mounted as TAKEBACK_HOME (root only; CI runs as
 // root, so there the test runs, and a machine that cannot mount fails it under CI's variables).
 // The stuck lock is a real writer of the journal stopped with SIGSTOP while it holds the lock.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { canMount, REQUIRED, smallDisk } from './support/disk.js';
 import { sandbox, setsOf, stoppedWriter, type Sandbox } from './support/takeback.js';
-
-/** CI sets these: there a test that cannot run is a failure, never a skip. */
-const REQUIRED = ['TAKEBACK_REQUIRE_NATIVE', 'TAKEBACK_REQUIRE_EDITORS', 'TAKEBACK_REQUIRE_AGENTS'].some((v) => process.env[v] === '1');
-
-/** True when this process can mount a tmpfs (root on Linux). */
-function canMount(): boolean {
-  return process.platform === 'linux' && process.getuid?.() === 0;
-}
 
 const mountable = canMount();
 if (!mountable && REQUIRED) throw new Error('spill.test.ts: mounting a tmpfs needs root on Linux (CI runs as root)');
-
-/**
- * A tmpfs of `kib` KiB mounted on a fresh folder, unmounted (and the folder removed) when the
- * test ends. `fill()` takes every free block with a file; `free()` removes it.
- */
-function smallDisk(kib: number): { dir: string; fill(): void; free(): void } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-full-'));
-  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k,mode=0700`, 'tmpfs', dir], { encoding: 'utf8' });
-  if (m.status !== 0) throw new Error(`mount tmpfs: ${m.stderr}`);
-  onTestFinished(() => {
-    spawnSync('umount', ['-l', dir]);
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  const filler = path.join(dir, 'filler');
-  return {
-    dir,
-    fill() {
-      const fd = fs.openSync(filler, 'w');
-      const block = Buffer.alloc(4096, 1);
-      try {
-        for (;;) fs.writeSync(fd, block);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e;
-      } finally {
-        fs.closeSync(fd);
-      }
-      expect(fs.statfsSync(dir).bavail).toBe(0);
-    },
-    free() {
-      fs.rmSync(filler);
-    },
-  };
-}
 
 function event(sb: Sandbox, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { hook_event_name: name, session_id: 'sess-1', cwd: sb.ws, ...extra };

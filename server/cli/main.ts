@@ -123,13 +123,32 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<numb
       return EXIT.usage;
     }
     const c = errorCode(e);
+    const said = e instanceof TakebackError ? e.message : await plainError(e);
     if (wantsJson) {
-      const err = e instanceof TakebackError ? { code: e.code, message: e.message, data: e.data ?? null } : { code: 'internal', message: String(e) };
+      const err = e instanceof TakebackError ? { code: e.code, message: e.message, data: e.data ?? null } : { code: 'internal', message: said };
       json({ error: err });
     } else {
-      process.stderr.write(`takeback: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.stderr.write(`takeback: ${said}\n`);
       if (c === EXIT.internal && process.env.TAKEBACK_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
     }
     return c;
   }
+}
+
+/**
+ * The message of an error that is not takeback's own: as it is, unless the journal's disk is
+ * full (SQLite says only "disk I/O error" when it cannot grow its files), which is then said,
+ * with the folder, so that the person knows what to free.
+ */
+async function plainError(e: unknown): Promise<string> {
+  const msg = e instanceof Error ? e.message : String(e);
+  try {
+    const { takebackHome } = await import('../core/home.js');
+    const { unkeptCause } = await import('../core/capture/queued.js');
+    const home = takebackHome(process.env);
+    if (unkeptCause(e, home) === 'disk-full') return `the journal cannot be written: the disk of ${home} is full (${msg})`;
+  } catch {
+    // no better word than the error's own
+  }
+  return msg;
 }

@@ -3,7 +3,8 @@
 // redo run, through the CLI and through the sidecar's disk path. Between steps the swapping
 // pauses (always after an even number of swaps: the folder is back in place) and the test looks:
 // the outside folder is byte for byte as it was, with no temporary file in it, and the step
-// either completed inside the workspace or failed with a clear error and left it as it was.
+// either completed inside the workspace or failed with a clear error and left it as it was. Also
+// for a merged undo and its redo, and an undo and redo narrowed to one hunk.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -113,7 +114,9 @@ function mirror(from: string, to: string): void {
  * large ones (written by rename), a file made, a file removed, a mode changed, a folder made; a
  * link `swap` beside it to `outside`, which the swapping loop exchanges with `sub`.
  */
-function setUp(): { sb: Sandbox; outside: string; states: { applied: Record<string, Entry>; undone: Record<string, Entry> } } {
+type Setup = { sb: Sandbox; outside: string; states: { applied: Record<string, Entry>; undone: Record<string, Entry> } };
+
+function setUp(): Setup {
   const sb = sandbox();
   for (let i = 0; i < 60; i++) sb.write(`sub/f${i}.txt`, `before ${i}\n`);
   sb.write('sub/big0.bin', Buffer.alloc(300 * 1024, 1));
@@ -133,17 +136,42 @@ function setUp(): { sb: Sandbox; outside: string; states: { applied: Record<stri
   ].join(' && ');
   const r = sb.tb(['run', '--', 'sh', '-c', script]);
   expect(r.code, r.stderr).toBe(0);
+  return finishSetUp(sb, ['1']);
+}
+
+/** The states of `sub` after undo and redo args `step` (learnt by running them once), and the link `swap` to a copy of `sub` outside. */
+function finishSetUp(sb: Sandbox, step: string[]): Setup {
   const subTree = () => tree(sb.abs('sub'));
   const applied = subTree();
-  expect(sb.tb(['undo', '1']).code).toBe(0);
+  expect(sb.tb(['undo', ...step]).code).toBe(0);
   const undone = subTree();
   expect(undone).not.toEqual(applied);
-  expect(sb.tb(['redo', '1']).code).toBe(0);
+  expect(sb.tb(['redo', ...step]).code).toBe(0);
   expect(subTree()).toEqual(applied);
   const outside = path.join(sb.base, 'outside');
   mirror(sb.abs('sub'), outside);
   fs.symlinkSync(outside, sb.abs('swap'));
   return { sb, outside, states: { applied, undone } };
+}
+
+/**
+ * A workspace whose folder `sub` a recorded command changed on line 2 of each of many files (two
+ * of them over 256 KiB, written by rename), and the person then on line 10 of each: every undo
+ * of it merges. With `step` the undo and redo narrowed (a file and its lines: per hunk).
+ */
+function setUpMerged(step: string[] = ['1']): Setup {
+  const sb = sandbox();
+  const body = (i: number, n: number) => Array.from({ length: n }, (_, k) => `file ${i} line ${k + 1}\n`).join('');
+  for (let i = 0; i < 40; i++) sb.write(`sub/f${i}.txt`, body(i, i < 2 ? 20_000 : 12));
+  sb.write('sub/deep/d.txt', body(99, 12));
+  sb.write('keep.txt', 'the workspace needs a file at its root\n');
+  expect(sb.tb(['run', '--', 'true']).code).toBe(0);
+  const r = sb.tb(['run', '--', 'sh', '-c', "sed -i 's/ line 2$/ line 2 by the agent/' sub/f*.txt sub/deep/d.txt"]);
+  expect(r.code, r.stderr).toBe(0);
+  for (const rel of [...Array.from({ length: 40 }, (_, i) => `sub/f${i}.txt`), 'sub/deep/d.txt']) {
+    fs.writeFileSync(sb.abs(rel), sb.read(rel).toString().replace(/ line 10\n/, ' line 10 by the person\n'));
+  }
+  return finishSetUp(sb, step);
 }
 
 /** What one step did: completed, or failed with this message. */
@@ -155,8 +183,8 @@ type Outcome = { ok: true } | { ok: false; error: string };
  * the step reads through the link, while it is there, is what it would read inside: the plan is
  * the same, and only where it writes differs). Returns how many steps completed and the failures.
  */
-async function race(steps: number, step: (sb: Sandbox, direction: 'undo' | 'redo') => Promise<Outcome>): Promise<{ completed: number; failures: string[] }> {
-  const { sb, outside, states } = setUp();
+async function race(steps: number, step: (sb: Sandbox, direction: 'undo' | 'redo') => Promise<Outcome>, setup: () => Setup = setUp): Promise<{ completed: number; failures: string[] }> {
+  const { sb, outside, states } = setup();
   const swapper = new Swapper(sb.abs('sub'), sb.abs('swap'));
   let state: 'applied' | 'undone' = 'applied';
   let completed = 0;
@@ -198,10 +226,11 @@ async function race(steps: number, step: (sb: Sandbox, direction: 'undo' | 'redo
 
 /**
  * How many steps got as far as writing: those completed, and those stopped at a write's own
- * check (their folder moved under them: what they had written was put back). The others were
- * stopped before writing (a link found on the way, or a conflict read through it).
+ * checks — their folder moved under them, or the path no longer held what the step read (read
+ * through the link, it was the outside copy): what they had written was put back. The others
+ * were stopped before writing (a link found on the way, or a conflict read through it).
  */
-const wrote = (out: { completed: number; failures: string[] }) => out.completed + out.failures.filter((f) => /its folder moved/.test(f)).length;
+const wrote = (out: { completed: number; failures: string[] }) => out.completed + out.failures.filter((f) => /its folder moved|changed meanwhile/.test(f)).length;
 
 describe('a workspace folder swapped for a link to an outside folder while undo and redo run', () => {
   it('the CLI never writes outside: every undo and redo completes inside or fails saying why, writing nothing', async () => {
@@ -211,6 +240,20 @@ describe('a workspace folder swapped for a link to an outside folder while undo 
     });
     expect(wrote(out)).toBeGreaterThan(0);
   }, 60_000);
+
+  it('a merged undo and its redo, and a per-hunk undo and redo, through the CLI: never outside either', async () => {
+    const merged = await race(10, async (sb, direction) => {
+      const r = await sb.tbAsync([direction, '1']);
+      return r.code === 0 ? { ok: true } : { ok: false, error: `${r.stdout}\n${r.stderr}` };
+    }, () => setUpMerged());
+    expect(wrote(merged)).toBeGreaterThan(0);
+    const byLines = ['1', '--file', 'sub/f5.txt', '--lines', '2'];
+    const hunk = await race(10, async (sb, direction) => {
+      const r = await sb.tbAsync([direction, ...byLines]);
+      return r.code === 0 ? { ok: true } : { ok: false, error: `${r.stdout}\n${r.stderr}` };
+    }, () => setUpMerged(byLines));
+    expect(wrote(hunk)).toBeGreaterThan(0);
+  }, 180_000);
 
   it("the sidecar's disk path never writes outside either", async () => {
     let editor: ReturnType<typeof inProcess> | null = null;

@@ -143,6 +143,12 @@ function turnBehindTheLock(sb: Sandbox, holder: number): void {
   const queuedLines = hookLog(sb).split('\n').filter((l) => l.includes('queued'));
   expect(queuedLines).toHaveLength(4);
   for (const l of queuedLines) expect(l).toContain(`(journal-busy, its lock last taken by pid ${holder}, an undo or redo under way)`);
+  // takeback run -- CMD runs CMD behind it, after that one wait, and gives its exit code.
+  const run = sb.tb(['run', '--', 'sh', '-c', 'echo ran > run.txt; exit 4'], { timeout: 25_000 });
+  expect(run.signal).toBeNull();
+  expect(run.code).toBe(4);
+  expect(sb.read('run.txt').toString()).toBe('ran\n');
+  expect(run.stderr).toContain('not recording this command: the journal cannot be written (an undo or redo of another process is under way)');
 }
 
 /** Once the holder is gone: the merged undo done, the turn's Write folded in with its bytes (it undoes), nothing queued. */

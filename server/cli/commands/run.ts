@@ -29,6 +29,8 @@ export function registerRun(p: Command, ctx: CommandContext): void {
       let began = false;
       try {
         e = await ctx.open(cmd);
+        // Opening waited its second for another process's undo or redo already: no second wait.
+        if (e.undoUnderWay) throw Object.assign(new Error('an undo or redo of another process is under way'), { code: 'SQLITE_BUSY' });
         const { captureBegin } = await import('../../service/capture.js');
         const progress = scanProgress();
         // The command waits about a second for another process's lock, as a hook does, not 30 s.

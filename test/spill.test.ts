@@ -58,14 +58,17 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
     expect(tool.files.map((f: any) => [f.path, f.gap])).toEqual([['notes.md', 'not-kept']]);
     const text = sb.tb(['list']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/! \d+ changes could not be kept \(disk full, at \d{4}-\d\d-\d\d \d\d:\d\d\)/);
+    // Disk full is named; on a loaded machine a hook may also have waited past its second on the
+    // lock of the one before it (then "journal busy" is named beside it, and that is right too).
+    expect(text.stdout).toMatch(/! \d+ changes could not be kept \(disk full(, journal busy)?, at \d{4}-\d\d-\d\d \d\d:\d\d\)/);
     expect(text.stdout).not.toContain('in progress');
     const doctor = sb.json(['doctor']);
     expect(doctor.unkept.count).toBeGreaterThanOrEqual(2);
-    expect(doctor.unkept.causes).toEqual(['disk-full']);
+    expect(doctor.unkept.causes).toContain('disk-full');
+    expect(doctor.unkept.causes.filter((c: string) => c !== 'disk-full' && c !== 'journal-busy')).toEqual([]);
     expect(doctor.queued).toBe(0);
     expect(doctor.captures.open).toBe(0);
-    expect(doctor.problems.join('\n')).toMatch(/changes could not be kept \(disk full, at /);
+    expect(doctor.problems.join('\n')).toMatch(/changes could not be kept \(disk full(, journal busy)?, at /);
     // A gap is never undone: the undo of the turn writes nothing over the files.
     const undo = sb.tb(['undo', '--turn', list.turns[0].id]);
     expect(sb.read('notes.md').toString()).toBe('after\n');

@@ -5,43 +5,18 @@
 // closed at its last event (test/lost-turn.test.ts).
 // The hour is made by moving the journal's own times back, in the real journal file.
 import fs from 'node:fs';
-import path from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
-
-const HOUR = 60 * 60 * 1000;
-
-function event(sb: Sandbox, name: string, extra: Record<string, unknown> = {}, session = 'sess-1'): Record<string, unknown> {
-  return { hook_event_name: name, session_id: session, cwd: sb.ws, ...extra };
-}
-
-function hookOk(sb: Sandbox, ev: unknown): void {
-  const r = sb.hook(ev, { timeout: 25_000 });
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stdout).toBe('');
-}
-
-/** Moves every time the journal holds `ms` into the past, as if it had all happened that long ago. */
-function age(sb: Sandbox, ms: number): void {
-  const db = new Database(path.join(sb.journalDir(), 'journal.db'), { timeout: 20_000 });
-  try {
-    db.prepare('UPDATE turns SET started_at = started_at - ?, ended_at = ended_at - ?').run(ms, ms);
-    db.prepare('UPDATE captures SET started_at = started_at - ?').run(ms);
-    db.prepare('UPDATE sets SET created_at = created_at - ?').run(ms);
-  } finally {
-    db.close();
-  }
-}
+import { ageJournal, HOUR, hookEvent, hookOk } from './support/hook-events.js';
 
 /** A session that began a turn, a Write and a Bash call whose ends never came, and no Stop. */
 function leftMidway(sb: Sandbox): void {
   sb.write('a.txt', 'before\n');
-  hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
-  hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'edit a, make b' }));
-  hookOk(sb, event(sb, 'PreToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_write' }));
+  hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }));
+  hookOk(sb, hookEvent(sb, 'UserPromptSubmit', { prompt: 'edit a, make b' }));
+  hookOk(sb, hookEvent(sb, 'PreToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_write' }));
   sb.write('a.txt', 'after\n');
-  hookOk(sb, event(sb, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo made > b.txt' }, tool_use_id: 'toolu_bash' }));
+  hookOk(sb, hookEvent(sb, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo made > b.txt' }, tool_use_id: 'toolu_bash' }));
   sb.sh('echo made > b.txt');
   // The hook processes of both PostToolUse events and of the Stop were killed: nothing came.
 }
@@ -50,11 +25,11 @@ describe('a journal left mid-way', () => {
   it('an hour later, the next session closes both tool calls: recorded, named as gaps (end never heard), said by list and doctor', () => {
     const sb = sandbox({ git: true, env: { TAKEBACK_LOG_LEVEL: 'debug' } });
     leftMidway(sb);
-    age(sb, 2 * HOUR);
+    ageJournal(sb, 2 * HOUR);
     // What the person did since may be taken for the Bash call's: named as a gap, never undone as its.
     sb.write('c.txt', 'the person\n');
 
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
     expect(hookLog(sb)).toMatch(/closed tool calls left open \(end never heard\): toolu_write toolu_bash/);
 
     const list = sb.json(['list']);
@@ -86,7 +61,7 @@ describe('a journal left mid-way', () => {
   it('list closes them too, as a new prompt does; a second look closes nothing more', () => {
     const sb = sandbox({ git: true });
     leftMidway(sb);
-    age(sb, 2 * HOUR);
+    ageJournal(sb, 2 * HOUR);
     expect(sb.tb(['list']).stdout).toMatch(/2 changes could not be kept \(end never heard/);
     const d = sb.json(['doctor']);
     expect(d.captures.open).toBe(0);
@@ -94,8 +69,8 @@ describe('a journal left mid-way', () => {
 
     const sb2 = sandbox({ git: true });
     leftMidway(sb2);
-    age(sb2, 2 * HOUR);
-    hookOk(sb2, event(sb2, 'UserPromptSubmit', { prompt: 'go on' }));
+    ageJournal(sb2, 2 * HOUR);
+    hookOk(sb2, hookEvent(sb2, 'UserPromptSubmit', { prompt: 'go on' }));
     const d2 = sb2.json(['doctor']);
     expect(d2.captures.open).toBe(0);
     expect(d2.unkept).toMatchObject({ count: 2, causes: ['end-lost'] });
@@ -105,12 +80,12 @@ describe('a journal left mid-way', () => {
   it('a tool call younger than an hour is left open: its end still pairs and records as usual', () => {
     const sb = sandbox({ git: true });
     leftMidway(sb);
-    age(sb, 10 * 60 * 1000);
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
+    ageJournal(sb, 10 * 60 * 1000);
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
     expect(sb.json(['doctor']).captures.open).toBe(2);
-    hookOk(sb, event(sb, 'PostToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_write' }));
-    hookOk(sb, event(sb, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'echo made > b.txt' }, tool_use_id: 'toolu_bash' }));
-    hookOk(sb, event(sb, 'Stop'));
+    hookOk(sb, hookEvent(sb, 'PostToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_write' }));
+    hookOk(sb, hookEvent(sb, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'echo made > b.txt' }, tool_use_id: 'toolu_bash' }));
+    hookOk(sb, hookEvent(sb, 'Stop'));
     const sets = setsOf(sb.json(['list']));
     for (const s of sets) for (const f of s.files) expect(f.gap ?? null, `${s.id} ${f.path}`).toBeNull();
     expect(sb.json(['doctor']).unkept).toBeNull();

@@ -7,33 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
-
-const HOUR = 60 * 60 * 1000;
-
-function event(sb: Sandbox, name: string, extra: Record<string, unknown> = {}, session = 'sess-1'): Record<string, unknown> {
-  return { hook_event_name: name, session_id: session, cwd: sb.ws, ...extra };
-}
-
-function hookOk(sb: Sandbox, ev: unknown): void {
-  const r = sb.hook(ev, { timeout: 25_000 });
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stdout).toBe('');
-}
-
-/** Moves every time the journal holds `ms` into the past, as if it had all happened that long ago. */
-function age(sb: Sandbox, ms: number): void {
-  const db = new Database(path.join(sb.journalDir(), 'journal.db'), { timeout: 20_000 });
-  try {
-    db.prepare('UPDATE turns SET started_at = started_at - ?, ended_at = ended_at - ?').run(ms, ms);
-    db.prepare('UPDATE captures SET started_at = started_at - ?').run(ms);
-    db.prepare('UPDATE sets SET created_at = created_at - ?').run(ms);
-  } finally {
-    db.close();
-  }
-}
+import { ageJournal, HOUR, hookEvent, hookOk } from './support/hook-events.js';
 
 /**
  * A stand-in agent in a process of its own: it runs the real hook for SessionStart, a prompt,
@@ -43,10 +19,10 @@ function age(sb: Sandbox, ms: number): void {
  */
 async function agentAtWork(sb: Sandbox): Promise<ChildProcess> {
   const events = [
-    event(sb, 'SessionStart', { source: 'startup' }),
-    event(sb, 'UserPromptSubmit', { prompt: 'rewrite a' }),
-    event(sb, 'PreToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'agent\n' }, tool_use_id: 'toolu_w' }),
-    event(sb, 'PostToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'agent\n' }, tool_use_id: 'toolu_w' }),
+    hookEvent(sb, 'SessionStart', { source: 'startup' }),
+    hookEvent(sb, 'UserPromptSubmit', { prompt: 'rewrite a' }),
+    hookEvent(sb, 'PreToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'agent\n' }, tool_use_id: 'toolu_w' }),
+    hookEvent(sb, 'PostToolUse', { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'agent\n' }, tool_use_id: 'toolu_w' }),
   ];
   events.forEach((e, i) => fs.writeFileSync(path.join(sb.base, `ev${i}.json`), JSON.stringify(e)));
   const hook = (i: number) => `"${process.execPath}" "${BIN}" hook claude-code < "${sb.base}/ev${i}.json"`;
@@ -86,9 +62,9 @@ describe('a turn whose session never comes back', () => {
     await kill(await agentAtWork(sb));
     // After the agent died, the person edits a file the agent never touched.
     sb.write('b.txt', 'the person\n');
-    age(sb, 2 * HOUR);
+    ageJournal(sb, 2 * HOUR);
 
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
     expect(hookLog(sb)).toMatch(/closed turns left open at their last event \(end never heard\): t1/);
 
     const list = sb.json(['list']);
@@ -115,10 +91,10 @@ describe('a turn whose session never comes back', () => {
     sb.write('b.txt', 'b\n');
     await kill(await agentAtWork(sb));
     sb.write('b.txt', 'the person\n');
-    age(sb, 2 * HOUR);
+    ageJournal(sb, 2 * HOUR);
 
-    hookOk(sb, event(sb, 'SessionStart', { source: 'resume' }));
-    hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'go on' }));
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'resume' }));
+    hookOk(sb, hookEvent(sb, 'UserPromptSubmit', { prompt: 'go on' }));
     const list = sb.json(['list']);
     expect(list.turns.map((t: any) => [t.id, t.endLost, t.end === null])).toEqual([
       ['t2', false, true],
@@ -131,13 +107,13 @@ describe('a turn whose session never comes back', () => {
     const sb = sandbox({ git: true });
     sb.write('a.txt', 'before\n');
     await kill(await agentAtWork(sb));
-    age(sb, 10 * 60 * 1000);
+    ageJournal(sb, 10 * 60 * 1000);
     // Ten minutes quiet: its end may still come.
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }, 'sess-2'));
     expect(sb.json(['list']).turns.find((t: any) => t.id === 't1')).toMatchObject({ end: null, endLost: false });
     expect(sb.tb(['turn', 'begin', '--id', 'script']).code).toBe(0);
-    age(sb, 2 * HOUR);
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }, 'sess-3'));
+    ageJournal(sb, 2 * HOUR);
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }, 'sess-3'));
     const turns = sb.json(['list', '--all']).turns;
     expect(turns.find((t: any) => t.id === 't1').endLost).toBe(true);
     // A turn of no session is ended by its script, however long it takes.

@@ -7,22 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canMount, REQUIRED, smallDisk } from './support/disk.js';
-import { sandbox, setsOf, stoppedWriter, type Sandbox } from './support/takeback.js';
+import { sandbox, setsOf, stoppedWriter } from './support/takeback.js';
+import { hookEvent, hookOk } from './support/hook-events.js';
 
 const mountable = canMount();
 if (!mountable && REQUIRED) throw new Error('spill.test.ts: mounting a tmpfs needs root on Linux (CI runs as root)');
 
-function event(sb: Sandbox, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { hook_event_name: name, session_id: 'sess-1', cwd: sb.ws, ...extra };
-}
-
 /** A hook run that must not stand in the way: exit 0, nothing on stdout, and not killed by the (generous) timeout. */
-function hookOk(sb: Sandbox, ev: unknown): void {
-  const r = sb.hook(ev, { timeout: 25_000 });
-  expect(r.signal, JSON.stringify(ev)).toBeNull();
-  expect(r.code).toBe(0);
-  expect(r.stdout).toBe('');
-}
 
 describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
   it('hooks exit 0 with nothing on stdout; once space is back, list names the changes that could not be kept as gaps, the turn is closed, doctor says how many', () => {
@@ -30,18 +21,18 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
     const sb = sandbox({ git: true, env: { TAKEBACK_HOME: disk.dir } });
     for (let i = 1; i <= 20; i++) sb.write(`src/f${i}.txt`, `line ${i}\n`);
     sb.write('notes.md', 'before\n');
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
-    hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'rename the lines' }));
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }));
+    hookOk(sb, hookEvent(sb, 'UserPromptSubmit', { prompt: 'rename the lines' }));
 
     disk.fill();
-    hookOk(sb, event(sb, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'sed -i s/line/LINE/ src/*.txt' }, tool_use_id: 'toolu_bash' }));
+    hookOk(sb, hookEvent(sb, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'sed -i s/line/LINE/ src/*.txt' }, tool_use_id: 'toolu_bash' }));
     sb.sh('sed -i s/line/LINE/ src/*.txt');
-    hookOk(sb, event(sb, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'sed -i s/line/LINE/ src/*.txt' }, tool_use_id: 'toolu_bash' }));
+    hookOk(sb, hookEvent(sb, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'sed -i s/line/LINE/ src/*.txt' }, tool_use_id: 'toolu_bash' }));
     const write = { tool_name: 'Write', tool_input: { file_path: sb.abs('notes.md'), content: 'after\n' }, tool_use_id: 'toolu_write' };
-    hookOk(sb, event(sb, 'PreToolUse', write));
+    hookOk(sb, hookEvent(sb, 'PreToolUse', write));
     sb.write('notes.md', 'after\n');
-    hookOk(sb, event(sb, 'PostToolUse', write));
-    hookOk(sb, event(sb, 'Stop'));
+    hookOk(sb, hookEvent(sb, 'PostToolUse', write));
+    hookOk(sb, hookEvent(sb, 'Stop'));
 
     disk.free();
     const list = sb.json(['list']);
@@ -95,21 +86,20 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
   });
 });
 
-
 describe('a writer stopped while it holds the journal', () => {
   it('a hook pair and takeback run return (their events queued), doctor names the stopped holder, and after SIGCONT the Write is folded in with its bytes', async () => {
     const sb = sandbox({ git: true });
     sb.write('a.txt', 'before\n');
-    hookOk(sb, event(sb, 'SessionStart', { source: 'startup' }));
-    hookOk(sb, event(sb, 'UserPromptSubmit', { prompt: 'edit a' }));
+    hookOk(sb, hookEvent(sb, 'SessionStart', { source: 'startup' }));
+    hookOk(sb, hookEvent(sb, 'UserPromptSubmit', { prompt: 'edit a' }));
 
     // A real writer of the journal, stopped while it holds the write lock.
     const writer = await stoppedWriter(sb);
 
     const write = { tool_name: 'Write', tool_input: { file_path: sb.abs('a.txt'), content: 'after\n' }, tool_use_id: 'toolu_stuck' };
-    hookOk(sb, event(sb, 'PreToolUse', write));
+    hookOk(sb, hookEvent(sb, 'PreToolUse', write));
     sb.write('a.txt', 'after\n');
-    hookOk(sb, event(sb, 'PostToolUse', write));
+    hookOk(sb, hookEvent(sb, 'PostToolUse', write));
 
     // takeback run -- CMD runs CMD behind the stuck lock too, and gives its exit code.
     const run = sb.tb(['run', '--', 'sh', '-c', 'echo ran > run.txt; exit 4'], { timeout: 25_000 });

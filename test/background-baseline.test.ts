@@ -12,9 +12,9 @@
 // long-lived process at all, the old limits stand: commands are not captured past them.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { hookAsync, sandbox, setsOf, type Run, type Sandbox } from './support/takeback.js';
+import { hookAsync, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { startDaemon } from './support/daemon.js';
+import { quiet, startDaemon } from './support/daemon.js';
 
 const SESSION = 'bb7c4e00-0000-4000-8000-000000000001';
 const FILES = 300;
@@ -39,13 +39,6 @@ function bigSandbox(env: NodeJS.ProcessEnv = {}): Sandbox {
 function ev(sb: Sandbox, name: string, extra: object = {}): object {
   return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
 }
-
-function quiet(r: Run, what = ''): void {
-  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
-}
-
-
-
 
 let calls = 0;
 

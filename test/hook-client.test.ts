@@ -12,9 +12,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, REPO_ROOT, hookLog, sandbox, setsOf, filesOf, type Run, type Sandbox } from './support/takeback.js';
+import { BIN, REPO_ROOT, sandbox, setsOf, filesOf, type Run, type Sandbox } from './support/takeback.js';
 import { alive, until } from './support/procs.js';
-import { answers, socketFile, startDaemon } from './support/daemon.js';
+import { answers, failures, handledBy, isDaemon, quiet, reapDaemons, socketFile, startDaemon } from './support/daemon.js';
 
 const CLIENT = path.join(REPO_ROOT, 'native', 'build-hook', 'takeback-hook');
 const built = fs.existsSync(CLIENT);
@@ -53,35 +53,6 @@ function command(sb: Sandbox, input: string | Buffer, env: NodeJS.ProcessEnv = {
 /** `node bin/takeback.js hook claude-code`: Node's own forwarder (server/cli/forward.ts). */
 function viaNode(sb: Sandbox, input: string | Buffer, env: NodeJS.ProcessEnv = {}, bin = BIN): Promise<Run> {
   return run(process.execPath, [bin, 'hook', 'claude-code'], { cwd: sb.ws, env: { ...sb.env, ...env }, input });
-}
-
-function quiet(r: Run, what = ''): void {
-  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
-}
-
-/** `event name → pid that logged it`, from the debug log. */
-function handledBy(sb: Sandbox): { event: string; pid: number }[] {
-  return [...hookLog(sb).matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) }));
-}
-
-function failures(sb: Sandbox): string[] {
-  return hookLog(sb)
-    .split('\n')
-    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
-}
-
-function isDaemon(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('hook-daemon');
-  } catch {
-    return false;
-  }
-}
-
-function reapDaemons(sb: Sandbox): void {
-  onTestFinished(() => {
-    for (const { pid } of handledBy(sb)) if (alive(pid) && isDaemon(pid)) process.kill(pid, 'SIGKILL');
-  });
 }
 
 /** The socket path Node's rule gives (server/daemon/address.ts) for the install at `root` and the home `env` resolves to. */

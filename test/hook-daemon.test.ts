@@ -10,9 +10,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, hookLog, sandbox, setsOf, sleep, type Run, type Sandbox } from './support/takeback.js';
+import { filesOf, hookAsync, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
 import { alive, until } from './support/procs.js';
-import { answers, socketFile, startDaemon } from './support/daemon.js';
+import { answers, failures, handledBy, isDaemon, quiet, reapDaemons, socketFile, startDaemon } from './support/daemon.js';
 
 const SESSION = 'da3m0n00-0000-4000-8000-000000000001';
 
@@ -25,41 +25,8 @@ function ev(sb: Sandbox, name: string, extra: object = {}): object {
   return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
 }
 
-function quiet(r: Run, what = ''): void {
-  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
-}
-
-/** `event name → pids that logged it`, from the debug log. */
-function handledBy(sb: Sandbox): { event: string; pid: number }[] {
-  return [...hookLog(sb).matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) }));
-}
-
-function failures(sb: Sandbox): string[] {
-  return hookLog(sb)
-    .split('\n')
-    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
-}
-
 function runDir(sb: Sandbox): string {
   return path.join(sb.home, 'run');
-}
-
-
-
-function isDaemon(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('hook-daemon');
-  } catch {
-    return false;
-  }
-}
-
-
-/** Kills (SIGKILL) every daemon that handled an event of `sb` and is still alive, when the test ends. */
-function reapDaemons(sb: Sandbox): void {
-  onTestFinished(() => {
-    for (const { pid } of handledBy(sb)) if (alive(pid) && isDaemon(pid)) process.kill(pid, 'SIGKILL');
-  });
 }
 
 const hook = (sb: Sandbox, event: object, env: NodeJS.ProcessEnv = {}) => hookAsync(event, { cwd: sb.ws, env: { ...sb.env, ...env } });

@@ -10,9 +10,9 @@
 // Whether a scan was given hints is read from the debug log (`watch: hints for <root>`), each
 // line with the pid of the process that wrote it.
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Run, type Sandbox } from './support/takeback.js';
+import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { startDaemon } from './support/daemon.js';
+import { failures, quiet, startDaemon } from './support/daemon.js';
 import { overStdio } from './support/lsp-client.js';
 
 const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
@@ -25,24 +25,10 @@ function ev(sb: Sandbox, name: string, extra: object = {}): object {
   return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
 }
 
-function quiet(r: Run, what = ''): void {
-  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
-}
-
 /** How many scans were given a watcher's hints so far (by any process). */
 function hinted(sb: Sandbox): number {
   return hookLog(sb).split('\n').filter((l) => l.includes('] watch: hints for ')).length;
 }
-
-/** Lines of the log that are neither an event handled nor a scan given hints. */
-function failures(sb: Sandbox): string[] {
-  return hookLog(sb)
-    .split('\n')
-    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
-}
-
-
-
 
 const hook = (sb: Sandbox, event: object) => hookAsync(event, { cwd: sb.ws, env: sb.env });
 

@@ -4,9 +4,9 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { onTestFinished } from 'vitest';
-import { until } from './procs.js';
-import { tbSpawn, type Sandbox } from './takeback.js';
+import { expect, onTestFinished } from 'vitest';
+import { alive, until } from './procs.js';
+import { hookLog, tbSpawn, type Run, type Sandbox } from './takeback.js';
 
 /** The daemon's socket file under the sandbox's home (`run/*.sock`), or null when there is none. */
 export function socketFile(sb: Sandbox): string | null {
@@ -49,4 +49,37 @@ export async function startDaemon(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Pro
     60_000,
   );
   return child;
+}
+
+/** What a hook must be: exit 0, nothing on stdout, nothing on stderr (`what` names it in a failure). */
+export function quiet(r: Run, what = ''): void {
+  expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
+}
+
+/** `event name → pid that logged it`, from the sandbox's debug log (hook.log), oldest first. */
+export function handledBy(sb: Sandbox): { event: string; pid: number }[] {
+  return [...hookLog(sb).matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) }));
+}
+
+/** Lines of the debug log that are neither an event handled nor a scan given a watcher's hints. */
+export function failures(sb: Sandbox): string[] {
+  return hookLog(sb)
+    .split('\n')
+    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
+}
+
+/** True when process `pid` is a capture daemon (`takeback hook-daemon`). */
+export function isDaemon(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('hook-daemon');
+  } catch {
+    return false;
+  }
+}
+
+/** Kills (SIGKILL) every daemon that handled an event of `sb` and is still alive, when the test ends. */
+export function reapDaemons(sb: Sandbox): void {
+  onTestFinished(() => {
+    for (const { pid } of handledBy(sb)) if (alive(pid) && isDaemon(pid)) process.kill(pid, 'SIGKILL');
+  });
 }

@@ -413,4 +413,51 @@ describe('every agent in one journal', () => {
     expect(check.prepare('SELECT turn, path FROM drift').all()).toEqual([{ turn: 't9', path: 'x.txt' }]);
     check.close();
   });
+
+  it("several changes of two agents in one file: one agent's turn is taken back merged, keeping the other's lines; both at once give the file as it was; redo --last gives each step back exactly", () => {
+    const sb = sandbox();
+    const TEN = Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join('');
+    const put = (text: string, n: number, line: string) => text.replace(`line ${n}\n`, `${line}\n`);
+    sb.write('app.txt', TEN);
+    const claude = (ev: object) => expect(sb.hook({ session_id: 'claude-1', cwd: sb.ws, ...ev }).code).toBe(0);
+    claude({ hook_event_name: 'SessionStart', source: 'startup' });
+    claude({ hook_event_name: 'UserPromptSubmit', prompt: 'rename two lines' });
+    let text = TEN;
+    for (const [n, id] of [[2, 'toolu_a'], [3, 'toolu_b']] as const) {
+      const call = { tool_name: 'Edit', tool_use_id: id, tool_input: { file_path: sb.abs('app.txt') } };
+      claude({ hook_event_name: 'PreToolUse', ...call });
+      text = put(text, n, `claude ${n}`);
+      sb.write('app.txt', text);
+      claude({ hook_event_name: 'PostToolUse', ...call });
+    }
+    claude({ hook_event_name: 'Stop' });
+    gemini(sb, geminiEvent(sb, 'BeforeAgent', { prompt: 'and line 8' }));
+    const gs = { tool_name: 'replace', tool_input: { file_path: sb.abs('app.txt'), old_string: 'line 8', new_string: 'gemini 8' } };
+    gemini(sb, geminiEvent(sb, 'BeforeTool', gs));
+    const both = put(text, 8, 'gemini 8');
+    sb.write('app.txt', both);
+    gemini(sb, geminiEvent(sb, 'AfterTool', gs));
+    gemini(sb, geminiEvent(sb, 'AfterAgent', {}));
+
+    const list = sb.json(['list']);
+    expect(setsOf(list).map((s: any) => [s.agent, s.turn])).toEqual([
+      ['claude-code', 't1'],
+      ['claude-code', 't1'],
+      ['gemini', 't2'],
+    ]);
+    // Claude's turn (two changes to the file) is taken back, Gemini's later line kept.
+    const undone = sb.json(['undo', '--turn', 't1']);
+    expect(undone).toMatchObject({ written: true, conflicts: [] });
+    expect(undone.applied).toEqual([expect.objectContaining({ path: 'app.txt', merged: true })]);
+    expect(sb.read('app.txt').toString()).toBe(put(TEN, 8, 'gemini 8'));
+    expect(sb.json(['redo', '--last']).written).toBe(true);
+    expect(sb.read('app.txt').toString()).toBe(both);
+
+    // All three changes of both agents at once: the file as it was before either.
+    const ids = setsOf(sb.json(['list'])).map((s: any) => s.id);
+    expect(sb.json(['undo', ...ids])).toMatchObject({ written: true, conflicts: [] });
+    expect(sb.read('app.txt').toString()).toBe(TEN);
+    expect(sb.json(['redo', '--last']).written).toBe(true);
+    expect(sb.read('app.txt').toString()).toBe(both);
+  });
 });

@@ -39,14 +39,15 @@ async function start(name: string): Promise<TestEditor> {
 }
 
 describe('the sidecar says who changed a file', () => {
-  it('unsaved text in a buffer: "unsaved in Neovim", in the preview and the refused undo', async () => {
+  it('unsaved text on the agent\'s line in a buffer: "unsaved in Neovim" with the lines of both sides, in the preview and the refused undo', async () => {
     const e = await start('Neovim');
     await e.open('notes.md');
-    await e.type('notes.md', `${AFTER['notes.md']}my own line\n`);
+    await e.type('notes.md', `${(AFTER['notes.md'] as string).replace('slow red', 'slow grey')}my own line\n`);
+    const detail = 'unsaved in Neovim: line 3 changed by the agent and line 3 since';
     const p = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't1' } });
-    expect(p.files.find((f) => f.path === 'notes.md')!.conflict).toEqual({ reason: 'unsaved-in-editor', detail: 'unsaved in Neovim' });
+    expect(p.files.find((f) => f.path === 'notes.md')!.conflict).toEqual({ reason: 'unsaved-in-editor', detail });
     const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
-    expect(r.conflicts).toEqual([{ path: 'notes.md', reason: 'unsaved-in-editor', detail: 'unsaved in Neovim' }]);
+    expect(r.conflicts).toEqual([{ path: 'notes.md', reason: 'unsaved-in-editor', detail }]);
   });
 
   it('an editor that names itself in lower case (Helix: "helix") is named with a capital', async () => {
@@ -54,7 +55,7 @@ describe('the sidecar says who changed a file', () => {
     await e.open('data.txt');
     await e.type('data.txt', 'mine\n');
     const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
-    expect(r.conflicts).toEqual([{ path: 'data.txt', reason: 'unsaved-in-editor', detail: 'unsaved in Helix' }]);
+    expect(r.conflicts).toEqual([{ path: 'data.txt', reason: 'unsaved-in-editor', detail: 'unsaved in Helix: line 2 changed by the agent and line 1 since' }]);
   });
 });
 

@@ -16,6 +16,12 @@ export interface EditorReaders {
   unsaved?: (path: string, target: FileState) => boolean;
   /** The editor's name for people (`Neovim`, `Helix`), said in an `unsaved-in-editor` conflict. */
   editor?: string;
+  /**
+   * True when the editor can take `bytes` (a merge over its unsaved text for `path`, whose state
+   * is `target`) into its buffer as text edits, byte for byte. Without it, or when false, unsaved
+   * text is a conflict whatever its lines.
+   */
+  merges?: (path: string, bytes: Buffer, target: FileState) => boolean;
 }
 
 /**
@@ -39,13 +45,20 @@ function editorBytes(readers: EditorReaders): CurrentBytes | undefined {
 /**
  * Marks every path of `plan` that the step would change and that an editor holds unsaved text
  * for as an `unsaved-in-editor` conflict (the user's later work, like a later change on disk),
- * "unsaved in Neovim" (`editor`'s name).
+ * "unsaved in Neovim" (`editor`'s name), with the lines of both sides when the merge over that
+ * text found them overlapping ("unsaved in Neovim: line 3 changed by the agent and line 3
+ * since"). A path the plan merged over the unsaved text is left merged when the editor takes the
+ * merged text into its buffer (`merges`): the person's unsaved lines are kept as any later edit.
  */
-export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved'], editor = 'the editor'): void {
+export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved'], editor = 'the editor', merges?: EditorReaders['merges']): void {
   if (!unsaved) return;
   for (const f of plan.files) {
     if (f.gap || f.action === 'none' || !unsaved(f.path, f.target)) continue;
-    f.conflict = { reason: 'unsaved-in-editor', detail: `unsaved in ${editor}` };
+    if (f.merged && !f.conflict && merges?.(f.path, f.merged, f.target)) continue;
+    // The merge's own words, after the conflict's first ones and who changed the file.
+    const at = f.conflict?.reason === 'changed-since' ? f.conflict.detail.lastIndexOf(': ') : -1;
+    const lines = at < 0 ? '' : f.conflict!.detail.slice(at);
+    f.conflict = { reason: 'unsaved-in-editor', detail: `unsaved in ${editor}${lines}` };
   }
 }
 
@@ -61,24 +74,24 @@ function nameLeftOut(ws: Workspace, plan: Plan, sel: Selector): void {
 export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(ws) : null;
-  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), disk?.merge, {
+  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), disk?.merge ?? editorBytes(readers), {
     lines: sel.lines,
     bytes: editorBytes(readers),
     ...(readers.state ? { disk: diskReader(ws) } : {}),
   });
-  markUnsaved(plan, readers.unsaved, readers.editor);
+  markUnsaved(plan, readers.unsaved, readers.editor, readers.merges);
   nameLeftOut(ws, plan, sel);
   return toPreviewResult(plan, previewPlan(ws, plan, readers.bytes ?? disk?.bytes));
 }
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */
 export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
-  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), undefined, {
+  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), editorBytes(readers), {
     lines: sel.lines,
     bytes: editorBytes(readers),
     ...(readers.state ? { disk: diskReader(ws) } : {}),
   });
-  markUnsaved(plan, readers.unsaved, readers.editor);
+  markUnsaved(plan, readers.unsaved, readers.editor, readers.merges);
   nameLeftOut(ws, plan, sel);
   return plan;
 }
@@ -123,7 +136,7 @@ export function prepareEditorStep(ws: Workspace, sel: Selector, direction: 'undo
     paths: stepPaths(ws.journal, sel, direction),
     narrowing: { lines: sel.lines, bytes: editorBytes(opts) },
     annotate: (plan) => {
-      markUnsaved(plan, opts.unsaved, opts.editor);
+      markUnsaved(plan, opts.unsaved, opts.editor, opts.merges);
       nameLeftOut(ws, plan, sel);
     },
   });

@@ -1,12 +1,12 @@
 import type * as v from 'valibot';
 import type { CodeAction, Command } from 'vscode-languageserver/node';
 import { Commands } from '../../protocol/src/commands.js';
-import type { FileState } from '../core/types.js';
 import { plural } from '../service/text.js';
 import { planStep } from '../service/undo.js';
 import { fileChanges } from './file-changes.js';
 import type { CodeActionParams } from './lsp-params.js';
 import type { Session } from './session.js';
+import { editorReaders } from './undo-through-editor.js';
 
 /** The kind of takeback's code actions (clients that ask for `source` actions get them too). */
 export const ACTION_KIND = 'source.takeback';
@@ -35,7 +35,7 @@ export function codeActions(s: Session, params: v.InferOutput<typeof CodeActionP
   const out: Command[] = [];
   if (fc.undo) {
     const here = { ...fc.undo.selector, lines: rangeLines(params.range) };
-    const readers = { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p: string, t: FileState) => s.docs.unsaved(p, t), editor: s.docs.editor };
+    const readers = editorReaders(s);
     let touched = false;
     try {
       touched = planStep(s.ws, here, 'undo', readers).files.some((f) => f.hunks?.some((h) => h.taken));
@@ -48,7 +48,7 @@ export function codeActions(s: Session, params: v.InferOutput<typeof CodeActionP
     if (fc.turn) out.push({ title: `Undo all ${plural(fc.turn.count, 'change')} from this turn`, command: Commands.undo, arguments: [{ turn: fc.turn.id }] });
     let conflicted = false;
     try {
-      conflicted = planStep(s.ws, fc.undo.selector, 'undo', { state: s.docs.stateReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t), editor: s.docs.editor }).files.some((f) => f.conflict);
+      conflicted = planStep(s.ws, fc.undo.selector, 'undo', readers).files.some((f) => f.conflict);
     } catch {
       conflicted = false;
     }

@@ -11,7 +11,7 @@ import { invalidParams, isJournalBusy, journalBusyError } from './errors.js';
 import type { ExecuteCommandParams } from './lsp-params.js';
 import { parseParams, workspaceSelector } from './params.js';
 import type { Session } from './session.js';
-import { runStep } from './undo-through-editor.js';
+import { editorReaders, runStep } from './undo-through-editor.js';
 
 /*
  * workspace/executeCommand: the commands code lenses and code actions carry. Results go to the
@@ -92,7 +92,7 @@ export async function executeCommand(s: Session, params: v.InferOutput<typeof Ex
   const what = describeSelector(sel) + (sel.paths?.length ? ` in ${sel.paths.join(', ')}` : '');
   try {
     if (params.command === Commands.preview) {
-      const r = previewStep(s.ws, sel, 'undo', { state: s.docs.stateReader(s.ws), bytes: s.docs.bytesReader(s.ws), unsaved: (p, t) => s.docs.unsaved(p, t), editor: s.docs.editor });
+      const r = previewStep(s.ws, sel, 'undo', editorReaders(s));
       s.client.showMessage(r.conflicts > 0 ? 'warning' : 'info', previewMessage(r, what, s.docs.editor));
       return r;
     }

@@ -4,11 +4,12 @@ import type { CreateFile, DeleteFile, TextDocumentEdit, TextEdit, WorkspaceEdit 
 import type * as W from '../../protocol/src/types.js';
 import { MAX_DIFF_BYTES } from '../core/diffs.js';
 import { readWorkspaceState } from '../core/fsstate.js';
+import type { TxnOp } from '../core/journal/txns.js';
 import { movingSets, recordStep, writeStep, type PreparedStep, type StepOp } from '../core/plan/apply.js';
 import type { Action, PlannedFile } from '../core/plan/plan.js';
 import { describeSelector, type Selector } from '../core/plan/select.js';
 import { sameState, type FileState } from '../core/types.js';
-import { applyStep, prepareEditorStep } from '../service/undo.js';
+import { applyStep, prepareEditorStep, type EditorReaders } from '../service/undo.js';
 import { toAppliedFile, toConflictFile } from '../wire.js';
 import type { Session } from './session.js';
 import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toClientText } from './text.js';
@@ -17,11 +18,16 @@ import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toC
  * Undo and redo through the client's own buffers.
  *
  * 1. prepare (core, under the journal lock): plan against what the editor shows — unsaved text
- *    is what is "there now", and makes its path an `unsaved-in-editor` conflict;
+ *    is what is "there now", merged over like any later edit (base = what the change left,
+ *    ours = the document's text, theirs = what it found; redo likewise). Where the person's
+ *    unsaved lines and the change's hunks overlap, or the merge is not text the buffer takes
+ *    byte for byte, its path is an `unsaved-in-editor` conflict naming the lines;
  * 2. route each write: text files the editor can hold byte for byte go to the editor (minimal
  *    line edits against the version it gave us, CreateFile + text, DeleteFile); the rest
  *    (binary, modes, links, folders, odd encodings) is the server's to write, as is the disk
- *    under a document that already shows the result (a buffer not reloaded since the agent);
+ *    under a document that already shows the result (a buffer not reloaded since the agent).
+ *    A merge over unsaved text goes to that buffer only, and the step is recorded when the
+ *    person saves it, with the buffer's text as what the step replaced;
  * 3. `workspace/applyEdit`, then verify what landed: an editor may answer `applied: true` after
  *    skipping an edit, so each open document must show the new text (didChange), a deleted file
  *    must be gone. Anything that did not land is reported and nothing is recorded or written;
@@ -36,11 +42,14 @@ import { decodeUtf8, editableText, eolOf, fromClientText, hasBom, lineEdits, toC
  *    own empty CreateFile aside); otherwise the step is dropped with a warning naming the file.
  */
 
+/** How the editor makes one write: text edits on a document, a file it creates, one it deletes. */
+type Routed =
+  | { kind: 'text'; uri: string; version: number | null; edits: TextEdit[]; text: string }
+  | { kind: 'create'; uri: string; text: string }
+  | { kind: 'delete'; uri: string };
+
 /** What goes to the editor for one write. */
-type EditorOp =
-  | { kind: 'text'; o: StepOp; uri: string; version: number | null; edits: TextEdit[]; text: string }
-  | { kind: 'create'; o: StepOp; uri: string; text: string }
-  | { kind: 'delete'; o: StepOp; uri: string };
+type EditorOp = Routed & { o: StepOp };
 
 /** How a write through the editor turned out. */
 type Outcome = { o: StepOp; landed: 'editor' | 'disk' } | { o: StepOp; failed: string };
@@ -77,16 +86,15 @@ function endsInNewline(text: string): boolean {
   return text.endsWith('\n');
 }
 
-/** The editor's part of a write, or null when the server writes it. */
-function route(session: Session, o: StepOp): EditorOp | null {
+/** The editor's part of write `op` (`bytes`: what it writes), or null when the server writes it. */
+function route(session: Session, op: TxnOp, bytes: Buffer | null): Routed | null {
   const { abilities, docs, ws } = session;
   if (!abilities.applyEdit) return null;
-  const { op, bytes } = o;
   if (op.path.startsWith('/') || !parentsAreFolders(ws.root, op.path)) return null;
   const doc = docs.get(op.path);
   if (!op.to.exists) {
     if (!abilities.delete || !op.from.exists || op.from.type !== 'file') return null;
-    return { kind: 'delete', o, uri: docs.uriOf(op.path) };
+    return { kind: 'delete', uri: docs.uriOf(op.path) };
   }
   if (op.to.type !== 'file' || !bytes || bytes.length > MAX_DIFF_BYTES) return null;
   const target = editableText(bytes);
@@ -110,7 +118,7 @@ function route(session: Session, o: StepOp): EditorOp | null {
       const docBytes = docs.docBytes(op.path);
       if (cur && docBytes && cur.equals(docBytes)) return null;
     }
-    return { kind: 'text', o, uri: doc.uri, version: doc.doc.version, edits: lineEdits(doc.doc.getText(), clientTarget), text: target };
+    return { kind: 'text', uri: doc.uri, version: doc.doc.version, edits: lineEdits(doc.doc.getText(), clientTarget), text: target };
   }
   // Not open: the editor loads the file itself, with its own reading of marks and line ends, so
   // only plain LF text goes that way.
@@ -119,13 +127,44 @@ function route(session: Session, o: StepOp): EditorOp | null {
     if (!abilities.create) return null;
     // Neovim sets 'eol' on a file it creates: text without a final newline is the server's to write.
     if (abilities.eolOption && target !== '' && !endsInNewline(target)) return null;
-    return { kind: 'create', o, uri: docs.uriOf(op.path), text: target };
+    return { kind: 'create', uri: docs.uriOf(op.path), text: target };
   }
   const curBytes = blobText(session, op.from);
   const cur = curBytes ? editableText(curBytes) : null;
   if (cur === null || hasBom(cur) || eolOf(cur) !== 'lf') return null;
   if (abilities.eolOption && endsInNewline(cur) !== endsInNewline(target)) return null;
-  return { kind: 'text', o, uri: docs.uriOf(op.path), version: null, edits: lineEdits(cur, target), text: target };
+  return { kind: 'text', uri: docs.uriOf(op.path), version: null, edits: lineEdits(cur, target), text: target };
+}
+
+/**
+ * True when the open document of `path`, holding unsaved text, takes `bytes` (a merge over that
+ * text, whose state is `target`) as text edits on its buffer, byte for byte: so the merge goes
+ * to the buffer, and nothing is written on disk under it. False for what only the server could
+ * write (odd encodings, a mode to change, a final newline Neovim cannot add or remove by edits):
+ * such unsaved text stays a conflict.
+ */
+function holdsMerge(session: Session, path: string, bytes: Buffer, target: FileState): boolean {
+  const doc = session.docs.get(path);
+  if (!doc) return false;
+  const r = route(session, { path, from: diskState(session, path), to: target }, bytes);
+  if (r?.kind !== 'text') return false;
+  return !session.abilities.eolOption || endsInNewline(doc.doc.getText()) === endsInNewline(toClientText(r.text, doc.profile));
+}
+
+/**
+ * What a plan through this session's editor reads: the states and bytes of its documents
+ * (unsaved text is what is there now), which paths hold unsaved text, the editor's name, and
+ * which merges over unsaved text its buffers take.
+ */
+export function editorReaders(session: Session): Required<EditorReaders> {
+  const { ws, docs } = session;
+  return {
+    state: docs.stateReader(ws),
+    bytes: docs.bytesReader(ws),
+    unsaved: (p, t) => docs.unsaved(p, t),
+    editor: docs.editor,
+    merges: (p, b, t) => holdsMerge(session, p, b, t),
+  };
 }
 
 /** The workspace edit for `ops`: versioned documentChanges when the client takes them, else a plain `changes` map. */
@@ -254,14 +293,14 @@ export function runStep(session: Session, req: StepRequest): Promise<W.ApplyResu
 
 async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult> {
   const { ws, docs, client } = session;
-  const readers = { state: docs.stateReader(ws), unsaved: (p: string, t: FileState) => docs.unsaved(p, t), editor: docs.editor };
+  const readers = editorReaders(session);
   if (!session.abilities.applyEdit) {
     const r = applyStep(ws, req.selector, req.direction, { force: req.force, read: readers.state, unsaved: readers.unsaved, editor: readers.editor });
     if (r.written && r.sets.length > 0) client.journalChanged(req.direction === 'undo' ? 'undone' : 'redone');
     return r;
   }
 
-  const step = prepareEditorStep(ws, req.selector, req.direction, { force: req.force, ...readers, bytes: docs.bytesReader(ws) });
+  const step = prepareEditorStep(ws, req.selector, req.direction, { force: req.force, ...readers });
   const base = {
     direction: req.direction,
     conflicts: step.conflicts.map(toConflictFile),
@@ -276,8 +315,8 @@ async function runOne(session: Session, req: StepRequest): Promise<W.ApplyResult
   const toEditor: EditorOp[] = [];
   const toDisk: StepOp[] = [];
   for (const o of step.ops) {
-    const e = route(session, o);
-    if (e) toEditor.push(e);
+    const e = route(session, o.op, o.bytes);
+    if (e) toEditor.push({ ...e, o });
     else toDisk.push(o);
   }
 

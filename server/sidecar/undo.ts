@@ -4,7 +4,7 @@ import type * as W from '../../protocol/src/types.js';
 import { previewStep } from '../service/undo.js';
 import { workspaceSelector } from './params.js';
 import type { Session } from './session.js';
-import { runStep } from './undo-through-editor.js';
+import { editorReaders, runStep } from './undo-through-editor.js';
 
 /*
  * `undo/preview` and `undo/apply`. What is "there now" includes the client's open documents:
@@ -14,12 +14,7 @@ import { runStep } from './undo-through-editor.js';
 /** `undo/preview`: what an undo (or redo) would do, writing nothing. */
 export function preview(s: Session, p: v.InferOutput<typeof UndoPreviewParams>): W.PreviewResult {
   const sel = workspaceSelector('undo/preview', s.ws, p.selector);
-  return previewStep(s.ws, sel, p.direction ?? 'undo', {
-    state: s.docs.stateReader(s.ws),
-    bytes: s.docs.bytesReader(s.ws),
-    unsaved: (path, t) => s.docs.unsaved(path, t),
-    editor: s.docs.editor,
-  });
+  return previewStep(s.ws, sel, p.direction ?? 'undo', editorReaders(s));
 }
 
 /** `undo/apply`: undo (or redo) the selected sets as one step. */

@@ -197,10 +197,10 @@ export function sidecarSuite(connect: Connect, hookOf: HookOf): void {
       expect(ws.read('notes.md')).toEqual(Buffer.from(`${BEFORE['notes.md']}a line of mine\n`));
     });
 
-    it('counts unsaved text in a buffer as a conflict, and replaces it with force', async () => {
+    it("counts unsaved text on the agent's lines in a buffer as a conflict, and replaces it with force", async () => {
       const e = await start('neovim');
       await e.open('notes.md');
-      await e.type('notes.md', `${AFTER['notes.md']}my own line\n`);
+      await e.type('notes.md', `${(AFTER['notes.md'] as string).replace('slow red', 'slow grey')}my own line\n`);
       const preview = await e.request<PreviewResult>('undo/preview', { selector: { turn: 't1' } });
       expect(preview.conflicts).toBe(1);
       expect(preview.files.find((f) => f.path === 'notes.md')!.conflict).toMatchObject({ reason: 'unsaved-in-editor' });

@@ -10,6 +10,7 @@ import { sameState, type CaptureGap, type ChangeSet, type FileChange, type FileS
 import { diskReader, gapFor, heldDiskReader, makePlan, type CurrentReader, type Narrowing, type Plan, type PlannedFile } from './plan.js';
 import { recoverTxns, syncWritten } from './recover.js';
 import { fitsInPlace, foundOf, type Found } from './job-steps.js';
+import { fromWorkspacePath } from '../workspace.js';
 import { closePool, POOL_MIN_JOBS, runJobs, startPool, type FileJob, type WritePool } from './jobs.js';
 import {
   chmodJob,
@@ -183,6 +184,11 @@ export interface StepOp {
   bytes: Buffer | null;
   file: PlannedFile;
   found?: Found | null;
+  /**
+   * What the step replaces when that is not the disk's `op.from`: an editor's unsaved text the
+   * merge went over (kept in the blob store). The operation log records it as what was found.
+   */
+  replaces?: FileState;
 }
 
 /** The {@link StepOp} `found` of read `r`: a file's or a link's stat, null when nothing is there, absent for a folder (its entries change under the step's own writes). */
@@ -262,7 +268,8 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
   const disk = opts.read ? null : heldDiskReader(ws);
   // With an editor's reader, the journal's state of each file is still the disk's.
   const narrowing = opts.read ? { ...opts.narrowing, disk: opts.narrowing?.disk ?? diskReader(ws) } : opts.narrowing;
-  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes, narrowing);
+  // An editor's bytes (its unsaved text among them) are what its view of the files merges over.
+  const plan = makePlan(ws, sets, direction, opts.read ?? disk!.read, opts.paths, disk?.bytes ?? opts.narrowing?.bytes, narrowing);
   opts.annotate?.(plan);
   const conflicts = plan.files.filter((f) => f.conflict);
   const gaps = plan.files.filter((f) => f.gap).map((f) => f.gap!);
@@ -299,12 +306,32 @@ function prepareInLock(ws: Workspace, sets: ChangeSet[], direction: 'undo' | 're
     // the transaction record and a later redo refer to them by hash.
     if (f.merged && to.exists && to.type === 'file' && to.sha256) journal.blobs.put(f.merged, to.sha256);
     const bytes = f.merged ?? (to.exists && to.type === 'file' && to.sha256 ? journal.blobs.get(to.sha256) : null);
-    ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f, found: foundBy(now) });
+    ops.push({ op: { path: f.path, from: now.state, to }, bytes, file: f, found: foundBy(now), ...editorFound(ws, f, now.state, opts) });
   }
   disk?.held.clear();
   const rank = new Map(ops.map((o) => [o, order(o.op)]));
   ops.sort((a, b) => rank.get(a)! - rank.get(b)! || (a.op.path < b.op.path ? -1 : 1));
   return { direction, force, plan, conflicts, gaps, blocked: false, ops, inPlace, head };
+}
+
+/**
+ * For a merge made over an editor's text that is not the disk's (its unsaved text): that text,
+ * kept in the blob store, as what the step replaces (`replaces`), so that the operation log says
+ * what the person saw and a redo gives it back. Empty otherwise.
+ */
+function editorFound(ws: Workspace, f: PlannedFile, disk: FileState, opts: PrepareOptions): { replaces?: FileState } {
+  const cur = f.current;
+  if (!opts.read || !f.merged || sameState(cur, disk) || !cur.exists || cur.type !== 'file' || !cur.sha256) return {};
+  let abs: string;
+  try {
+    abs = fromWorkspacePath(ws.root, f.path);
+  } catch {
+    return {};
+  }
+  const b = opts.narrowing?.bytes?.(f.path, abs, cur);
+  if (!b) return {};
+  ws.journal.blobs.put(b, cur.sha256);
+  return { replaces: cur };
 }
 
 /**
@@ -365,7 +392,7 @@ function writeInLock(ws: Workspace, ops: StepOp[], direction: 'undo' | 'redo', t
 function recordInLock(ws: Workspace, step: PreparedStep, now: number): string[] {
   const { journal } = ws;
   const moved = new Map<string, string[]>();
-  const found = new Map(step.ops.map(({ op }) => [op.path, op.from]));
+  const found = new Map(step.ops.map((o) => [o.op.path, o.replaces ?? o.op.from]));
   const paths: OpPath[] = [];
   // A change left partly undone is marked so; one whose undo took its last hunks (by lines, or
   // the rest of a change partly undone) is redone as this step's inverse.

@@ -267,16 +267,62 @@ H.out.after_redo = { notes = H.text(notes), modified = vim.bo[notes].modified, d
       expect(r.after_redo).toEqual({ notes: after['notes.md'], modified: false, disk: after });
     });
 
-    it('a buffer with unsaved later edits is a conflict and is left untouched; undo! replaces it', async () => {
+    it("an unsaved edit on another line than the agent's is merged into the buffer, which the plugin leaves for the person to save; :w records the undo", async () => {
+      const c = start(bin(), `merge-unsaved-${version}`);
+      const r = ok(
+        await runNvim(
+          c,
+          PRELUDE +
+            String.raw`
+-- The person changes the title of notes.md (the agent changed line 3), and does not save.
+vim.api.nvim_buf_set_lines(notes, 0, 1, false, { '# My notes' })
+local n = #H.messages
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo = d.result
+H.out.undo_messages = H.messages_since(n)
+H.out.after_undo = { notes = H.text(notes), f = H.text(f), modified = vim.bo[notes].modified, f_modified = vim.bo[f].modified, disk = disk() }
+local function list() return vim.json.decode(vim.system({ 'node', H.params.bin, 'list', '--json' }, { cwd = H.ws, text = true }):wait(30000).stdout) end
+H.out.list_before_save = list()
+vim.cmd.buffer(notes)
+vim.cmd('write')
+H.out.recorded = vim.wait(30000, function()
+  for _, s in ipairs(list().sets) do
+    if s.state ~= 'undone' then return false end
+  end
+  return true
+end, 200)
+H.out.after_save = { modified = vim.bo[notes].modified, disk = disk() }
+`,
+          turnData(c),
+        ),
+      );
+      const merged = (BEFORE['notes.md'] as string).replace('# Notes', '# My notes');
+      const undo = r.undo as { written: boolean; conflicts: unknown[]; applied: { path: string; via?: string }[]; pending: string[] };
+      expect(undo.conflicts).toEqual([]);
+      expect(undo.written).toBe(true);
+      expect(undo.applied.find((a) => a.path === 'notes.md')?.via).toBe('editor');
+      expect(undo.pending).toContain('notes.md');
+      // The buffer holds the merge, unsaved; f.txt (no unsaved text) is written as ever; the disk under notes.md keeps the agent's text.
+      expect(r.after_undo).toEqual({ notes: merged, f: BEFORE['f.txt'], modified: true, f_modified: false, disk: { ...BEFORE, 'notes.md': WORKSPACE_AFTER_TURN_ONE['notes.md'] } });
+      const info = (r.undo_messages as { msg: string; level: number }[]).map((m) => m.msg).join('\n');
+      expect(info).toContain('put back in the buffer, keeping your unsaved changes: :w notes.md to finish');
+      const sets = (r.list_before_save as { sets: { files: { path: string; state: string }[] }[] }).sets;
+      expect(sets.flatMap((s) => s.files).find((x) => x.path === 'notes.md')?.state).toBe('applied');
+      // :w is the person's: it finishes the undo, recorded.
+      expect(r.recorded).toBe(true);
+      expect(r.after_save).toEqual({ modified: false, disk: { ...BEFORE, 'notes.md': merged } });
+    });
+
+    it("a buffer with unsaved edits on the agent's line is a conflict and is left untouched; undo! replaces it", async () => {
       const c = start(bin(), `conflict-${version}`);
       const r = ok(
         await runNvim(
           c,
           PRELUDE +
             String.raw`
--- The user goes on typing in notes.md after the agent's change, and does not save; y (not open)
--- is edited outside takeback.
-vim.api.nvim_buf_set_lines(notes, -1, -1, false, { 'my own line' })
+-- The user goes on typing on the line the agent changed in notes.md, and does not save; y (not
+-- open) is edited outside takeback.
+vim.api.nvim_buf_set_lines(notes, 2, 3, false, { 'The slow red fox, mine.' })
 H.write(H.path('y'), 'edited outside\n')
 H.out.typed = H.text(notes)
 vim.cmd('Takeback preview turn 1')
@@ -299,18 +345,18 @@ H.out.after_force = { notes = H.text(notes), f = H.text(f), modified = vim.bo[no
         ),
       );
       const after = WORKSPACE_AFTER_TURN_ONE;
-      const typed = `${after['notes.md']}my own line\n`;
+      const typed = (after['notes.md'] as string).replace('The slow red fox.', 'The slow red fox, mine.');
       expect(r.typed).toBe(typed);
       // The preview names the conflict in words.
       // The preview names the conflict in words: its detail, the reason once.
-      expect((r.preview as string[]).filter((l) => l.startsWith('# notes.md:'))).toEqual(['# notes.md: put back · conflict: unsaved in Neovim']);
+      expect((r.preview as string[]).filter((l) => l.startsWith('# notes.md:'))).toEqual(['# notes.md: put back · conflict: unsaved in Neovim: line 3 changed by the agent and line 3 since']);
       expect((r.preview as string[]).filter((l) => l.startsWith('# y:'))).toEqual(['# y: remove · conflict: changed since outside takeback']);
       const undo = r.undo as { written: boolean; conflicts: { path: string; reason: string }[] };
       expect(undo.written).toBe(false);
       expect(undo.conflicts).toContainEqual(expect.objectContaining({ path: 'notes.md', reason: 'unsaved-in-editor' }));
       const warn = (r.undo_messages as { msg: string; level: number }[]).find((m) => m.level >= WARN);
       // Each file with its reason once and who changed it, then what to do.
-      expect(warn?.msg).toBe('takeback: nothing undone for turn 1: notes.md unsaved in Neovim; y changed since outside takeback. `:Takeback undo! turn 1` replaces later changes');
+      expect(warn?.msg).toBe('takeback: nothing undone for turn 1: notes.md unsaved in Neovim: line 3 changed by the agent and line 3 since; y changed since outside takeback. `:Takeback undo! turn 1` replaces later changes');
       // Nothing moved: the buffer keeps the user's text, every file keeps the agent's bytes (y the edit outside).
       expect(r.after_conflict).toEqual({ notes: typed, f: after['f.txt'], modified: true, disk: { ...after, y: 'edited outside\n' } });
 

@@ -1,7 +1,9 @@
 -- :Takeback undo / redo: undo/apply through the sidecar, which sends the text edits back as
 -- workspace/applyEdit so they land in Neovim's buffers (one undo step each: `u` brings the
--- agent's change back). Then the buffers it changed are written so the disk matches, buffers
--- of files changed on disk are reloaded, and the outcome is reported with vim.notify.
+-- agent's change back). Then the buffers it changed are written so the disk matches (but a
+-- buffer that held unsaved text, which the sidecar merged the step into: that one is the
+-- person's to save, and its :w finishes the step), buffers of files changed on disk are
+-- reloaded, and the outcome is reported with vim.notify.
 
 local client = require('takeback.client')
 local config = require('takeback.config')
@@ -32,15 +34,53 @@ function M.reload(root)
   end
 end
 
---- Writes the buffers that `result.applied` says were changed through the editor. Returns the
---- paths that could not be written, with the reason.
+--- The buffers of `root` that hold unsaved text, by buffer number: the person's work.
+---@param root string
+---@return table<integer, boolean>
+local function unsaved_buffers(root)
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local file = vim.api.nvim_buf_is_loaded(b) and util.buf_file(b)
+    if file and util.relative(root, file) and vim.bo[b].modified then
+      out[b] = true
+    end
+  end
+  return out
+end
+
+--- The paths of `result.applied` changed through the editor in a buffer that held unsaved text
+--- before the step and that the step did not replace (not a conflict it forced): the sidecar
+--- merged the step into that text, and the buffer is the person's to save.
 ---@param root string
 ---@param result table ApplyResult
+---@param unsaved table<integer, boolean> unsaved_buffers() before the step
+---@return table<string, boolean>
+local function merged_into_unsaved(root, result, unsaved)
+  local forced = {}
+  for _, c in ipairs(result.conflicts or {}) do
+    forced[c.path] = true
+  end
+  local out = {}
+  for _, a in ipairs(result.applied or {}) do
+    local b = a.via == 'editor' and util.find_buf(util.absolute(root, a.path))
+    if b and unsaved[b] and not forced[a.path] then
+      out[a.path] = true
+    end
+  end
+  return out
+end
+
+--- Writes the buffers that `result.applied` says were changed through the editor, but those of
+--- `keep` (a step merged into the person's unsaved text: theirs to save). Returns the paths that
+--- could not be written, with the reason.
+---@param root string
+---@param result table ApplyResult
+---@param keep table<string, boolean>
 ---@return string[] failed
-local function write_buffers(root, result, c)
+local function write_buffers(root, result, c, keep)
   local failed = {}
   for _, a in ipairs(result.applied or {}) do
-    if a.via == 'editor' then
+    if a.via == 'editor' and not keep[a.path] then
       local file = util.absolute(root, a.path)
       local b = util.find_buf(file)
       if b and vim.bo[b].modified then
@@ -352,6 +392,7 @@ function M.run(direction, sel, opts)
     return finish({ message = 'the sidecar is not running' }, nil)
   end
   M.reload(root)
+  local unsaved = unsaved_buffers(root)
   local params = { selector = sel, direction = direction, force = opts.force or false }
   client.request(c, 'undo/apply', params, function(err, result)
     if err then
@@ -363,15 +404,28 @@ function M.run(direction, sel, opts)
     result.direction = result.direction or direction
     local failed = {}
     local landed = result.written and #(result.failed or {}) == 0
+    local keep = landed and merged_into_unsaved(root, result, unsaved) or {}
     if landed and config.options.write then
-      failed = write_buffers(root, result, c)
+      failed = write_buffers(root, result, c, keep)
+    end
+    local kept = vim.tbl_keys(keep)
+    if #kept > 0 then
+      table.sort(kept)
+      result.notes = result.notes or {}
+      table.insert(
+        result.notes,
+        ('%s in the buffer, keeping your unsaved changes: :w %s to finish'):format(direction == 'undo' and 'put back' or 'made again', util.join(kept))
+      )
     end
     if landed then
       sync_disk_buffers(root, result)
     end
-    if landed and not config.options.write and #(result.pending or {}) > 0 then
+    local unwritten = vim.tbl_filter(function(p)
+      return not keep[p]
+    end, result.pending or {})
+    if landed and not config.options.write and #unwritten > 0 then
       result.notes = result.notes or {}
-      table.insert(result.notes, 'not saved (write = false): :write ' .. util.join(result.pending) .. ' to finish')
+      table.insert(result.notes, 'not saved (write = false): :write ' .. util.join(unwritten) .. ' to finish')
     end
     local msg, level = M.describe(sel, result, failed)
     util.notify(msg, level)

@@ -5,8 +5,10 @@
 //   - with the documented key map (clients/helix/config.toml, verbatim) on a file with no language;
 //   - with the takeback language server that `takeback init helix` adds to languages.toml: its
 //     code actions (space a) undo through Helix's buffers, `:w` puts the disk back byte for byte,
-//     `u` brings the agent's change back, and a buffer with unsaved later edits is a conflict that
-//     stays untouched until "Undo, replacing later changes" is picked; "Undo the agent's change
+//     `u` brings the agent's change back, a buffer with unsaved later edits on the agent's line is
+//     a conflict that stays untouched until "Undo, replacing later changes" is picked, and one
+//     with unsaved edits on other lines gets the undo merged into it (nothing written under it,
+//     recorded on `:w`); "Undo the agent's change
 //     here" takes back only the agent's hunk at the cursor, through the buffer too; a save the
 //     person makes in Helix during the agent's turn is theirs ("saved in Helix", outside the
 //     turn): it stops the undo of the agent's change alone and the turn's undo never takes it.
@@ -358,7 +360,7 @@ describe(`Helix end to end (${hx ?? hxMissing})`, { timeout: 180_000 }, () => {
     expect(await w.helix.quit()).toBe('0');
   });
 
-  it('a buffer with unsaved later edits is a conflict and stays untouched; "Undo, replacing later changes" replaces them', async (ctx) => {
+  it("a buffer with unsaved later edits on the agent's line is a conflict and stays untouched; \"Undo, replacing later changes\" replaces them", async (ctx) => {
     needHelix(ctx);
     const w = world();
     const ORIGINAL = '[main]\nname = quick brown\ncolor = blue\n';
@@ -372,18 +374,17 @@ describe(`Helix end to end (${hx ?? hxMissing})`, { timeout: 180_000 }, () => {
 
     w.open('app.ini');
     await w.helix.waitScreen('the agent text', /name = slow red/);
-    // The user types on, without saving.
-    w.helix.keys('i');
+    // The user types on the line the agent changed, without saving.
+    w.helix.keys('j', 'g', 'h', 'i');
     w.helix.type('mine ');
     w.helix.keys('Escape');
-    await w.helix.waitScreen('the unsaved edit', (s) => /mine \[main\]/.test(s) && /\[\+\]/.test(w.helix.statusLine()));
+    await w.helix.waitScreen('the unsaved edit', (s) => /mine name = slow red/.test(s) && /\[\+\]/.test(w.helix.statusLine()));
 
     let items = await codeActions(w.helix, /Undo, replacing later changes/);
     pick(w.helix, items, /Undo the agent's change to this file/);
     await w.helix.waitScreen('the conflict message', /takeback: nothing undone: app\.ini/);
     let screen = w.helix.screen();
-    expect(screen).toMatch(/mine \[main\]/);
-    expect(screen).toMatch(/name = slow red/);
+    expect(screen).toMatch(/mine name = slow red/);
     expect(w.helix.statusLine()).toMatch(/\[\+\]/);
     expect(w.read('app.ini')).toBe(AGENT);
     expect((JSON.parse(w.takeback('list', '--json').stdout) as { sets: { state: string }[] }).sets.every((s) => s.state === 'applied')).toBe(true);
@@ -391,11 +392,46 @@ describe(`Helix end to end (${hx ?? hxMissing})`, { timeout: 180_000 }, () => {
     // Its own code action (Helix asks no questions): replace the later changes.
     items = await codeActions(w.helix, /Undo, replacing later changes/);
     pick(w.helix, items, /Undo, replacing later changes/);
-    await w.helix.waitScreen('the forced undo', (s) => /takeback: undid/.test(s) && /name = quick brown/.test(s) && !/mine \[main\]/.test(s));
+    await w.helix.waitScreen('the forced undo', (s) => /takeback: undid/.test(s) && /name = quick brown/.test(s) && !/mine name/.test(s));
     screen = w.helix.screen();
     expect(screen).toMatch(/color = blue/);
     w.helix.command('w');
     await w.disk('app.ini', ORIGINAL, 'the original bytes after the forced undo and :w');
+    expect(await w.helix.quit()).toBe('0');
+  });
+
+  it("a buffer with unsaved edits on other lines than the agent's: the undo is merged into the buffer, nothing written under it; :w records it", async (ctx) => {
+    needHelix(ctx);
+    const w = world();
+    const ORIGINAL = '[main]\nname = quick brown\ncolor = blue\nsize = 1\n';
+    const AGENT = '[main]\nname = slow red\ncolor = blue\nsize = 1\n';
+    w.write('app.ini', ORIGINAL);
+    initHelix(w);
+    w.agent.prompt('Rename');
+    w.agent.edit('app.ini', 'quick brown', 'slow red');
+    w.agent.stop();
+
+    w.open('app.ini');
+    await w.helix.waitScreen('the agent text', /name = slow red/);
+    // The user adds a line at the end, two lines below the agent's, without saving.
+    w.helix.keys('g', 'e', 'o');
+    w.helix.type('extra = 2');
+    w.helix.keys('Escape');
+    await w.helix.waitScreen('the unsaved edit', (s) => /extra = 2/.test(s) && /\[\+\]/.test(w.helix.statusLine()));
+
+    const items = await codeActions(w.helix, /Undo the agent's change to this file/);
+    expect(items.some((i) => /Undo, replacing later changes/.test(i))).toBe(false);
+    pick(w.helix, items, /Undo the agent's change to this file/);
+    await w.helix.waitScreen('the merged undo', (s) => /name = quick brown/.test(s) && /extra = 2/.test(s));
+    expect(w.helix.statusLine()).toMatch(/\[\+\]/);
+    // Nothing under the buffer: the disk keeps the agent's bytes, the journal the change.
+    expect(w.read('app.ini')).toBe(AGENT);
+    expect((JSON.parse(w.takeback('list', '--json').stdout) as { sets: { state: string }[] }).sets.every((s) => s.state === 'applied')).toBe(true);
+
+    w.helix.command('w');
+    const merged = `${ORIGINAL}extra = 2\n`;
+    await w.disk('app.ini', merged, 'the merged bytes after :w');
+    await waitFor('the undo recorded on :w', () => (JSON.parse(w.takeback('list', '--json').stdout) as { sets: { state: string }[] }).sets.every((s) => s.state === 'undone'), 30_000);
     expect(await w.helix.quit()).toBe('0');
   });
 });

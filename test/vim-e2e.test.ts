@@ -138,15 +138,51 @@ g:Out.disk_after_u = {notes: g:Disk('notes.md'), f: g:Disk('f.txt')}
     expect(r.disk_after_u).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'] });
   });
 
-  it.concurrent('a buffer with unsaved edits is a conflict: nothing is written; undo! replaces it', async () => {
+  it.concurrent("a buffer with unsaved edits on other lines than the agent's gets the undo merged into it, left for the person to save; :w records it", async () => {
+    const c = start('merge-unsaved', BEFORE);
+    const r = ok(
+      await runVim(
+        c,
+        PRELUDE +
+          String.raw`
+# The person changes the title of notes.md (the agent changed line 3), and does not save.
+setbufline(notes, 1, '# My notes')
+messages clear
+var d = g:Cmd('undo', 'TakebackApplied')
+g:Out.undo = d.result
+g:Out.undo_messages = execute('messages')
+g:Out.after_undo = {notes: g:Text(notes), modified: getbufvar(notes, '&modified'), f_modified: getbufvar(f, '&modified'),
+  disk_notes: g:Disk('notes.md'), disk_f: g:Disk('f.txt')}
+g:Out.journal_before_save = g:Journal()
+execute 'buffer' notes
+write
+g:WaitRecorded('undone')
+g:Out.disk_after_save = g:Disk('notes.md')
+`,
+        { agent: AGENT, after: AFTER },
+      ),
+    );
+    const merged = BEFORE['notes.md'].replace('# Notes', '# My notes');
+    const undo = r.undo as { written: boolean; conflicts: unknown[] };
+    expect(undo.written).toBe(true);
+    expect(undo.conflicts).toEqual([]);
+    // The buffer holds the merge, unsaved; f.txt is written as ever; the disk under notes.md keeps the agent's bytes.
+    expect(r.after_undo).toEqual({ notes: merged, modified: true, f_modified: false, disk_notes: AFTER['notes.md'], disk_f: BEFORE['f.txt'] });
+    expect(r.undo_messages).toContain('put back in the buffer, keeping your unsaved changes: :w notes.md to finish');
+    expect(r.journal_before_save).toEqual([['1', 'applied']]);
+    expect(r.disk_after_save).toBe(merged);
+    expect(journal(c).find((s) => s.id === '1')).toEqual({ id: '1', state: 'undone' });
+  });
+
+  it.concurrent("a buffer with unsaved edits next to the agent's line is a conflict: nothing is written; undo! replaces it", async () => {
     const c = start('conflict', BEFORE);
     const r = ok(
       await runVim(
         c,
         PRELUDE +
           String.raw`
-# The user goes on typing in notes.md after the agent's change, and does not save; g.txt (not
-# open) is edited outside takeback.
+# The user goes on typing in notes.md right after the agent's line (next to it: the merge counts
+# it an overlap), and does not save; g.txt (not open) is edited outside takeback.
 appendbufline(notes, '$', 'my own line')
 writefile(['edited outside'], P.workspace .. '/g.txt')
 g:Out.typed = g:Text(notes)
@@ -175,7 +211,7 @@ g:WaitRecorded('undone')
     ]);
     // Each file with its reason once and who changed it, then what to do.
     expect(r.undo_messages).toContain(
-      'takeback: nothing undone for the last change: g.txt changed since outside takeback: line 1 changed by the agent and line 1 since; notes.md unsaved in Vim. `:Takeback undo! last` replaces later changes',
+      'takeback: nothing undone for the last change: g.txt changed since outside takeback: line 1 changed by the agent and line 1 since; notes.md unsaved in Vim: line 3 changed by the agent and line 4 since. `:Takeback undo! last` replaces later changes',
     );
     // Nothing written anywhere: the buffers keep their text, the disk is the agent's.
     expect(r.after_conflict).toEqual({

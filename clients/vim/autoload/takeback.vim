@@ -851,13 +851,41 @@ def Describe(sel: dict<any>, r: dict<any>, unwritten: list<string>): list<string
   return [join(parts, '; '), level]
 enddef
 
+# The buffers of `root` that hold unsaved text, by number: the person's work.
+def UnsavedBuffers(root: string): dict<bool>
+  var out: dict<bool> = {}
+  for info in getbufinfo({bufloaded: 1})
+    var file = BufFile(info.bufnr)
+    if file != '' && Relative(root, file) != '' && info.changed
+      out[string(info.bufnr)] = true
+    endif
+  endfor
+  return out
+enddef
+
+# The paths of `r.applied` changed through the editor in a buffer that held unsaved text before
+# the step (`unsaved`: UnsavedBuffers() then) and that the step did not replace (not a conflict
+# it forced): the sidecar merged the step into that text, and the buffer is the person's to save.
+def MergedIntoUnsaved(root: string, r: dict<any>, unsaved: dict<bool>): list<string>
+  var forced = r.conflicts->copy()->map((_, x) => x.path)
+  var out = []
+  for a in r.applied
+    var b = get(a, 'via', '') == 'editor' ? FindBuf(root .. '/' .. a.path) : -1
+    if b != -1 && has_key(unsaved, string(b)) && index(forced, a.path) < 0
+      out->add(a.path)
+    endif
+  endfor
+  return sort(out)
+enddef
+
 # Writes the buffers the sidecar changed through the editor, as the agent saved its files:
 # without autocommands (a format-on-save would change the bytes the undo puts back) and with the
-# file's own last line end. Returns the paths not written, with the reason.
-def WriteBuffers(c: dict<any>, r: dict<any>): list<string>
+# file's own last line end; but not those of `keep` (merged into the person's unsaved text).
+# Returns the paths not written, with the reason.
+def WriteBuffers(c: dict<any>, r: dict<any>, keep: list<string>): list<string>
   var failed = []
   for a in r.applied
-    var b = get(a, 'via', '') == 'editor' ? FindBuf(c.root .. '/' .. a.path) : -1
+    var b = get(a, 'via', '') == 'editor' && index(keep, a.path) < 0 ? FindBuf(c.root .. '/' .. a.path) : -1
     if b == -1 || !getbufvar(b, '&modified')
       continue
     endif
@@ -916,6 +944,7 @@ enddef
 # TakebackApplied` with g:takeback_event = {direction, selector, result, error, root}.
 def Run(root: string, direction: string, sel: dict<any>, force: bool)
   Reload(root)
+  var unsaved = UnsavedBuffers(root)
   Request(root, 'undo/apply', {selector: sel, direction: direction, force: force}, (err, r) => {
     if err != null
       Notify(DescribeError(err), get(err, 'code', 0) == 3001 || get(err, 'code', 0) == 3002 ? 'warn' : 'error')
@@ -924,8 +953,12 @@ def Run(root: string, direction: string, sel: dict<any>, force: bool)
     endif
     var unwritten = []
     if r.written && empty(get(r, 'failed', []) ?? [])
-      unwritten = WriteBuffers(clients[root], r)
+      var keep = MergedIntoUnsaved(root, r, unsaved)
+      unwritten = WriteBuffers(clients[root], r, keep)
       SyncDiskBuffers(clients[root], r)
+      if !empty(keep)
+        r.notes += [printf('%s in the buffer, keeping your unsaved changes: :w %s to finish', direction == 'undo' ? 'put back' : 'made again', Join(keep))]
+      endif
     endif
     var [msg, level] = Describe(sel, r, unwritten)
     Notify(msg, level)

@@ -64,7 +64,15 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', { timeout: 180_
     expect(journal(c)).toEqual([['1', 'undone']]);
   });
 
-  it.concurrent('ERT takeback-conflict: a buffer with unsaved text is a conflict and nothing is written; C-u replaces it', async () => {
+  it.concurrent("ERT takeback-merge-unsaved: unsaved text on other lines than the agent's gets the undo merged into the buffer, left for the person to save; C-x C-s records it", async () => {
+    const c = start('merge-unsaved');
+    const r = await runErt(c, 'takeback-merge-unsaved', writeEmacsParams(c, { agent: AGENT, before: BEFORE, after: AFTER }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+    expect(readTree(c.workspace)).toEqual({ ...BEFORE, 'notes.md': BEFORE['notes.md'].replace('# Notes', '# My notes') });
+  });
+
+  it.concurrent('ERT takeback-conflict: a buffer with unsaved text next to the agent\'s line is a conflict and nothing is written; C-u replaces it', async () => {
     const c = start('conflict');
     const r = await runErt(c, 'takeback-conflict', writeEmacsParams(c, { agent: AGENT, before: BEFORE, after: AFTER }));
     expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);

@@ -613,15 +613,38 @@ not be saved."
     (when unwritten (setq parts (append parts (list (concat "could not write " (takeback--join unwritten))))))
     (mapconcat #'identity parts "; ")))
 
-(defun takeback--save-buffers (root r)
+(defun takeback--unsaved-buffers (root)
+  "The buffers of ROOT's files that hold unsaved text: the person's work."
+  (cl-remove-if-not (lambda (b)
+                      (let ((file (takeback--buffer-file b)))
+                        (and file (takeback--relative root file) (buffer-modified-p b))))
+                    (buffer-list)))
+
+(defun takeback--merged-into-unsaved (root r unsaved)
+  "The paths of R's applied files changed through the editor in a buffer of
+UNSAVED (the buffers that held unsaved text before the step) that the step did
+not replace (not a conflict it forced): the sidecar merged the step into that
+text, and the buffer is the person's to save. Sorted."
+  (let ((forced (mapcar (lambda (c) (plist-get c :path)) (append (plist-get r :conflicts) nil)))
+        out)
+    (cl-loop for a across (plist-get r :applied)
+             for b = (and (equal (plist-get a :via) "editor")
+                          (takeback--file-buffer (expand-file-name (plist-get a :path) root)))
+             when (and b (memq b unsaved) (not (member (plist-get a :path) forced)))
+             do (push (plist-get a :path) out))
+    (sort out #'string<)))
+
+(defun takeback--save-buffers (root r &optional keep)
   "Save the buffers the sidecar changed through the editor, as the agent saved
 its files: without save hooks (a format-on-save would change the bytes the undo
-puts back) and without adding a final newline or a backup file. Return the
-paths not saved, with the reason."
+puts back) and without adding a final newline or a backup file; but not those
+of the paths KEEP (merged into the person's unsaved text). Return the paths
+not saved, with the reason."
   (let (failed)
     (cl-loop for a across (plist-get r :applied)
              for file = (expand-file-name (plist-get a :path) root)
-             for b = (and (equal (plist-get a :via) "editor") (takeback--file-buffer file))
+             for b = (and (equal (plist-get a :via) "editor") (not (member (plist-get a :path) keep))
+                          (takeback--file-buffer file))
              when (and b (buffer-modified-p b))
              do (condition-case err
                     (with-current-buffer b
@@ -664,15 +687,22 @@ at the next edit or save."
 (defun takeback--run (direction selector force)
   (let* ((root (takeback--current-root))
          (sel (or selector (takeback--read-selector)))
-         r err)
+         r err unsaved)
     (takeback--reload root)
+    (setq unsaved (takeback--unsaved-buffers root))
     (condition-case e
         (setq r (takeback--request root :undo/apply (list :selector sel :direction direction :force (if force t :json-false))))
       (jsonrpc-error (setq err (or (alist-get 'jsonrpc-error-message (cdr e)) (format "%S" e)))))
     (if err
         (message "takeback: %s" err)
-      (let ((unwritten (and (eq (plist-get r :written) t) (null (append (plist-get r :failed) nil))
-                            (prog1 (takeback--save-buffers root r) (takeback--sync-disk-buffers root r)))))
+      (let* ((landed (and (eq (plist-get r :written) t) (null (append (plist-get r :failed) nil))))
+             (keep (and landed (takeback--merged-into-unsaved root r unsaved)))
+             (unwritten (and landed (prog1 (takeback--save-buffers root r keep) (takeback--sync-disk-buffers root r)))))
+        (when keep
+          (setq r (plist-put r :notes (vconcat (plist-get r :notes)
+                                               (list (format "%s in the buffer, keeping your unsaved changes: C-x C-s %s to finish"
+                                                             (if (equal direction "undo") "put back" "made again")
+                                                             (takeback--join keep)))))))
         (message "takeback: %s" (takeback--describe sel r unwritten))))
     ;; The listing shows the step.
     (let ((b (get-buffer "*takeback*")))

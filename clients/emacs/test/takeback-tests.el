@@ -136,8 +136,34 @@ the agent's change back."
       (should (equal (takeback-tests--disk (cdr pair)) (takeback-tests--before (cdr pair)))))
     (takeback-stop)))
 
+(ert-deftest takeback-merge-unsaved ()
+  "A buffer with unsaved text on other lines than the agent's gets the undo
+merged into it, not saved (the person's to save); C-x C-s records the undo."
+  (pcase-let ((`(,notes ,_f) (takeback-tests--setup)))
+    (with-current-buffer notes
+      (goto-char (point-min))
+      (delete-region (point) (line-end-position))
+      (insert "# My notes"))
+    (let ((r (with-current-buffer notes (takeback-undo))))
+      (should (eq (plist-get r :written) t))
+      (should (equal (plist-get r :conflicts) [])))
+    (should (string-match-p (regexp-quote "put back in the buffer, keeping your unsaved changes: C-x C-s notes.md to finish")
+                            (takeback-tests--messages)))
+    (let ((merged (replace-regexp-in-string "# Notes" "# My notes" (takeback-tests--before "notes.md") t t)))
+      (should (equal (takeback-tests--text notes) merged))
+      (should (buffer-modified-p notes))
+      ;; Nothing under the buffer: the disk keeps the agent's bytes, the journal the change.
+      (should (equal (takeback-tests--disk "notes.md") (takeback-tests--after "notes.md")))
+      (should (equal (takeback-tests--journal) '(("1" . "applied"))))
+      (with-current-buffer notes (save-buffer))
+      (takeback-tests--wait-recorded "undone")
+      (should (equal (takeback-tests--disk "notes.md") merged))
+      (should (equal (takeback-tests--journal) '(("1" . "undone")))))
+    (takeback-stop)))
+
 (ert-deftest takeback-conflict ()
-  "A buffer with unsaved text is a conflict, named, and nothing is written; C-u replaces it."
+  "A buffer with unsaved text next to the agent's line is a conflict, named
+with the lines of both sides, and nothing is written; C-u replaces it."
   (pcase-let ((`(,notes ,f) (takeback-tests--setup)))
     (with-current-buffer notes
       (goto-char (point-max))
@@ -152,7 +178,7 @@ the agent's change back."
     ;; Each file with its reason once and who changed it, then what to do.
     (should (string-match-p (regexp-quote (concat "takeback: nothing undone for the last change: "
                                                   "g.txt changed since outside takeback: line 1 changed by the agent and line 1 since; "
-                                                  "notes.md unsaved in Emacs. C-u M-x takeback-undo replaces later changes"))
+                                                  "notes.md unsaved in Emacs: line 3 changed by the agent and line 4 since. C-u M-x takeback-undo replaces later changes"))
                             (takeback-tests--messages)))
     ;; Nothing written anywhere.
     (should (equal (takeback-tests--text notes) (concat (takeback-tests--after "notes.md") "my own line\n")))

@@ -7,8 +7,9 @@
 // in the editor and on disk (saved, so the journal records it), Ctrl+Z and a save bring the
 // agent's change back (the journal says applied again), the sidecar's "Undo the agent's change
 // here" in the Source Action menu takes the hunk at the cursor back, the row's Redo puts it back,
-// and unsaved text in the buffer is a conflict that writes nothing until "Undo, replacing later
-// changes" is picked.
+// unsaved text in the buffer next to the agent's lines is a conflict that writes nothing until
+// "Undo, replacing later changes" is picked, and unsaved text on other lines gets the undo merged
+// into the buffer, left unsaved for the person's own save, which records it.
 // Everything is private: HOME, XDG folders, TAKEBACK_HOME, VS Code's user data and extensions.
 // The tests are skipped only when code-server or Chromium cannot be found, and fail instead with
 // TAKEBACK_REQUIRE_EDITORS=1.
@@ -225,6 +226,39 @@ describe('VS Code (code-server) with the takeback extension', () => {
       // What the undo could not bring back is said, by name.
       await page.locator('.notifications-toasts', { hasText: 'capture gaps' }).waitFor();
       expect(await page.locator('.notifications-toasts').textContent()).toContain('server.pem');
+    });
+  }, 300_000);
+
+  it("unsaved text on other lines than the agent's: the undo is merged into the buffer, which the extension leaves unsaved (no dialog); the person's save records it", async (ctx) => {
+    needVscode(ctx);
+    const w = world();
+    const s = await w.open();
+    const { page } = s;
+    await withSession(s, w.base, async () => {
+      const pane = await takebackPane(page);
+      const turn = row(pane, 'tidy the notes');
+      await turn.waitFor();
+      await openFile(page, 'notes.md');
+      await until("the agent's text in the editor", async () => (await editorText(page)).includes('The slow brown fox.'), 30_000);
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.type('My ');
+      await page.locator('.tab.dirty').waitFor();
+
+      await clickRowAction(turn, 'Undo');
+      const merged = BEFORE.replace('# Notes', 'My # Notes');
+      await until('the merged text in the editor', async () => (await editorText(page)) === merged, 30_000);
+      await page.locator('.notifications-toasts', { hasText: 'keeping your unsaved changes' }).waitFor();
+      // Nothing under the buffer: the disk keeps the agent's text, the tab its unsaved mark, the journal the set.
+      expect(await page.locator('.monaco-dialog-box').count()).toBe(0);
+      expect(await page.locator('.tab.dirty').count()).toBe(1);
+      expect(w.read('notes.md')).toBe(AFTER);
+      expect(w.states()).toEqual(['Edit notes.md: applied']);
+
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+      await page.keyboard.press('Control+S');
+      await until('notes.md saved as merged', () => w.read('notes.md') === merged, 30_000);
+      await until('the journal to record the undo', () => w.states().includes('Edit notes.md: undone'), 30_000);
     });
   }, 300_000);
 

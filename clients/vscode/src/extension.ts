@@ -101,9 +101,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
    * Undo or redo `selector` through the sidecar. Conflicts without `force` write nothing: a modal
    * names the files and offers the undo that takes the later recorded changes back too, when
    * there is one, and the step again with `force`. Paths the edit left unsaved in the buffers
-   * (`pending`) are saved, so the disk holds the step and the journal records it.
+   * (`pending`) are saved, so the disk holds the step and the journal records it; but not a
+   * document that held unsaved text before the step, which the sidecar merged the step into
+   * (not a conflict it forced): that one is the person's to save, and its save finishes the step.
    */
   async function step(selector: StepSelector, direction: Direction, force: boolean): Promise<ApplyResult | undefined> {
+    const dirtyBefore = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()));
     const r = await lc.sendRequest<ApplyResult>('undo/apply', { selector, direction, force });
     if (!r.written && r.conflicts.length > 0) {
       const names = r.conflicts.map((c) => c.path).join(', ');
@@ -119,10 +122,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       return pick === REPLACE[direction] ? step(selector, direction, true) : r;
     }
     const base = await root();
+    const forced = new Set(r.conflicts.map((c) => c.path));
+    const kept: string[] = [];
     for (const rel of r.pending ?? []) {
       const uri = vscode.Uri.joinPath(base, rel);
       const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-      if (doc?.isDirty) await doc.save();
+      if (dirtyBefore.has(uri.toString()) && !forced.has(rel)) kept.push(rel);
+      else if (doc?.isDirty) await doc.save();
+    }
+    if (kept.length > 0) {
+      void vscode.window.showInformationMessage(`takeback: ${direction === 'undo' ? 'put back' : 'made again'} in the buffer, keeping your unsaved changes: save ${kept.join(', ')} to finish`);
     }
     if (r.failed && r.failed.length > 0) {
       void vscode.window.showErrorMessage(`takeback: the ${direction} did not land in ${r.failed.map((f) => `${f.path} (${f.reason})`).join(', ')}; nothing was recorded.`);

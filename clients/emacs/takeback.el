@@ -23,8 +23,10 @@
 ;; The sidecar plans every step; this package applies the text edits it sends
 ;; (`workspace/applyEdit') to the buffers, one undo group per file, so `undo'
 ;; brings the agent's change back, and saves them as the agent did.  Open
-;; buffers are sent as documents before each request, so unsaved text is a
-;; conflict: it is named, and nothing is written anywhere.
+;; buffers are sent as documents before each request, so unsaved text counts:
+;; on other lines than the agent's, the undo is merged into the buffer, which
+;; is left for the person to save; on the agent's lines it is a conflict: it is
+;; named, and nothing is written anywhere.
 
 ;;; Code:
 

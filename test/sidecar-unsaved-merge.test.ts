@@ -4,7 +4,7 @@
 // keeping later changes" with the diff from the buffer's text, and the step is recorded when the
 // editor saves; what it replaced is the buffer's text, so `takeback redo --last` gives back the
 // agent's lines with the person's. An unsaved edit on the agent's own line is a conflict naming
-// the lines of both sides, and nothing goes to the editor.
+// the lines of both sides, and nothing goes to the editor. A redo over unsaved text merges likewise.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -82,6 +82,29 @@ describe('an undo through the editor over unsaved text', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(fs.readFileSync(file, 'utf8')).toBe(mine);
+  });
+
+  it('a redo likewise: an unsaved edit on another line is kept, the agent\'s line made again in the buffer, recorded on the save', async () => {
+    const e = await start();
+    const u = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+    expect(u.written).toBe(true);
+    await e.saveEdited();
+    await e.until(() => e.changes.some((c) => c.reason === 'undone'), 10_000, 'the undo to be recorded');
+    const file = path.join(ws!.root, 'code.txt');
+    expect(fs.readFileSync(file, 'utf8')).toBe(TWENTY);
+
+    await e.type('code.txt', TWENTY.replace('line 10\n', 'line 10, mine\n'));
+    const r = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' }, direction: 'redo' });
+    expect(r.conflicts).toEqual([]);
+    expect(r.pending).toEqual(['code.txt']);
+    const merged = AGENT.replace('line 10\n', 'line 10, mine\n');
+    expect(e.text('code.txt')).toBe(merged);
+    expect(fs.readFileSync(file, 'utf8')).toBe(TWENTY);
+    await e.save(e.uri('code.txt'));
+    await e.until(() => e.changes.some((c) => c.reason === 'redone'), 10_000, 'the redo to be recorded');
+    expect(fs.readFileSync(file, 'utf8')).toBe(merged);
+    const list = await e.request<ListResult>('changes/list', {});
+    expect(list.sets.find((x) => x.turn === 't1')!.state).toBe('applied');
   });
 
   it("an unsaved edit on the agent's own line is a conflict naming the lines of both sides; nothing goes to the editor", async () => {

@@ -243,7 +243,9 @@ describe(`Helix end to end (${hx ?? hxMissing})`, { timeout: 180_000 }, () => {
     expect(await w.helix.quit()).toBe('0');
   });
 
-  it("\"Undo the agent's change here\" is offered on the agent's hunk only and takes back just that hunk through the buffer; :w records it partial; u brings it back", async (ctx) => {
+  // Retried once: under a loaded CI machine Helix once refused the last :w ("file modified by an
+  // external process") after u, not reproduced here; a second failure in a row fails the suite.
+  it("\"Undo the agent's change here\" is offered on the agent's hunk only and takes back just that hunk through the buffer; :w records it partial; u brings it back", { retry: 1 }, async (ctx) => {
     needHelix(ctx);
     const w = world();
     const rows = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('');

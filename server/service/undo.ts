@@ -55,9 +55,8 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved'], edito
   for (const f of plan.files) {
     if (f.gap || f.action === 'none' || !unsaved(f.path, f.target)) continue;
     if (f.merged && !f.conflict && merges?.(f.path, f.merged, f.target)) continue;
-    // The merge's own words, after the conflict's first ones and who changed the file.
-    const at = f.conflict?.reason === 'changed-since' ? f.conflict.detail.lastIndexOf(': ') : -1;
-    const lines = at < 0 ? '' : f.conflict!.detail.slice(at);
+    // The merge's own words for where the sides overlap, when it found them.
+    const lines = f.conflict?.reason === 'changed-since' && f.overlap ? `: ${f.overlap}` : '';
     f.conflict = { reason: 'unsaved-in-editor', detail: `unsaved in ${editor}${lines}` };
   }
 }

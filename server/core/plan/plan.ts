@@ -70,6 +70,13 @@ export interface PlannedFile {
    */
   merged: Buffer | null;
   /**
+   * For a `changed-since` conflict found by a merge: where the sides overlap, in the words the
+   * detail ends with ("line 3 changed by the agent and line 3 since"), so a
+   * later rule that rewrites the conflict (an editor's unsaved text) keeps them without parsing
+   * the detail. Absent otherwise.
+   */
+  overlap?: string;
+  /**
    * With the plan narrowed to files: the selected changes' hunks of this path (each step's diff,
    * undo: from what the change left to what it found), placed in the file now; `taken` when the
    * step moves it. Absent for a path that is not text on both sides of every step.
@@ -371,7 +378,8 @@ function narrow(ws: Workspace, file: PlannedFile, steps: WalkStep[], now: Buffer
     const r = mergeBytes(t.from!, cur, applyHunks(t.from!, t.to!, [...chosen[i]!]));
     if (!r.ok) {
       file.merged = null;
-      file.conflict = { reason: 'changed-since', detail: `changed since: ${r.tooManyEdits ? 'too much to merge' : overlapText(r.overlaps)}` };
+      file.overlap = r.tooManyEdits ? 'too much to merge' : overlapText(r.overlaps);
+      file.conflict = { reason: 'changed-since', detail: `changed since: ${file.overlap}` };
       return;
     }
     cur = r.bytes;
@@ -567,6 +575,7 @@ export function makePlan(
     let expected = acc.expected;
     let pathSets = acc.sets;
     let merged: Buffer | null = null;
+    let overlap: string | undefined;
     // An undo can take back only a redo: the log is asked only when one of its sets was redone.
     const mayInvert = !gapReason && (direction === 'redo' || acc.sets.some((id) => redone.has(id)));
     const inverse = mayInvert ? exactInverse(ws, path, acc.sets, direction, current, acc.target, undos, acc.steps) : null;
@@ -599,7 +608,10 @@ export function makePlan(
           merged = m.merged;
           target = m.target;
           action = actionFor(current, target);
-        } else if (m) conflict = { ...conflict, detail: `${conflict.detail}: ${m.detail}` };
+        } else if (m) {
+          overlap = m.detail;
+          conflict = { ...conflict, detail: `${conflict.detail}: ${m.detail}` };
+        }
       }
     }
     const file: PlannedFile = {
@@ -612,6 +624,7 @@ export function makePlan(
       gap: gapReason ? gapFor(path, gapReason) : null,
       sets: pathSets,
       merged,
+      ...(overlap === undefined ? {} : { overlap }),
     };
     if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines, direction);
     if (file.conflict?.reason === 'changed-since') file.conflict = withWho(ws, file.conflict, path, acc.sets, current, direction);

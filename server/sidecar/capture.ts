@@ -27,28 +27,30 @@ export function begin(s: Session, p: v.InferOutput<typeof CaptureBeginParams>): 
   const op = (): QueuedOp =>
     files ? { op: 'files-begin', id: p.id, tool, pair: null, files: keep(s, p.paths!, cwd), ...who } : { op: 'command-begin', id: p.id, tool, command: p.command ?? '', pair: null, ...who };
   const queued: W.CaptureBeginResult = { id: p.id, kind: files ? 'files' : 'command', turn: null, queued: true };
-  if (behindQueue(s)) {
-    if (spilled(s, 'journal-busy', op)) return queued;
-  }
-  try {
-    return agentWait(s, () => captureBegin(s.ws, { ...p, cwd }));
-  } catch (e) {
-    if (!spilled(s, unkeptCause(e, s.ws.home), op)) throw e;
-    return queued;
-  }
+  return recordOrQueue(s, op, queued, () => captureBegin(s.ws, { ...p, cwd }));
 }
 
 /** `capture/end`: records the tool call's change set, and tells the client when there is one. */
 export function end(s: Session, p: v.InferOutput<typeof CaptureEndParams>): W.CaptureEndResult {
   const op = (): QueuedOp => ({ op: 'end', id: p.id, tool: 'tool', found: null });
   const queued: W.CaptureEndResult = { id: p.id, set: null, queued: true };
-  if (behindQueue(s)) {
-    if (spilled(s, 'journal-busy', op)) return queued;
-  }
-  try {
-    const r = agentWait(s, () => captureEnd(s.ws, p));
+  return recordOrQueue(s, op, queued, () => {
+    const r = captureEnd(s.ws, p);
     if (r.set) s.client.journalChanged('recorded');
     return r;
+  });
+}
+
+/**
+ * An agent's event `fn` on the journal, or, when the journal cannot take it, the event `op`
+ * queued in the spill and `queued` answered: behind events queued earlier that are still waiting
+ * (in order), or when `fn` fails on a lock held past {@link HOOK_BUSY_MS} or a full disk. Throws
+ * what `fn` throws otherwise, and when the event could not be queued either.
+ */
+export function recordOrQueue<T>(s: Session, op: () => QueuedOp, queued: T, fn: () => T): T {
+  if (behindQueue(s) && spilled(s, 'journal-busy', op)) return queued;
+  try {
+    return agentWait(s, fn);
   } catch (e) {
     if (!spilled(s, unkeptCause(e, s.ws.home), op)) throw e;
     return queued;
@@ -56,7 +58,7 @@ export function end(s: Session, p: v.InferOutput<typeof CaptureEndParams>): W.Ca
 }
 
 /** Runs `fn`, an agent's event on the journal, waiting at most {@link HOOK_BUSY_MS} for another process's lock. */
-export function agentWait<T>(s: Session, fn: () => T): T {
+function agentWait<T>(s: Session, fn: () => T): T {
   return s.ws.journal.withBusyTimeout(HOOK_BUSY_MS, fn);
 }
 
@@ -64,7 +66,7 @@ export function agentWait<T>(s: Session, fn: () => T): T {
  * True when events queued earlier are still waiting after they were folded in (the journal still
  * cannot take them): this one goes behind them, in order. Cheap when none is (one listing).
  */
-export function behindQueue(s: Session): boolean {
+function behindQueue(s: Session): boolean {
   const { journal } = s.ws;
   if (!hasQueued(journal.dir)) return false;
   if (foldSpill(s.ws) > 0) s.client.journalChanged('recorded');
@@ -82,7 +84,7 @@ function keep(s: Session, paths: string[], cwd: string) {
 }
 
 /** Queues `op()` in the spill for `cause` (the journal cannot take it now); false when `cause` is null (another error) or nothing could be queued. */
-export function spilled(s: Session, cause: UnkeptCause | null, op: () => QueuedOp): boolean {
+function spilled(s: Session, cause: UnkeptCause | null, op: () => QueuedOp): boolean {
   if (cause === null) return false;
   const { journal } = s.ws;
   return queueOps(journal.dir, { root: s.ws.root, config: s.ws.config, blobs: journal.blobs, pending: (id) => journal.captures.peek(id) }, cause, [op()]);

@@ -1,11 +1,10 @@
 import type * as v from 'valibot';
 import type { TurnBeginParams, TurnEndParams } from '../../protocol/src/methods.js';
 import type * as W from '../../protocol/src/types.js';
-import { unkeptCause } from '../core/capture/queued.js';
 import { labelFromPrompt } from '../core/journal/turns.js';
 import { checkId } from '../core/errors.js';
 import { turnBegin, turnEnd } from '../service/capture.js';
-import { agentWait, behindQueue, spilled } from './capture.js';
+import { recordOrQueue } from './capture.js';
 import type { Session } from './session.js';
 
 /*
@@ -21,15 +20,11 @@ export function begin(s: Session, p: v.InferOutput<typeof TurnBeginParams>): W.T
   const who = { agent: p.agent ?? null, session: p.session ?? null, agentTurn: p.agentTurn ?? null };
   const op = () => ({ op: 'turn-begin' as const, label: labelFromPrompt(p.label), ...(p.id != null ? { id: p.id } : {}), ...who });
   const queued: W.TurnBeginResult = { turn: null, closed: null, queued: true };
-  if (behindQueue(s) && spilled(s, 'journal-busy', op)) return queued;
-  try {
-    const r = agentWait(s, () => turnBegin(s.ws, p));
+  return recordOrQueue(s, op, queued, () => {
+    const r = turnBegin(s.ws, p);
     s.client.journalChanged('recorded');
     return r;
-  } catch (e) {
-    if (!spilled(s, unkeptCause(e, s.ws.home), op)) throw e;
-    return queued;
-  }
+  });
 }
 
 /** `turn/end`: the agent stopped; what changed during the turn that no tool call claimed is its own set. */
@@ -38,13 +33,9 @@ export function end(s: Session, p: v.InferOutput<typeof TurnEndParams>): W.TurnE
   const who = { agent: null, session: p.session ?? null, agentTurn: p.agentTurn ?? null };
   const op = () => ({ op: 'turn-end' as const, ...(p.id != null ? { id: p.id } : {}), ...who });
   const queued: W.TurnEndResult = { turn: p.id ?? null, set: null, queued: true };
-  if (behindQueue(s) && spilled(s, 'journal-busy', op)) return queued;
-  try {
-    const r = agentWait(s, () => turnEnd(s.ws, p));
+  return recordOrQueue(s, op, queued, () => {
+    const r = turnEnd(s.ws, p);
     s.client.journalChanged('recorded');
     return r;
-  } catch (e) {
-    if (!spilled(s, unkeptCause(e, s.ws.home), op)) throw e;
-    return queued;
-  }
+  });
 }

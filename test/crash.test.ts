@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { filesOf, sandbox, tbSpawn, type Entry, type Sandbox } from './support/takeback.js';
+import { killedStep, rand } from './support/killed-step.js';
 
 const SESSION = 'dead0000-0000-4000-8000-00000000beef';
 
@@ -21,7 +22,6 @@ function killAfter(sb: Sandbox, args: string[], ms: number, input = ''): Promise
   });
 }
 
-const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo));
 const isTemp = (rel: string) => /(^|\/)\.[^/]*\.takeback-[^/]*$/.test(rel);
 
 describe('kill -9', () => {
@@ -95,24 +95,7 @@ describe('kill -9', () => {
      * (the first folder written) changed. Returns how it ended and, uncut, how long after its
      * first write it ended.
      */
-    const step = async (direction: string, killWithin?: number) => {
-      const child = tbSpawn([direction, '1'], { cwd: sb.ws, env: sb.env });
-      let sawTxn = false;
-      let firstWrite = 0;
-      const txn = fs.watch(journal, (_ev, name) => {
-        if (name && /^txn-[0-9a-f]+\.json$/.test(String(name))) sawTxn = true;
-      });
-      const writes = fs.watch(sb.abs('p0'), () => {
-        if (!sawTxn || firstWrite) return;
-        firstWrite = Date.now();
-        if (killWithin !== undefined) setTimeout(() => child.kill('SIGKILL'), rand(0, killWithin));
-      });
-      const how = await new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
-      const writing = firstWrite ? Date.now() - firstWrite : 0;
-      txn.close();
-      writes.close();
-      return { how, writing };
-    };
+    const step = (direction: string, killWithin?: number) => killedStep(sb, direction, '1', sb.abs('p0'), killWithin);
     // How long the writing lasts here (an undo and a redo, uncut), so that the kills land while
     // files are being written: a faster build must not finish every step before its kill.
     const uncut = [await step('undo'), await step('redo')];

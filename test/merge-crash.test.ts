@@ -6,9 +6,9 @@
 // two states, as the journal says; the person's line 8 is never lost. Afterwards both ways still work.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sandbox, tbSpawn, type Entry } from './support/takeback.js';
+import { sandbox, type Entry } from './support/takeback.js';
+import { killedStep } from './support/killed-step.js';
 
-const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo));
 const isTemp = (rel: string) => /(^|\/)\.[^/]*\.takeback-[^/]*$/.test(rel);
 
 /** Ten numbered lines; every tenth file 30,000 (over 256 KiB: written by rename, not in place). */
@@ -37,24 +37,7 @@ describe('kill -9 during a merged undo of 200 files', () => {
     const journal = sb.journalDir();
 
     /** Runs `direction` on the set, killed (with `killWithin`) at a random moment within that many ms of its first write. */
-    const step = async (direction: string, killWithin?: number) => {
-      const child = tbSpawn([direction, id], { cwd: sb.ws, env: sb.env });
-      let sawTxn = false;
-      let firstWrite = 0;
-      const txn = fs.watch(journal, (_ev, name) => {
-        if (name && /^txn-[0-9a-f]+\.json$/.test(String(name))) sawTxn = true;
-      });
-      const writes = fs.watch(sb.abs('p0'), () => {
-        if (!sawTxn || firstWrite) return;
-        firstWrite = Date.now();
-        if (killWithin !== undefined) setTimeout(() => child.kill('SIGKILL'), rand(0, killWithin));
-      });
-      const how = await new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
-      const writing = firstWrite ? Date.now() - firstWrite : 0;
-      txn.close();
-      writes.close();
-      return { how, writing };
-    };
+    const step = (direction: string, killWithin?: number) => killedStep(sb, direction, id, sb.abs('p0'), killWithin);
     // Uncut, to learn how long the writing lasts here and what the merged undo leaves.
     const uncut = [await step('undo')];
     Object.assign(expectedUndone, sb.tree());

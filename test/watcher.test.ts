@@ -9,6 +9,7 @@
 //
 // Whether a scan was given hints is read from the debug log (`watch: hints for <root>`), each
 // line with the pid of the process that wrote it.
+import { readdirSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
@@ -17,8 +18,8 @@ import { overStdio } from './support/lsp-client.js';
 
 const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
 
-function watchSandbox(env: NodeJS.ProcessEnv = {}): Sandbox {
-  return sandbox({ git: true, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', ...env } });
+function watchSandbox(env: NodeJS.ProcessEnv = {}, git = true): Sandbox {
+  return sandbox({ git, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', ...env } });
 }
 
 function ev(sb: Sandbox, name: string, extra: object = {}): object {
@@ -65,14 +66,14 @@ async function settle(sb: Sandbox): Promise<void> {
   }, 120_000);
 }
 
-function seed(sb: Sandbox): void {
+function seed(sb: Sandbox, git = true): void {
   sb.write('f.txt', 'a cat sat\n');
   sb.write('x', 'x\n');
   sb.write('gone.txt', 'gone\n');
   sb.write('dir/sub/deep.txt', 'deep\n');
   sb.write('dir/top.txt', 'top\n');
   sb.write('keep/k.txt', 'k\n');
-  sb.sh('git add -A && git -c user.email=t@t -c user.name=t commit -qm seed');
+  if (git) sb.sh('git add -A && git -c user.email=t@t -c user.name=t commit -qm seed');
 }
 
 const CALLS = [
@@ -120,6 +121,33 @@ describe('the capture daemon’s watcher', () => {
       [CALLS[2], { keep: 'deleted', 'keep/k.txt': 'deleted', 'moved/sub/deep.txt': 'modified', 'moved/sub/keep': 'created', 'moved/sub/keep/k.txt': 'created', 'n/m/z': 'modified' }],
       [CALLS[3], { 'moved/sub/keep/k.txt': 'modified', n: 'deleted', 'n/m': 'deleted', 'n/m/z': 'deleted' }],
     ]);
+    expect(failures(sb)).toEqual([]);
+  });
+
+  it('outside git: the warm scans are given hints (the cookie at the root, never recorded, never left) and record exactly what the walk does', async () => {
+    const walk = watchSandbox({ TAKEBACK_HOOK_DAEMON: '0' }, false);
+    seed(walk, false);
+    quiet(await hook(walk, ev(walk, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(walk, ev(walk, 'UserPromptSubmit', { prompt: 'p' })));
+    for (const c of CALLS) await bash(walk, c);
+
+    const sb = watchSandbox({}, false);
+    seed(sb, false);
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await warmUp(sb);
+    for (const c of CALLS) {
+      await settle(sb);
+      const before = hinted(sb);
+      await bash(sb, c);
+      expect(hinted(sb) - before, c).toBe(2);
+    }
+    expect(commandSets(sb)).toEqual(commandSets(walk));
+    expect(commandSets(sb).map(([c]) => c)).toEqual(CALLS);
+    // No set, turn or the workspace itself holds a cookie.
+    expect(JSON.stringify(sb.json(['list']))).not.toContain('takeback-watch-cookie');
+    expect(readdirSync(sb.ws).filter((n) => n.includes('takeback-watch-cookie'))).toEqual([]);
     expect(failures(sb)).toEqual([]);
   });
 

@@ -8,6 +8,18 @@ export function ruleStamp(st: Stats): string {
   return `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
 }
 
+/**
+ * How the sync cookies of a watcher begin (scan/watcher.ts), made at the root of a workspace
+ * without a `.git` folder and removed as soon as the watcher hears them. A file at the root whose
+ * name begins so is never scanned (a walk that lists the root mid-sync would otherwise record it).
+ */
+export const WATCH_COOKIE_PREFIX = '.takeback-watch-cookie-';
+
+/** True when workspace-relative `rel` is a watcher's sync cookie ({@link WATCH_COOKIE_PREFIX}, at the root). */
+export function isWatchCookie(rel: string): boolean {
+  return rel.startsWith(WATCH_COOKIE_PREFIX) && !rel.includes('/');
+}
+
 /** The file at the root of the git folder whose rules apply like a root `.gitignore`. */
 export const INFO_EXCLUDE = '.git/info/exclude';
 
@@ -63,10 +75,10 @@ export class ScanFilter {
 
   /**
    * True when the entry `name` at workspace-relative `rel` is skipped for its name (and git tracks
-   * nothing in it), or is one of the paths skipped always.
+   * nothing in it), is one of the paths skipped always, or is a watcher's sync cookie.
    */
   isExcluded(name: string, rel: string): boolean {
-    return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel));
+    return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel)) || (rel === name && isWatchCookie(name));
   }
 
   /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */

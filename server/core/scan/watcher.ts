@@ -2,6 +2,7 @@ import { closeSync, lstatSync, openSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
+import { WATCH_COOKIE_PREFIX, isWatchCookie } from './filter.js';
 
 /*
  * A file watcher for a long-lived process (the capture daemon), after git's fsmonitor: it hears
@@ -15,9 +16,11 @@ import type { ChangeHints } from './checker.js';
  *   paths than {@link WATCH_MAX_PATHS}, or more moved folders than {@link MAX_STALE_DIRS} start the
  *   trust again from that moment: what was heard before is dropped, and the next scans walk.
  * - Events arrive on their own schedule, so before a scan uses them the watcher syncs: it writes a
- *   cookie file into `.git/` and waits for inotify to report it (events come in order, so
- *   everything before the cookie has been heard). A workspace without a `.git` folder of its own
- *   has no place for a cookie and is not watched.
+ *   cookie file and waits for inotify to report it (events come in order, so everything before
+ *   the cookie has been heard), then removes it. The cookie goes into `.git/` when the workspace
+ *   has a `.git` folder of its own; else at the workspace root, named after
+ *   {@link WATCH_COOKIE_PREFIX}, which every scan skips and the watcher never counts as heard (the
+ *   cookie must lie inside the watched tree for inotify to report it, as Watchman's do).
  * - A folder created or moved in is watched only from when the watcher sees it (a file made in it
  *   at once, or its subfolders after a move, may go unheard), so such a folder is named in every
  *   later set of hints: the scan then checks every row under it, as a walk would.
@@ -35,7 +38,7 @@ const MAX_STALE_DIRS = 32;
 /** How long a sync waits for its cookie (ms) before the scan walks instead. */
 const SYNC_TIMEOUT_MS = 2000;
 
-/** The folders of git's own that take most of its writes: not watched (the cookie goes in `.git/` itself). */
+/** The folders of git's own that take most of its writes: not watched (the cookies go in `.git/` itself). */
 const GIT_NOISE = ['objects', 'logs', 'refs', 'lfs', 'modules', 'worktrees'];
 
 interface ParcelEvent {
@@ -87,6 +90,8 @@ export class WorkspaceWatcher {
   private cookies = new Map<string, () => void>();
   private seq = 0;
   private readonly gitDir: string;
+  /** Where the cookies go: `.git/` when the workspace has that folder, else the root. */
+  private readonly cookieDir: string;
   private readonly maxPaths: number;
 
   private constructor(
@@ -97,16 +102,17 @@ export class WorkspaceWatcher {
     env: NodeJS.ProcessEnv,
   ) {
     this.gitDir = join(root, '.git');
+    this.cookieDir = isDir(this.gitDir) ? this.gitDir : root;
     this.maxPaths = Number(env[WATCH_MAX_PATHS]) > 0 ? Number(env[WATCH_MAX_PATHS]) : DEFAULT_MAX_PATHS;
   }
 
   /**
-   * Starts watching `root` (its subscription is made in the background): null when the workspace
-   * has no `.git` folder of its own, or @parcel/watcher cannot load here. `ignore`: absolute paths
-   * under the root left out (the journal's home when it lies inside).
+   * Starts watching `root` (its subscription is made in the background): null when `root` is not
+   * a folder, or @parcel/watcher cannot load here. `ignore`: absolute paths under the root left
+   * out (the journal's home when it lies inside).
    */
   static start(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkspaceWatcher | null {
-    if (!isDir(join(root, '.git')) || !loadParcel()) return null;
+    if (!isDir(root) || !loadParcel()) return null;
     const w = new WorkspaceWatcher(root, opts.ignore ?? [], opts.env ?? process.env);
     w.subscribe();
     return w;
@@ -120,7 +126,7 @@ export class WorkspaceWatcher {
   private subscribe(): void {
     const p = loadParcel();
     if (!p || this.closed) return;
-    const ignore = [...GIT_NOISE.map((d) => join(this.gitDir, d)), ...this.ignore];
+    const ignore = [...(this.cookieDir === this.gitDir ? GIT_NOISE.map((d) => join(this.gitDir, d)) : []), ...this.ignore];
     p.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore }).then(
       (sub) => {
         if (this.closed) {
@@ -160,7 +166,8 @@ export class WorkspaceWatcher {
     const now = Date.now();
     for (const ev of events) {
       const rel = relative(this.root, ev.path).split(sep).join('/');
-      if (rel === '.git' || rel.startsWith('.git/')) {
+      // The cookies, and git's own files, are never heard (the scans skip them).
+      if (rel === '.git' || rel.startsWith('.git/') || isWatchCookie(rel)) {
         const done = this.cookies.get(ev.path);
         if (done && ev.type !== 'delete') done();
         continue;
@@ -175,13 +182,13 @@ export class WorkspaceWatcher {
 
   /**
    * Waits until every event of a change made before this call has been heard: writes a cookie
-   * file into `.git/` and resolves true when the watcher reports it, false when it cannot vouch
+   * file (into `.git/`, or at the root: see the module's comment) and resolves true when the watcher reports it, false when it cannot vouch
    * (not trusted, no cookie can be written, or none heard within {@link SYNC_TIMEOUT_MS}).
    * Never rejects.
    */
   sync(): Promise<boolean> {
     if (!this.trusted || this.closed) return Promise.resolve(false);
-    const cookie = join(this.gitDir, `takeback-watch-${process.pid}-${++this.seq}`);
+    const cookie = join(this.cookieDir, `${WATCH_COOKIE_PREFIX}${process.pid}-${++this.seq}`);
     return new Promise<boolean>((resolve) => {
       const finish = (ok: boolean) => {
         clearTimeout(timer);

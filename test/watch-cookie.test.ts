@@ -1,0 +1,77 @@
+// A workspace outside git is watched too (core/scan/watcher.ts): its sync cookie goes at the
+// workspace root, under a name every scan skips (scan/filter.ts, WATCH_COOKIE_PREFIX), and is
+// removed once heard. A real inotify watcher on a real folder: a scan that walks while a sync is
+// in flight (the cookie on the disk) records nothing of it, the watcher never counts it as heard,
+// and a person's save of it is not taken for a change.
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { scanAndCommit } from '../server/core/capture/scan-commit.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
+import { ScanFilter, WATCH_COOKIE_PREFIX } from '../server/core/scan/filter.js';
+import { WorkspaceWatcher } from '../server/core/scan/watcher.js';
+import { until } from './support/procs.js';
+import { sandbox } from './support/takeback.js';
+
+const cookies = (dir: string) => fs.readdirSync(dir).filter((n) => n.startsWith(WATCH_COOKIE_PREFIX));
+
+describe('the watcher of a workspace outside git', () => {
+  it('is started, syncs with a cookie at the root that a walk mid-sync never records, and removes it', async () => {
+    const sb = sandbox();
+    sb.write('a/x.txt', 'x\n');
+    sb.write('top.txt', 'top\n');
+    expect(fs.existsSync(`${sb.ws}/.git`)).toBe(false);
+    const w = WorkspaceWatcher.start(sb.ws, { env: {} });
+    expect(w).not.toBeNull();
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      await until('the watcher to be subscribed', () => w!.trusted, 30_000);
+      // A racy line after the subscription and before every change below: all they heard is kept.
+      const line = Date.now();
+      expect(opened.journal.write(() => scanAndCommit(opened)).status).toBe('baseline');
+      sb.write('a/x.txt', 'x changed\n');
+      // The cookie is written as the sync starts: a walk now lists the root while it is there.
+      const synced = w!.sync();
+      expect(cookies(sb.ws)).toHaveLength(1);
+      const mid = opened.journal.write(() => scanAndCommit(opened));
+      expect(mid.changes.map((c) => c.path)).toEqual(['a/x.txt']);
+      expect(await synced).toBe(true);
+      expect(cookies(sb.ws)).toEqual([]);
+      // Heard: the change, never the cookie (nor its removal).
+      const h = w!.hints(line)!;
+      expect([...h.paths].sort()).toEqual(['a/x.txt']);
+      // The snapshot holds no cookie: the next walk, with the cookie gone, finds nothing gone.
+      expect(opened.journal.write(() => scanAndCommit(opened)).changes).toEqual([]);
+      // Several syncs in a row, each heard and each cookie removed.
+      for (let i = 0; i < 3; i++) expect(await w!.sync()).toBe(true);
+      expect(cookies(sb.ws)).toEqual([]);
+      expect([...w!.hints(line)!.paths]).toEqual(['a/x.txt']);
+    } finally {
+      w!.close();
+      opened.journal.close();
+    }
+  });
+
+  it('a cookie name is skipped at the root only, by every caller of the filter', () => {
+    const f = new ScanFilter('/ws', ['.git']);
+    expect(f.skips(`${WATCH_COOKIE_PREFIX}123-1`, false)).toBe(true);
+    expect(f.isExcluded(`${WATCH_COOKIE_PREFIX}123-1`, `${WATCH_COOKIE_PREFIX}123-1`)).toBe(true);
+    // Deeper down it is a file like any other (no watcher makes one there).
+    expect(f.skips(`sub/${WATCH_COOKIE_PREFIX}123-1`, false)).toBe(false);
+    expect(f.skips('.takeback-watch-cooki', false)).toBe(false);
+  });
+
+  it('a cookie left behind by a killed process is never recorded, nor taken for a removal when it goes', () => {
+    const sb = sandbox();
+    sb.write('f.txt', 'f\n');
+    sb.write(`${WATCH_COOKIE_PREFIX}99999-1`, '');
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      expect(opened.journal.write(() => scanAndCommit(opened)).status).toBe('baseline');
+      fs.rmSync(`${sb.ws}/${WATCH_COOKIE_PREFIX}99999-1`);
+      sb.write('f.txt', 'g\n');
+      expect(opened.journal.write(() => scanAndCommit(opened)).changes.map((c) => c.path)).toEqual(['f.txt']);
+    } finally {
+      opened.journal.close();
+    }
+  });
+});

@@ -8,6 +8,8 @@
 //                                       (plan/write-worker.ts), which plan/jobs.ts starts by path
 //   dist/server/cli/stat-worker.bundle.cjs   the scan's stat worker thread (scan/stat-worker.ts),
 //                                       which scan/stat-check.ts starts by path (see worker-file.ts)
+//   dist/server/cli/pending-worker.bundle.cjs the background baseline's worker thread
+//                                       (scan/pending-worker.ts), which scan/pending-reader.ts starts by path
 // One file starts much faster than a hundred modules (bench/RESULTS.md). The bundles sit where
 // the compiled modules do, so paths computed from `import.meta.url` (self.ts) stay right.
 //
@@ -102,6 +104,7 @@ const result = await build({
     'forward.bundle': 'server/cli/forward.ts',
     'write-worker.bundle': 'server/core/plan/write-worker.ts',
     'stat-worker.bundle': 'server/core/scan/stat-worker.ts',
+    'pending-worker.bundle': 'server/core/scan/pending-worker.ts',
   },
   outdir: 'dist/server/cli',
   outExtension: { '.js': '.cjs' },

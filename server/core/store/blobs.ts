@@ -175,6 +175,24 @@ export class BlobStore {
   }
 
   /**
+   * The blob files (and folders) stored or found since the last {@link sync} that a sync would
+   * make durable, forgotten here: for another thread's store of the same folder, which syncs them
+   * with its own before its commit names them ({@link adopt}).
+   */
+  handOver(): { files: string[]; dirs: string[] } {
+    const out = { files: [...this.unsynced], dirs: [...this.unsyncedDirs] };
+    this.unsynced.clear();
+    this.unsyncedDirs.clear();
+    return out;
+  }
+
+  /** Takes what another store of this folder {@link handOver handed over}: synced by this one's next {@link sync}. */
+  adopt(u: { files: readonly string[]; dirs: readonly string[] }): void {
+    for (const f of u.files) this.unsynced.add(f);
+    for (const d of u.dirs) this.unsyncedDirs.add(d);
+  }
+
+  /**
    * Makes every blob stored or found by {@link put} since the last call durable (see
    * durable.ts: each synced, or one syncfs for many). Returns true when there was any.
    */

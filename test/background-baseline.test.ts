@@ -9,12 +9,13 @@
 // file already kept as any other change, and one not yet kept as a named gap
 // (`baseline-incomplete`), and `list`/`doctor` show how far the baseline is. A new daemon goes on
 // with it; once complete, changes are whole again and undo gives the bytes back. With no
-// long-lived process at all, the old limits stand: commands are not captured past them.
+// long-lived process at all, the old limits stand: commands are not captured past them. A
+// baseline longer than the daemon's idle time does not stop the daemon as it completes.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { hookAsync, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { quiet, startDaemon } from './support/daemon.js';
+import { handledBy, quiet, socketFile, startDaemon } from './support/daemon.js';
 
 const SESSION = 'bb7c4e00-0000-4000-8000-000000000001';
 const FILES = 300;
@@ -115,6 +116,26 @@ describe('a large workspace outside git, its baseline made in the background', (
     expect(sb.read(mp).toString()).toBe(content(m));
     expect(sb.read(np).toString()).toBe(`${content(n)}more\n`);
   }, 300_000);
+
+  it('a baseline longer than the daemon’s idle time, in a quiet session: the daemon stays up after it completes, serves the next call, and leaves idle only after', async () => {
+    const sb = bigSandbox({ TAKEBACK_HOOK_DAEMON_IDLE_MS: '6000', TAKEBACK_LOG_LEVEL: 'debug' });
+    // 300 files, 10 a slice, 600 ms apart: about 18 s, three times the idle time, with no event meanwhile.
+    const daemon = await startDaemon(sb, { TAKEBACK_BASELINE_SLICE_FILES: '10', TAKEBACK_BASELINE_PAUSE_MS: '600' });
+    quiet(await hookAsync(ev(sb, 'SessionStart', { source: 'startup' }), { cwd: sb.ws, env: sb.env }));
+    await until('the baseline to complete', () => progress(sb) === null, 120_000);
+    // Longer than the daemon's watch takes to look again (1 s): a daemon that counted its idle
+    // time from the session's start would have left by now.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect([daemon.exitCode, daemon.signalCode]).toEqual([null, null]);
+    expect(socketFile(sb)).not.toBeNull();
+    await bash(sb, 'echo after >> d3/f3.txt');
+    expect(lastCommand(sb)).toEqual({ 'd3/f3.txt': ['modified', null] });
+    expect(handledBy(sb).filter((h) => h.event === 'PostToolUse').map((h) => h.pid)).toEqual([daemon.pid]);
+    // Idle from then on: it leaves, and says why.
+    await until('the daemon to leave idle', () => daemon.exitCode !== null, 60_000);
+    expect(hookLog(sb)).toContain(`[${daemon.pid}] hook daemon ${daemon.pid}: leaving (idle)`);
+    expect(hookLog(sb)).toContain(`baseline of ${sb.ws} complete`);
+  }, 180_000);
 
   it('without a long-lived process the old limits stand: commands are not captured past them', async () => {
     const sb = bigSandbox({ TAKEBACK_HOOK_DAEMON: '0' });

@@ -379,10 +379,14 @@ class CaptureDaemon {
     }
   }
 
-  /** The watch: stops the daemon when its socket was removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), when idle too long, or rebuilt. */
+  /** The watch: stops the daemon when its socket was removed or replaced (TAKEBACK_HOME deleted, another daemon after a race), when idle too long (no event, no baseline being kept), or rebuilt. */
   private check(): void {
+    // A baseline being kept is work of the daemon's own: the idle time counts from its end, not
+    // from the last event (a baseline longer than the idle time, in a quiet session, would
+    // otherwise stop the daemon the moment it completed, and its watcher and rows with it).
+    if (this.o.baselines.busy()) this.last = Date.now();
     if (inode(this.o.path) !== this.mine) this.shutdown('its socket was removed or replaced');
-    else if (this.capture.pending() === 0 && !this.o.baselines.busy() && Date.now() - this.last >= this.o.idleMs) this.shutdown('idle');
+    else if (this.capture.pending() === 0 && Date.now() - this.last >= this.o.idleMs) this.shutdown('idle');
     else if (this.rebuilt()) this.shutdown('its code was rebuilt');
     // The ready file taken away (TAKEBACK_HOME deleted) or taken over: this daemon's http hooks are no longer trusted to be served.
     else if (this.httpOpen && this.readyWritten && !this.readyIsMine()) this.shutdown('its ready file was removed or replaced');
@@ -422,7 +426,8 @@ class CaptureDaemon {
     if (this.stopping) return;
     this.stopping = true;
     clearTimeout(this.readyTimer);
-    if (this.httpOpen) logHook(this.o.home, `hook daemon ${process.pid}: leaving (${why}); http hooks run in-process until a hook starts another`);
+    // Always said: a daemon that leaves early (its socket replaced, its code rebuilt) is otherwise seen only as hooks gone slow.
+    logHook(this.o.home, `hook daemon ${process.pid}: leaving (${why})${this.httpOpen ? '; http hooks run in-process until a hook starts another' : ''}`);
     clearInterval(this.watch);
     // Taken away first, so that new hooks find no socket and no ready file (and run in-process) at once.
     this.removeSocket();

@@ -11,11 +11,17 @@
 //      10 files appended to, PostToolUse), each hook's latency, against `find` over the tree
 //      taken between them, and how far the baseline was at each;
 //   3. the time from SessionStart until `list` says the baseline is complete;
-//   4. then warm brackets through the daemon (watcher trusted) and in-process (the walk),
-//      interleaved with `find . -type f -printf '%s %T@ %p\n'`.
+//   4. then warm brackets through the daemon (watcher trusted: `hintedScans` counts the scans
+//      given its hints, two a pair) and in-process (the walk), interleaved with
+//      `find . -type f -printf '%s %T@ %p\n'`.
+// Hooks run as an agent runs them: bin/takeback.js by its path, so the hook client hands the
+// event to the daemon before any Node starts (where native/build-hook is built).
+// TAKEBACK_BENCH_OUTSIDE_FILES=20000 runs the same on a 20,000-file tree (a quick run);
+// TAKEBACK_BENCH_OUTSIDE_COMPARE=1 first makes the baseline once more, in the same run, with
+// every slice read on the daemon's own thread (TAKEBACK_BASELINE_WORKER=0): `onThread`.
 // Prints one JSON object; bench/RESULTS.md keeps the figures with the machine and its load.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,9 +63,21 @@ function run(args, env, cwd, input) {
 
 const find = (ws) => time('find', ['.', '-type', 'f', '-printf', '%s %T@ %p\n'], { cwd: ws });
 
-/** One hook event through `takeback hook claude-code`, timed (ms). */
+/**
+ * One hook event through `takeback hook claude-code` as an agent runs it (bin/takeback.js by its
+ * path: the hook client of native/build-hook when it is built, else Node), timed (ms).
+ */
 function hook(env, ws, event) {
-  return time(process.execPath, [BIN, 'hook', 'claude-code'], { cwd: ws, env, input: JSON.stringify({ session_id: 'bench-outside', cwd: ws, ...event }) });
+  return time(BIN, ['hook', 'claude-code'], { cwd: ws, env, input: JSON.stringify({ session_id: 'bench-outside', cwd: ws, ...event }) });
+}
+
+/** How many scans the daemon's watcher gave hints to so far (its debug log). */
+function hinted(home) {
+  try {
+    return readFileSync(join(home, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+  } catch {
+    return 0;
+  }
 }
 
 let calls = 0;
@@ -95,8 +113,16 @@ function measureBaseline(env, ws, out) {
     b = baseline(env, ws);
   }
   out.baselineMs = Date.now() - t0;
+  out.baselineFilesPerS = Math.round(FILES / (out.baselineMs / 1000));
   out.during = during;
   out.duringMedian = during.length ? { pre: median(during.map((d) => d.pre)), post: median(during.map((d) => d.post)), find: median(during.map((d) => d.find)) } : null;
+}
+
+/** A capture daemon for `home`, started and answering on its socket. */
+function startDaemon(env, ws, home) {
+  const daemon = spawn(process.execPath, [BIN, 'hook-daemon'], { cwd: ws, env, stdio: 'ignore' });
+  for (let i = 0; i < 200 && !(existsSync(join(home, 'run')) && readdirSync(join(home, 'run')).some((n) => n.endsWith('.sock'))); i++) sleep(50);
+  return daemon;
 }
 
 function main() {
@@ -105,18 +131,32 @@ function main() {
   // before): only the warm brackets are measured.
   const reuse = process.env.TAKEBACK_BENCH_OUTSIDE_HOME;
   const home = reuse ?? mkdtempSync(join(tmpdir(), 'takeback-bench-home-'));
-  const env = { ...process.env, TAKEBACK_HOME: home, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '600000' };
+  const env = { ...process.env, TAKEBACK_HOME: home, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '600000', TAKEBACK_LOG_LEVEL: 'debug' };
   delete env.NODE_EXTRA_CA_CERTS;
-  const daemon = spawn(process.execPath, [BIN, 'hook-daemon'], { cwd: ws, env, stdio: 'ignore' });
   const out = { files: FILES, machine: `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GB, Node ${process.version}`, loadBefore: loadavg().map((x) => x.toFixed(1)).join(' ') };
+  if (!reuse && process.env.TAKEBACK_BENCH_OUTSIDE_COMPARE === '1') {
+    // First, in the same run, the baseline read on the daemon's own thread (as before the worker).
+    const h = mkdtempSync(join(tmpdir(), 'takeback-bench-home-'));
+    const e = { ...env, TAKEBACK_HOME: h, TAKEBACK_BASELINE_WORKER: '0' };
+    const d = startDaemon(e, ws, h);
+    out.onThread = { loadBefore: loadavg().map((x) => x.toFixed(1)).join(' ') };
+    try {
+      measureBaseline(e, ws, out.onThread);
+      out.onThread.loadAfter = loadavg().map((x) => x.toFixed(1)).join(' ');
+      delete out.onThread.during;
+    } finally {
+      d.kill('SIGTERM');
+      rmSync(h, { recursive: true, force: true });
+    }
+  }
+  const daemon = startDaemon(env, ws, home);
   try {
-    // Until the daemon answers on its socket.
-    for (let i = 0; i < 200 && !(existsSync(join(home, 'run')) && readdirSync(join(home, 'run')).some((n) => n.endsWith('.sock'))); i++) sleep(50);
     if (!reuse) measureBaseline(env, ws, out);
     // Warm: the daemon's watcher trusted after a few calls; then brackets against find, interleaved.
     for (let i = 0; i < 3; i++) bashCall(env, ws);
     const lone = { ...env, TAKEBACK_HOOK_DAEMON: '0' };
     const s = { find: [], daemon: [], lone: [] };
+    const hintedBefore = hinted(home);
     for (let i = 0; i < 5; i++) {
       s.find.push(find(ws));
       const d = bashCall(env, ws);
@@ -125,11 +165,18 @@ function main() {
       s.lone.push(l.pre + l.post);
     }
     const m = { find: median(s.find), daemon: median(s.daemon), lone: median(s.lone) };
-    out.warm = { findMs: Math.round(m.find), daemonPairMs: Math.round(m.daemon), daemonRatio: +(m.daemon / m.find).toFixed(2), inProcessPairMs: Math.round(m.lone), inProcessRatio: +(m.lone / m.find).toFixed(2) };
+    out.warm = { findMs: Math.round(m.find), daemonPairMs: Math.round(m.daemon), daemonRatio: +(m.daemon / m.find).toFixed(2), inProcessPairMs: Math.round(m.lone), inProcessRatio: +(m.lone / m.find).toFixed(2), daemonPairs: s.daemon.map((x) => Math.round(x)), finds: s.find.map((x) => Math.round(x)), hintedScans: hinted(home) - hintedBefore };
     const list = JSON.parse(run(['list', '--json'], env, ws));
     out.recorded = list.sets.filter((x) => x.source.kind === 'command').slice(0, 3).map((x) => `${x.files.length} files${x.files.some((f) => f.gap) ? ' (gaps)' : ''}`);
     out.loadAfter = loadavg().map((x) => x.toFixed(1)).join(' ');
   } finally {
+    // Whether the daemon stayed up to the end, and what it logged besides the events it served.
+    out.daemonUp = daemon.exitCode === null && daemon.signalCode === null;
+    try {
+      out.daemonLog = readFileSync(join(home, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l && !/\] (claude-code \w+|watch): /.test(l)).slice(-20);
+    } catch {
+      out.daemonLog = [];
+    }
     daemon.kill('SIGTERM');
     if (!reuse) rmSync(home, { recursive: true, force: true });
   }

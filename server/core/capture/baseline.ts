@@ -98,12 +98,15 @@ const SLICE_PAUSE_MS = 5;
 export interface BaselinePace {
   budget: PendingBudget;
   pauseMs: number;
+  /** False: every slice reads on the journal's thread, never on a worker (`TAKEBACK_BASELINE_WORKER=0`, to compare the two). */
+  worker?: boolean;
 }
 
 /**
  * The pace of `env`: {@link SLICE_BUDGET} and {@link SLICE_PAUSE_MS}, or exactly
  * `TAKEBACK_BASELINE_SLICE_FILES` files a slice (however long it takes) and
- * `TAKEBACK_BASELINE_PAUSE_MS` between slices (to watch a baseline half made).
+ * `TAKEBACK_BASELINE_PAUSE_MS` between slices (to watch a baseline half made); with
+ * `TAKEBACK_BASELINE_WORKER=0`, read on the journal's thread alone.
  */
 export function baselinePace(env: NodeJS.ProcessEnv): BaselinePace {
   const num = (name: string) => {
@@ -113,7 +116,7 @@ export function baselinePace(env: NodeJS.ProcessEnv): BaselinePace {
   const files = num('TAKEBACK_BASELINE_SLICE_FILES');
   // A slice of so many files exactly: no time limit cuts it short.
   const budget = files !== undefined ? { files: Math.max(1, files), bytes: Infinity, ms: Infinity } : SLICE_BUDGET;
-  return { budget, pauseMs: num('TAKEBACK_BASELINE_PAUSE_MS') ?? SLICE_PAUSE_MS };
+  return { budget, pauseMs: num('TAKEBACK_BASELINE_PAUSE_MS') ?? SLICE_PAUSE_MS, worker: env.TAKEBACK_BASELINE_WORKER !== '0' };
 }
 
 /** A workspace whose baseline is waiting: how to open it again. */
@@ -140,16 +143,15 @@ export class BackgroundBaselines {
   /**
    * `open(root, env)` gives the workspace of `root` as the process opens it (with the
    * environment its event had), `release` gives it back; `log` hears each baseline completed
-   * and each slice that failed. `threads: false` reads on this thread alone.
+   * and each slice that failed.
    */
   constructor(
     private readonly open: (root: string, env: NodeJS.ProcessEnv) => Workspace,
     private readonly release: (ws: Workspace) => void,
     private readonly log?: (message: string) => void,
     private readonly pace: BaselinePace = { budget: SLICE_BUDGET, pauseMs: SLICE_PAUSE_MS },
-    threads = true,
   ) {
-    if (!threads) this.reader = null;
+    if (pace.worker === false) this.reader = null;
     useBackgroundBaseline((ws) => this.wake(ws));
   }
 

@@ -157,4 +157,20 @@ describe('a background baseline read on a worker thread', () => {
     expect(ws.journal.blobs.get(m3.sha256!).equals(fs.readFileSync(path.join(root, 'src/m3.ts')))).toBe(true);
     expect(ws.journal.snapshot.meta()!.pending).toBeUndefined();
   }, 60_000);
+
+  it('a file racy by its entry is never handed to the worker: batches of one go past it, and it is left to the next scan', async () => {
+    const root = tree();
+    // Written just now: within the racy window of the scan about to be taken.
+    fs.writeFileSync(path.join(root, '-leading-dash'), 'fresh\n');
+    const ws = open(root);
+    const reader = PendingReader.start()!;
+    readers.push(reader);
+    expect(await onWorker(ws, reader, 1)).toBeGreaterThan(50);
+    expect(ws.journal.snapshot.meta()!.pending).toBe(1);
+    const top = decodeRow(ws.journal.snapshot.rows().get('')!).find((e) => e.name === '-leading-dash')!;
+    expect(top.gap).toBe('baseline-incomplete');
+    // The next scan reads it (racy) and keeps it: the baseline is complete.
+    ws.journal.write(() => scanAndCommit(ws));
+    expect(ws.journal.snapshot.meta()!.pending).toBeUndefined();
+  }, 60_000);
 });

@@ -39,15 +39,15 @@ export type BaselineRequest = Omit<PendingRequest, 'id'>;
 
 /**
  * The pending files of `ws`'s snapshot for the worker thread to read, up to `files` files and
- * `bytes` of their sizes, with the snapshot's racy line; null when nothing is pending. Reads the
+ * `bytes` of their sizes (none racy), with the snapshot's racy line; null when none is to be read. Reads the
  * journal, writes nothing.
  */
 export function baselineRequest(ws: Workspace, files: number, bytes: number): BaselineRequest | null {
   const meta = ws.journal.snapshot.meta();
   if (!meta || meta.status !== 'ok' || !meta.pending) return null;
-  const items = pendingItems(ws.journal.snapshot.rows(), files, bytes);
-  if (items.length === 0) return null;
   const racyMs = Number(BigInt(meta.startedNs) / 1_000_000n) - RACY_WINDOW_MS;
+  const items = pendingItems(ws.journal.snapshot.rows(), files, bytes, racyMs);
+  if (items.length === 0) return null;
   return { root: ws.root, home: ws.home, racyMs, maxFileBytes: ws.config.maxFileBytes, items };
 }
 

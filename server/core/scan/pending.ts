@@ -128,15 +128,17 @@ export interface PendingItem {
 
 /**
  * The first pending files of `rows`, up to `files` of them and `bytes` of their sizes (at least
- * one), for {@link readPending} elsewhere (a worker thread) and {@link applyPending} after.
+ * one), for {@link readPending} elsewhere (a worker thread) and {@link applyPending} after. Files
+ * racy by their entry (modified after `racyMs`) are passed over: {@link readPending} would leave
+ * them, and a batch of them alone would keep nothing and stop the baseline until the next scan.
  */
-export function pendingItems(rows: Map<string, Uint8Array>, files: number, bytes: number): PendingItem[] {
+export function pendingItems(rows: Map<string, Uint8Array>, files: number, bytes: number, racyMs: number): PendingItem[] {
   const out: PendingItem[] = [];
   let size = 0;
   for (const [dir, buf] of rows) {
     if (rowCounts(buf).pending === 0) continue;
     for (const e of decodeRow(buf)) {
-      if (e.gap !== 'baseline-incomplete') continue;
+      if (e.gap !== 'baseline-incomplete' || e.mtimeMs >= racyMs) continue;
       if (out.length >= files || (out.length > 0 && size + e.size > bytes)) return out;
       out.push({ dir, entry: e });
       size += e.size;

@@ -275,9 +275,11 @@ class CaptureDaemon {
         if (debug) logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms)`);
       },
       handle: (req: ForwardRequest) => {
+        const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
           return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin)));
         } finally {
+          if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
           try {
             process.chdir(REST_DIR);
           } catch {

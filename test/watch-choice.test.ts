@@ -70,6 +70,21 @@ describe('the capture daemon’s choice before an event', () => {
     expect(failures(sb)).toEqual([]);
   }, 120_000);
 
+  it('where no Watchman service answers, the watcher is @parcel/watcher’s, doctor says so and why', async () => {
+    // A socket nobody serves: fb-watchman's connection fails at once.
+    const sb = daemonSandbox({ TAKEBACK_WATCHMAN: '1', WATCHMAN_SOCK: '/nonexistent/watchman.sock' });
+    sb.write('a.txt', 'a\n');
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await bash(sb, 'echo b > b.txt');
+    expect(hookLog(sb)).toContain('watch: the watcher is @parcel/watcher');
+    expect(sb.tb(['doctor']).stdout).toMatch(/^watcher: +@parcel\/watcher \(no Watchman service answers/m);
+    expect(sb.json(['doctor']).watcher).toMatchObject({ kind: 'parcel' });
+    expect(setsOf(sb.json(['list'])).map((x: any) => filesOf(x))).toContainEqual({ 'b.txt': 'created' });
+    expect(failures(sb)).toEqual([]);
+  }, 120_000);
+
   it('on a tree whose walk costs less than a sync and a hinted scan, the daemon walks instead of waiting, and records what the walk records', async () => {
     const walk = daemonSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
     const sb = daemonSandbox();

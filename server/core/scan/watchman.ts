@@ -48,6 +48,7 @@ interface WatchmanFile {
 interface WatchmanClient {
   command(args: unknown[], done: (err: Error | null, resp: Record<string, unknown>) => void): void;
   on(event: 'error' | 'end', fn: (e?: Error) => void): void;
+  removeListener(event: 'error' | 'end', fn: (e?: Error) => void): void;
   end(): void;
 }
 interface FbWatchman {
@@ -77,12 +78,19 @@ const ASK_TIMEOUT_MS = SYNC_TIMEOUT_MS + 1000;
  */
 function ask(client: WatchmanClient, args: unknown[]): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`watchman ${String(args[0])}: no answer`)), ASK_TIMEOUT_MS);
-    client.command(args, (err, resp) => {
+    // fb-watchman reports a connection that fails or ends as an event, never to the command's callback.
+    const lost = (e?: Error) => settle(e ?? new Error('watchman: connection ended'));
+    const settle = (err: Error | null, resp?: Record<string, unknown>) => {
       clearTimeout(timer);
+      client.removeListener('error', lost);
+      client.removeListener('end', lost);
       if (err) reject(err);
-      else resolve(resp);
-    });
+      else resolve(resp!);
+    };
+    const timer = setTimeout(() => settle(new Error(`watchman ${String(args[0])}: no answer`)), ASK_TIMEOUT_MS);
+    client.on('error', lost);
+    client.on('end', lost);
+    client.command(args, (err, resp) => settle(err, resp));
   });
 }
 

@@ -85,17 +85,21 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     return pre + post;
   };
   const putBack = () => pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
-  const hintsLogged = () => {
+  const logged = (pattern) => {
     try {
-      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => pattern.test(l)).length;
     } catch {
       return 0;
     }
   };
+  const hintsLogged = () => logged(/\] watch: hints for /);
+  // The daemon is warm once an event neither finds its watcher untrusted nor starts it: it
+  // synced (and hints follow), or chose to walk because a walk costs less.
+  const warmLogged = () => logged(/\] watch: (synced|walk) before the event/);
 
-  // A capture daemon, as a session's first hook starts it (its watcher `watcher`: @parcel/watcher,
-  // or Watchman through the private server `wm`), and its watcher made trusted: calls that change
-  // nothing until a scan is given hints (the watcher subscribed before the snapshot).
+  // A capture daemon, as a session's first hook starts it (its watcher @parcel/watcher, or
+  // Watchman through a server of the bench's own), and its watcher made trusted: calls that change
+  // nothing until both events of one sync with it or walk by choice (see warmLogged).
   const run = join(env.TAKEBACK_HOME, 'run');
   const startDaemon = (extra) => {
     const daemon = spawn(node, [bin, 'hook-daemon'], { env: { ...viaDaemon, ...extra }, stdio: 'ignore' });
@@ -106,8 +110,8 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     return daemon;
   };
   const warmUp = (tag) => {
-    const from = hintsLogged();
-    for (let waited = 0; hintsLogged() === from; waited++) {
+    const from = warmLogged();
+    for (let waited = 0; warmLogged() - from < 2; waited++) {
       if (waited > 60) throw new Error('the watcher was never trusted');
       const input = { tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: `toolu_peers_warm_${label}_${tag}_${waited}` };
       runHook(viaDaemon, ev('PreToolUse', input));

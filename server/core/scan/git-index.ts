@@ -26,11 +26,20 @@ export interface GitIndexEntry {
   size32: number;
 }
 
-/** A work tree's git index: its usable entries and the index file's own mtime (git's racy line). */
+/**
+ * A work tree's git index: its usable entries and the index file's own mtime (git's racy line).
+ * `entries` maps a path to where its entry starts in `buf` (the index file's bytes): an entry's
+ * fields are read from there when the path is looked up ({@link GitIndex.entry},
+ * {@link GitIndex.vouches}), not for every path up front.
+ */
 export interface GitIndex {
   gitDir: string;
-  entries: Map<string, GitIndexEntry>;
+  entries: Map<string, number>;
   mtimeMs: number;
+  /** The entry of a path (a stage-0 regular file git would trust), or undefined. */
+  entry(path: string): GitIndexEntry | undefined;
+  /** The blob id of `path` when its entry matches the stat `st` (see {@link statMatchesGit}), else null. */
+  vouches(path: string, st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }): string | null;
 }
 
 /** Version control folders: never scanned, whatever git tracks. */
@@ -92,8 +101,10 @@ function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: numb
       o = end + 1;
       prev = path;
     } else {
-      const end = buf.indexOf(0, o);
-      if (end < 0) throw new Error('torn index');
+      // The flags' low 12 bits hold the name's length (0xfff: that long or longer, found by its NUL).
+      const len = flags & 0xfff;
+      const end = len < 0xfff ? o + len : buf.indexOf(0, o);
+      if (end < 0 || end >= buf.length || buf[end] !== 0) throw new Error('torn index');
       path = buf.subarray(o, end);
       // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
       o = start + ((end - start + 8) & ~7);
@@ -213,7 +224,7 @@ export function readGitIndex(root: string): GitIndex | null {
   const idx = readIndexFile(gitDir);
   if (!idx) return null;
   const { buf, hashLen } = idx;
-  const entries = new Map<string, GitIndexEntry>();
+  const entries = new Map<string, number>();
   let o: number;
   try {
     o = walkIndex(idx, (start, pathBytes, flags, extended) => {
@@ -228,13 +239,7 @@ export function readGitIndex(root: string): GitIndex | null {
       if (mtimeMs >= indexMtime || size32 === 0) return; // racy, or smudged by git as racy
       const path = pathBytes.toString('utf8');
       if (path.includes('\n')) return; // cannot be named on cat-file's input
-      entries.set(path, {
-        oid: buf.toString('hex', start + 40, start + 40 + hashLen),
-        mtimeMs,
-        ctimeMs: buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
-        ino32: buf.readUInt32BE(start + 20),
-        size32,
-      });
+      entries.set(path, start);
     });
     // Extensions: a split index ("link") or sparse folders ("sdir") leave entries out.
     while (o + 8 <= buf.length - hashLen) {
@@ -246,7 +251,32 @@ export function readGitIndex(root: string): GitIndex | null {
   } catch {
     return null; // a torn or foreign index: do without it
   }
-  return { gitDir, entries, mtimeMs: indexMtime };
+  const entryAt = (start: number): GitIndexEntry => ({
+    oid: buf.toString('hex', start + 40, start + 40 + hashLen),
+    mtimeMs: buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6,
+    ctimeMs: buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
+    ino32: buf.readUInt32BE(start + 20),
+    size32: buf.readUInt32BE(start + 36),
+  });
+  return {
+    gitDir,
+    entries,
+    mtimeMs: indexMtime,
+    entry(path) {
+      const start = entries.get(path);
+      return start === undefined ? undefined : entryAt(start);
+    },
+    vouches(path, st) {
+      const start = entries.get(path);
+      if (start === undefined) return null;
+      const matches =
+        st.size % TWO32 === buf.readUInt32BE(start + 36) &&
+        st.ino % TWO32 === buf.readUInt32BE(start + 20) &&
+        Math.abs(st.mtimeMs - (buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6)) < 0.001 &&
+        Math.abs(st.ctimeMs - (buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6)) < 0.001;
+      return matches ? buf.toString('hex', start + 40, start + 40 + hashLen) : null;
+    },
+  };
 }
 
 function objectFormat(gitDir: string): 'sha1' | 'sha256' {

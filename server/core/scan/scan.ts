@@ -6,7 +6,7 @@ import { holdsSecret, isSecretPath } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
-import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, statMatchesGit, trackedExcludedDirs, type GitIndex } from './git-index.js';
+import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   decodeRow,
   encodeRow,
@@ -23,6 +23,7 @@ import {
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
 import { checkIndex, type ChangeHints } from './checker.js';
 import { mainReader, type StatWorker } from './stat-check.js';
+import { LIST_BATCH, listFolders, type ListedStat, type Listing } from './listing.js';
 
 /** One path that differs between the last look and this one (`undefined`: absent). */
 export interface ScanChange {
@@ -89,13 +90,7 @@ function sizeText(n: number): string {
 }
 
 /** What the scan keeps of a path's stat. */
-interface Stat {
-  mode: number;
-  size: number;
-  ino: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
+type Stat = ListedStat;
 
 /** The stat of `abs` (never following a link), or null when it cannot be looked at (gone, no permission). */
 function lstatOrNull(abs: string): Stat | null {
@@ -390,6 +385,8 @@ class ScanWalk {
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
   private readonly skipGaps = new Map<string, { before: Stat | null; after: Stat | null }>();
+  /** List folders natively (listing.ts) while the module answers; TAKEBACK_NATIVE_LIST=0 turns it off. */
+  private nativeList = process.env.TAKEBACK_NATIVE_LIST !== '0';
   private listedFiles = 0;
   private copied = 0;
   private keptBytes = 0;
@@ -540,9 +537,9 @@ class ScanWalk {
       return e;
     }
     const secret = isSecretPath(rel);
-    const g = this.git && !secret && isRegular(st) ? this.git.entries.get(rel) : undefined;
-    if (g && statMatchesGit(st, g)) {
-      e.git = g.oid;
+    const oid = this.git && !secret && isRegular(st) ? this.git.vouches(rel, st) : null;
+    if (oid) {
+      e.git = oid;
       return e;
     }
     this.toRead.set(e, { rel, abs, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
@@ -558,11 +555,14 @@ class ScanWalk {
     if (e.sha256 || (t && isRegular(t.st) && !t.secret && e.size <= this.config.maxFileBytes)) this.keptBytes += e.size;
   }
 
-  /** Lists folder `dir` again: its children now, against its last row. */
-  private list(dir: string): void {
+  /**
+   * Lists folder `dir` again: its children now, against its last row. `pre`: its listing already
+   * taken (natively, with every child's lstat: see listing.ts), else it is listed here.
+   */
+  private list(dir: string, pre?: Listing): void {
     const { root, filter, knownRules, full, rows, gone, queue, opts } = this;
     const abs = dir === '' ? root : `${root}/${dir}`;
-    const dst = lstatOrNull(abs);
+    const dst = pre ? pre.stat : lstatOrNull(abs);
     if (!dst || typeOf(dst) !== 'dir') {
       this.dropTree(dir);
       return;
@@ -572,9 +572,24 @@ class ScanWalk {
     const prev = this.prevOf(dir);
     const prevRow = rows.get(dir);
     const wasUnlisted = prevRow !== undefined && isUnlisted(rowStamp(prevRow));
-    let dirents: Dirent[];
+    let names: string[];
+    /** Whether each of `names` is a folder (by the listing's type, or by the child's lstat). */
+    let isDir: (k: number) => boolean;
+    /** The lstat of `names[k]` (null: gone since the listing). */
+    let statOf: (k: number) => Stat | null;
     try {
-      dirents = readdirSync(abs, { withFileTypes: true });
+      if (pre) {
+        if (!pre.names) throw new Error('not listed');
+        names = pre.names;
+        const stats = pre.stats;
+        isDir = (k) => stats[k] !== null && (stats[k]!.mode & S_IFMT) === S_IFDIR;
+        statOf = (k) => stats[k]!;
+      } else {
+        const dirents: Dirent[] = readdirSync(abs, { withFileTypes: true });
+        names = dirents.map((d) => d.name);
+        isDir = (k) => dirents[k]!.isDirectory();
+        statOf = (k) => lstatOrNull(`${abs}/${names[k]}`);
+      }
     } catch {
       // Unreadable: keep what was known, and list it again next time. A folder never listed is
       // a capture gap when it is first seen (changes in it cannot be seen) — at the baseline,
@@ -592,18 +607,18 @@ class ScanWalk {
     }
     this.listed.add(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
-    const badNames = dirents.some((d) => d.name.includes('\uFFFD')) ? notUtf8Names(abs) : null;
+    const badNames = names.some((n) => n.includes('\uFFFD')) ? notUtf8Names(abs) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
-    if (dir !== '' && !dirents.some((d) => d.name === '.gitignore')) filter.noRulesIn(dir);
+    if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
     const out: PackedEntry[] = [];
     const seen = new Set<string>();
-    for (const d of dirents) {
-      const name = d.name;
+    for (let k = 0; k < names.length; k++) {
+      const name = names[k]!;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
       const rel = dir === '' ? name : `${dir}/${name}`;
-      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory()))) {
-        if (d.isDirectory() && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, lstatOrNull(`${abs}/${name}`));
+      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, isDir(k)))) {
+        if (isDir(k) && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, statOf(k));
         continue;
       }
       const cabs = `${abs}/${name}`;
@@ -619,7 +634,7 @@ class ScanWalk {
         out.push(e);
         continue;
       }
-      const st = lstatOrNull(cabs);
+      const st = statOf(k);
       if (!st) continue;
       const e = this.look(name, rel, cabs, st, p);
       if (!e) continue;
@@ -651,6 +666,23 @@ class ScanWalk {
   private walkAll(): RowScanOutcome | null {
     const { queue, next, gone } = this;
     queue.push('');
+    // Natively where it can: a level of folders at a time (parts of LIST_BATCH), each folder
+    // listed and its children stated in C on several threads, then taken in order here (a
+    // folder before those under it, as when listed one at a time).
+    while (this.nativeList && queue.length > 0) {
+      const level = queue.splice(0, LIST_BATCH);
+      const listings = listFolders(this.root, level);
+      if (!listings) {
+        this.nativeList = false;
+        queue.unshift(...level);
+        break;
+      }
+      for (let i = 0; i < level.length; i++) {
+        this.list(level[i]!, listings[i]);
+        const stop = this.overLimits();
+        if (stop) return stop;
+      }
+    }
     while (queue.length > 0) {
       this.list(queue.pop()!);
       const stop = this.overLimits();
@@ -740,9 +772,9 @@ class ScanWalk {
     this.git = readGitIndex(this.root);
     if (!this.git) return;
     for (const [e, t] of toRead) {
-      const g = !t.secret && isRegular(t.st) ? this.git.entries.get(t.rel) : undefined;
-      if (g && statMatchesGit(t.st, g)) {
-        e.git = g.oid;
+      const oid = !t.secret && isRegular(t.st) ? this.git.vouches(t.rel, t.st) : null;
+      if (oid) {
+        e.git = oid;
         toRead.delete(e);
       }
     }

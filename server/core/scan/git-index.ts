@@ -40,6 +40,8 @@ export interface GitIndex {
   entry(path: string): GitIndexEntry | undefined;
   /** The blob id of `path` when its entry matches the stat `st` (see {@link statMatchesGit}), else null. */
   vouches(path: string, st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }): string | null;
+  /** What {@link trackedExcludedDirs} gives for the names {@link readGitIndex} was asked about (empty when none were). */
+  trackedExcluded: string[];
 }
 
 /** Version control folders: never scanned, whatever git tracks. */
@@ -211,8 +213,12 @@ export function findGit(): string | null {
  * Only entries git itself would trust are kept: stage 0, a regular file, not assumed unchanged,
  * not skip-worktree or intent-to-add, and not "racy" (modified at or after the index was written,
  * when a stat match proves nothing).
+ *
+ * With `excludeNames`, the same reading also finds {@link trackedExcludedDirs} of them (a first
+ * scan needs both, and a second pass over the index costs as much as the first): the folders of
+ * every entry, looked at once per run of entries in the same folder (the index is sorted).
  */
-export function readGitIndex(root: string): GitIndex | null {
+export function readGitIndex(root: string, excludeNames: readonly string[] = []): GitIndex | null {
   const gitDir = gitDirOf(root);
   if (!gitDir || !findGit()) return null;
   let indexMtime: number;
@@ -225,9 +231,32 @@ export function readGitIndex(root: string): GitIndex | null {
   if (!idx) return null;
   const { buf, hashLen } = idx;
   const entries = new Map<string, number>();
+  const asked = new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)));
+  const kept = new Set<string>();
+  let prevDir: string | null = null;
+  /** Adds the folders of `dir` (a folder of an entry) that have one of the asked names. */
+  const folderOf = (dir: string) => {
+    let from = 0;
+    for (let slash = dir.indexOf('/'); ; slash = dir.indexOf('/', from)) {
+      const end = slash < 0 ? dir.length : slash;
+      if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
+      if (slash < 0) break;
+      from = slash + 1;
+    }
+  };
   let o: number;
   try {
     o = walkIndex(idx, (start, pathBytes, flags, extended) => {
+      let p: string | null = null;
+      if (asked.size > 0) {
+        p = pathBytes.toString('utf8');
+        const slash = p.lastIndexOf('/');
+        const dir = slash < 0 ? '' : p.slice(0, slash);
+        if (dir !== prevDir) {
+          prevDir = dir;
+          if (dir !== '') folderOf(dir);
+        }
+      }
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
       const skipOrIntent = extended & 0x6000;
@@ -237,7 +266,7 @@ export function readGitIndex(root: string): GitIndex | null {
       const mtimeMs = buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6;
       const size32 = buf.readUInt32BE(start + 36);
       if (mtimeMs >= indexMtime || size32 === 0) return; // racy, or smudged by git as racy
-      const path = pathBytes.toString('utf8');
+      const path = p ?? pathBytes.toString('utf8');
       if (path.includes('\n')) return; // cannot be named on cat-file's input
       entries.set(path, start);
     });
@@ -262,6 +291,7 @@ export function readGitIndex(root: string): GitIndex | null {
     gitDir,
     entries,
     mtimeMs: indexMtime,
+    trackedExcluded: [...kept].sort(),
     entry(path) {
       const start = entries.get(path);
       return start === undefined ? undefined : entryAt(start);

@@ -408,7 +408,9 @@ class ScanWalk {
     // files): known from git's index, read again whenever the index file moved.
     this.gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
     const indexMoved = forceFull || this.baseline || this.gitIndex !== prevMeta?.gitIndex;
-    this.trackedExcluded = this.gitIndex === '' ? [] : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
+    // A walk known to be full from here reads git's index once, for both.
+    const early = (forceFull || this.baseline) && this.gitIndex !== '' ? readGitIndex(root, config.excludeNames) : null;
+    this.trackedExcluded = this.gitIndex === '' ? [] : early ? early.trackedExcluded : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
     // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
     this.filter = new ScanFilter(root, config.excludeNames, this.trackedExcluded, config.excludePaths);
     this.excludes =
@@ -418,7 +420,7 @@ class ScanWalk {
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
     this.rulesChanged = rulesFound || !prevMeta || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
     this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;
-    this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
+    this.git = this.full && opts.git !== false ? (early ?? readGitIndex(root)) : null;
     this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
     this.background = Boolean(opts.background) || (!this.baseline && prevMeta?.background === true);
     this.maxFiles = this.background ? config.maxBackgroundFiles : config.maxWorkspaceFiles;

@@ -6,6 +6,8 @@
 //   node bench/run.mjs --only=snapshot,hook   # some sections (no build; bench/out/last.json only)
 //   node bench/run.mjs --only=peers,hinted-scan   # other agents' checkpoints against takeback's hooks, and the scans with a watcher's hints (section 7)
 //   node bench/run.mjs --only=fsync               # what the durability syncs cost (section 9; also `node bench/fsync.mjs`)
+//   node bench/run.mjs --only=million             # the 1,000,000-file tree (section 10; never by default: it is made once, about 1 GB, in a minute or two)
+//   npm run bench -- --million                    # everything, and the million-file tree too
 //
 // Generated trees are kept in $TAKEBACK_BENCH_CACHE (default: <tmp>/takeback-bench) between runs.
 // Results go to bench/RESULTS.md, between the `bench:begin`/`bench:end` markers (the rest of the
@@ -15,7 +17,8 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSyn
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generated, git, realTree, refreshIndex, rng, sourceText } from './gen.mjs';
+import { generated, generatedFast, git, realTree, refreshIndex, rng, sourceText } from './gen.mjs';
+import { millionBench } from './million.mjs';
 import { fireEvent, freePort, startHttpDaemon } from './http-hooks.mjs';
 const { HOOK_ENV_PREFIX } = await import('../dist/server/cli/self.js');
 import { fmt, median, peakRss, sleep, time, treeBytes } from './measure.mjs';
@@ -32,6 +35,8 @@ const ONLY = (args.find((a) => a.startsWith('--only=')) ?? '').slice(7).split(',
 const CACHE = process.env.TAKEBACK_BENCH_CACHE || join(tmpdir(), 'takeback-bench');
 const SCRATCH = mkdtempSync(join(tmpdir(), 'takeback-bench-run-'));
 const want = (name) => ONLY.length === 0 || ONLY.includes(name);
+/** The million-file tree is measured only when asked for: `--million`, or `--only=million`. */
+const MILLION = args.includes('--million') || ONLY.includes('million');
 
 const log = (s) => process.stderr.write(`[bench] ${s}\n`);
 const rows = []; // { section, measure, workspace, value, baseline, ratio, target, met, note }
@@ -655,6 +660,11 @@ async function mainBench() {
         if (want('peers')) extra[`peers-${label}`] = await peersBench({ record, log, ws, label, iterations: n, pick, env, bin: BIN, node: NODE, scratch: SCRATCH, hookEnvPrefix: HOOK_ENV_PREFIX });
         if (want('hinted-scan')) extra[`hinted-scan-${label}`] = await hintedScanBench({ record, ws, label, iterations: n, pick, home: peersHome(SCRATCH, `${label}-scan`).TAKEBACK_HOME, root: ROOT });
       }
+    }
+    if (MILLION) {
+      const ws1m = await generatedFast(CACHE, 1_000_000, log);
+      refreshIndex(ws1m);
+      extra.million = await millionBench({ record, log, ws: ws1m, label: 'gen-1M', iterations: QUICK ? 3 : 5, pick: pickFiles(ws1m, 10, 17), bin: BIN, node: NODE, scratch: SCRATCH, hookEnvPrefix: HOOK_ENV_PREFIX });
     }
     if (want('memory') && !want('snapshot') && ws100k) {
       const env = home('mem-100k');

@@ -121,29 +121,38 @@ function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: numb
  * control folders aside) that hold files git tracks: `dist`, `pkg/build`. The scan looks into
  * these after all: git keeps their files, so an agent's change to them must be undoable. Sorted;
  * empty outside git or for an index this reader does not follow. Reads only the index's paths
- * (no map, no object ids): about as fast as reading the file, for the warm scan that finds the
- * index moved (a `git status` of the user's rewrites it).
+ * (no map, no object ids, a string a run of entries in one folder): the warm scan that finds the
+ * index moved (a `git status` of the user's rewrites it) pays about a read of the file.
  */
 export function trackedExcludedDirs(root: string, names: readonly string[]): string[] {
-  const asked = names.filter((n) => !VCS_NAMES.has(n));
+  const asked = new Set(names.filter((n) => !VCS_NAMES.has(n)));
   const gitDir = gitDirOf(root);
-  const idx = gitDir && asked.length > 0 ? readIndexFile(gitDir) : null;
+  const idx = gitDir && asked.size > 0 ? readIndexFile(gitDir) : null;
   if (!idx) return [];
-  // Most indexes hold none of the names as a folder: one search of the bytes says so.
-  if (!asked.some((n) => idx.buf.includes(`${n}/`, 12, 'utf8'))) return [];
-  // A quick test on each path (latin1: the names are ASCII) before any path is split.
-  const escaped = asked.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  const hit = new RegExp(`(?:^|/)(?:${escaped.join('|')})/`);
-  const wanted = new Set(asked);
   const kept = new Set<string>();
+  // The index is sorted: entries of one folder come in runs, and only the first of a run is
+  // looked at (its folder's bytes compared with the last run's, no string made for the rest).
+  let prev: Buffer = Buffer.alloc(0);
+  let prevLen = -1;
   try {
     walkIndex(idx, (_start, path) => {
-      if (!hit.test(path.toString('latin1'))) return;
-      const text = path.toString('utf8');
+      let slash = path.length - 1;
+      while (slash >= 0 && path[slash] !== 0x2f) slash--;
+      if (slash < 0) return; // at the root: no folder
+      if (slash === prevLen) {
+        let k = 0;
+        while (k < slash && path[k] === prev[k]) k++;
+        if (k === slash) return;
+      }
+      prev = path;
+      prevLen = slash;
+      const dir = path.toString('utf8', 0, slash);
       let from = 0;
-      for (let slash = text.indexOf('/'); slash !== -1; slash = text.indexOf('/', from)) {
-        if (wanted.has(text.slice(from, slash))) kept.add(text.slice(0, slash));
-        from = slash + 1;
+      for (let cut = dir.indexOf('/'); ; cut = dir.indexOf('/', from)) {
+        const end = cut < 0 ? dir.length : cut;
+        if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
+        if (cut < 0) break;
+        from = cut + 1;
       }
     });
   } catch {

@@ -387,6 +387,8 @@ class ScanWalk {
   private readonly skipGaps = new Map<string, { before: Stat | null; after: Stat | null }>();
   /** List folders natively (listing.ts) while the module answers; TAKEBACK_NATIVE_LIST=0 turns it off. */
   private nativeList = process.env.TAKEBACK_NATIVE_LIST !== '0';
+  /** The totals of the rows a warm look left as they were (counted once, for the limits and the meta). */
+  private untouched: RowTotals | null = null;
   private listedFiles = 0;
   private copied = 0;
   private keptBytes = 0;
@@ -721,13 +723,19 @@ class ScanWalk {
     while (this.queue.length > 0) this.list(this.queue.pop()!); // new folders, and what is under them
     this.vouchByGit();
     for (const row of next.values()) for (const e of row.entries) this.count(e);
+    const rest = { files: 0, bytes: 0, copied: 0, pending: 0 };
     for (const [dir, buf] of rows) {
       if (next.has(dir) || gone.has(dir)) continue;
       const c = rowCounts(buf);
-      this.listedFiles += c.files;
-      this.copied += c.copied;
-      this.keptBytes += c.keptBytes;
+      rest.files += c.files;
+      rest.copied += c.copied;
+      rest.bytes += c.keptBytes;
+      rest.pending += c.pending;
     }
+    this.listedFiles += rest.files;
+    this.copied += rest.copied;
+    this.keptBytes += rest.bytes;
+    this.untouched = rest;
     return this.overLimits();
   }
 
@@ -876,7 +884,7 @@ class ScanWalk {
       materializeGit(root, this.opts.blobs, changes);
       changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     }
-    const { put, files, bytes, copied, pending } = rowsToWrite(rows, next, gone, dropped);
+    const { put, files, bytes, copied, pending } = rowsToWrite(rows, next, gone, dropped, this.untouched);
     if (bytes > this.maxBytes) return this.tooLarge(`over ${sizeText(this.maxBytes)}`);
     const rules: Record<string, string> = Object.fromEntries(this.full ? this.filter.sources : this.knownRules!);
     return {
@@ -904,22 +912,32 @@ class ScanWalk {
   }
 }
 
+/** Files, kept bytes, copied files and pending files summed over rows. */
+interface RowTotals {
+  files: number;
+  bytes: number;
+  copied: number;
+  pending: number;
+}
+
 /**
  * The rows a scan writes back — each folder it listed or looked into (`next`, less the entries
  * `dropped`), encoded, where it differs from the row it had in `rows` — and the workspace's
- * totals over those and the rows it left as they were (not `gone`).
+ * totals over those and the rows it left as they were (not `gone`): `untouched`, when the caller
+ * summed those already (a warm look, which must not pay a pass over every row twice).
  */
 function rowsToWrite(
   rows: Map<string, Uint8Array>,
   next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
   gone: Set<string>,
   dropped: Set<PackedEntry>,
-): { put: Map<string, Buffer>; files: number; bytes: number; copied: number; pending: number } {
+  untouched: RowTotals | null,
+): { put: Map<string, Buffer> } & RowTotals {
   const put = new Map<string, Buffer>();
-  let files = 0;
-  let bytes = 0;
-  let copied = 0;
-  let pending = 0;
+  let files = untouched?.files ?? 0;
+  let bytes = untouched?.bytes ?? 0;
+  let copied = untouched?.copied ?? 0;
+  let pending = untouched?.pending ?? 0;
   const add = (buf: Uint8Array) => {
     const c = rowCounts(buf);
     files += c.files;
@@ -934,7 +952,7 @@ function rowsToWrite(
     if (!old || !Buffer.from(old.buffer, old.byteOffset, old.byteLength).equals(buf)) put.set(dir, buf);
     add(buf);
   }
-  for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
+  if (!untouched) for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
   return { put, files, bytes, copied, pending };
 }
 

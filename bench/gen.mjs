@@ -134,7 +134,7 @@ export { git };
  * gc), then `git reset --hard` writes the work tree and the index with git's parallel checkout.
  * The layout is {@link generated}'s (20 files a folder, `pkgA/modB/partC`, the same ignore files
  * and ignored files), with smaller files (100 to 600 bytes, a few of 20 KB) so that the tree stays
- * near 1 GB on disk. Kept in `cache` like the others; resolves to its path.
+ * about 4.5 GB on disk (a block a file). Kept in `cache` like the others; resolves to its path.
  */
 export async function generatedFast(cache, files, log) {
   const dir = join(cache, `gen-${files}-fast-${LAYOUT}`);

@@ -7,7 +7,7 @@
 //   node bench/run.mjs --only=peers,hinted-scan   # other agents' checkpoints against takeback's hooks, and the scans with a watcher's hints (section 7)
 //   node bench/run.mjs --only=fsync               # what the durability syncs cost (section 9; also `node bench/fsync.mjs`)
 //   node bench/run.mjs --only=cold                # the first (cold) snapshot alone, several new journals (section 1)
-//   node bench/run.mjs --only=million             # the 1,000,000-file tree (section 10; never by default: it is made once, about 1 GB, in a minute or two)
+//   node bench/run.mjs --only=million             # the 1,000,000-file tree (section 10; never by default: it is made once, about 4.5 GB, in a minute or two)
 //   npm run bench -- --million                    # everything, and the million-file tree too
 //
 // Generated trees are kept in $TAKEBACK_BENCH_CACHE (default: <tmp>/takeback-bench) between runs.

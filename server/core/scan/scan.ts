@@ -315,8 +315,11 @@ interface ToRead {
   racyOnly: boolean;
 }
 
-/** One folder's row as a scan rewrites it: its stamp and its children. */
-type NextRow = { stamp: DirStamp; entries: PackedEntry[] };
+/**
+ * One folder's row as a scan rewrites it: its stamp and its children, or (`packed`) the row
+ * already encoded, its `entries` then empty (see {@link ScanWalk.list}).
+ */
+type NextRow = { stamp: DirStamp; entries: PackedEntry[]; packed?: Buffer };
 
 /**
  * One scan of the workspace against its packed index (see {@link scanRows}), in phases: the
@@ -617,6 +620,7 @@ class ScanWalk {
     const chain = filter.chainFor(ancestors(dir));
     const out: PackedEntry[] = [];
     const seen = new Set<string>();
+    const readBefore = this.toRead.size;
     for (let k = 0; k < names.length; k++) {
       const name = names[k]!;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
@@ -656,7 +660,11 @@ class ScanWalk {
       this.removed(rel, p);
       if (p.type === 'dir') this.dropTree(rel);
     }
-    this.next.set(dir, { stamp, entries: out });
+    // A baseline's folder with nothing to read is final: encoded now, so that its entries die
+    // young instead of living (and being copied by the collector) until the end of the walk.
+    // Nothing later looks at a baseline's entries but to encode them.
+    if (this.baseline && full && this.toRead.size === readBefore) this.next.set(dir, { stamp, entries: [], packed: encodeRow(stamp, out) });
+    else this.next.set(dir, { stamp, entries: out });
   }
 
   /** Names folder `dir` (its stat `st`) as a capture gap of this scan: what is in it is not known. */
@@ -928,7 +936,7 @@ interface RowTotals {
  */
 function rowsToWrite(
   rows: Map<string, Uint8Array>,
-  next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
+  next: Map<string, NextRow>,
   gone: Set<string>,
   dropped: Set<PackedEntry>,
   untouched: RowTotals | null,
@@ -947,7 +955,7 @@ function rowsToWrite(
   };
   for (const [dir, row] of next) {
     const entries = dropped.size > 0 ? row.entries.filter((e) => !dropped.has(e)) : row.entries;
-    const buf = encodeRow(row.stamp, entries);
+    const buf = row.packed ?? encodeRow(row.stamp, entries);
     const old = rows.get(dir);
     if (!old || !Buffer.from(old.buffer, old.byteOffset, old.byteLength).equals(buf)) put.set(dir, buf);
     add(buf);
@@ -965,7 +973,7 @@ function rowsToWrite(
  * Nothing is reported in the folders of `unknownBefore` (their contents before are not known).
  */
 function movedIn(
-  next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
+  next: Map<string, NextRow>,
   prevOf: (dir: string) => PackedEntry[] | null,
   dropped: Set<PackedEntry>,
   racyMs: number,

@@ -29,15 +29,13 @@ export interface GitIndexEntry {
 /**
  * A work tree's git index: its usable entries and the index file's own mtime (git's racy line).
  * `entries` maps a path to where its entry starts in `buf` (the index file's bytes): an entry's
- * fields are read from there when the path is looked up ({@link GitIndex.entry},
- * {@link GitIndex.vouches}), not for every path up front.
+ * fields are read from there when the path is looked up ({@link GitIndex.vouches}), not for
+ * every path up front.
  */
 export interface GitIndex {
   gitDir: string;
   entries: Map<string, number>;
   mtimeMs: number;
-  /** The entry of a path (a stage-0 regular file git would trust), or undefined. */
-  entry(path: string): GitIndexEntry | undefined;
   /** The blob id of `path` when its entry matches the stat `st` (see {@link statMatchesGit}), else null. */
   vouches(path: string, st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }): string | null;
   /** What {@link trackedExcludedDirs} gives for the names {@link readGitIndex} was asked about (empty when none were). */
@@ -301,19 +299,11 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
     entries,
     mtimeMs: indexMtime,
     trackedExcluded: [...kept].sort(),
-    entry(path) {
-      const start = entries.get(path);
-      return start === undefined ? undefined : entryAt(start);
-    },
     vouches(path, st) {
       const start = entries.get(path);
       if (start === undefined) return null;
-      const matches =
-        st.size % TWO32 === buf.readUInt32BE(start + 36) &&
-        st.ino % TWO32 === buf.readUInt32BE(start + 20) &&
-        Math.abs(st.mtimeMs - (buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6)) < 0.001 &&
-        Math.abs(st.ctimeMs - (buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6)) < 0.001;
-      return matches ? buf.toString('hex', start + 40, start + 40 + hashLen) : null;
+      const g = entryAt(start);
+      return statMatchesGit(st, g) ? g.oid : null;
     },
   };
 }

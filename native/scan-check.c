@@ -290,8 +290,13 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* In scan-list.c: the first scan's listing of many folders at once. */
+napi_value list_dirs(napi_env env, napi_callback_info info);
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
+  if (napi_create_function(env, "listDirs", NAPI_AUTO_LENGTH, list_dirs, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "listDirs", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "checkRows", NAPI_AUTO_LENGTH, check_rows, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "checkRows", fn) != napi_ok) return NULL;
   return exports;

@@ -4,7 +4,7 @@
 // count against the limits as before. takeback never writes git's index or object store.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { trackedExcludedDirs } from '../server/core/scan/git-index.js';
+import { readGitIndex, trackedExcludedDirs } from '../server/core/scan/git-index.js';
 import { filesOf, sandbox, sleep, tree, type Sandbox } from './support/takeback.js';
 
 function commitAll(sb: Sandbox): void {
@@ -89,14 +89,18 @@ describe('git-backed snapshots', () => {
 
   it("the folders kept are read off git's index, version 2 and version 4 (paths prefix-compressed) alike", () => {
     const sb = sandbox({ git: true });
-    for (const f of ['dist/a.js', 'dist/sub/b.js', 'pkg/build/c.txt', 'pkg/builder/d.txt', 'src/x.ts', 'node_modules/m/i.js', 'déjà/out/é.txt']) sb.write(f, `${f}\n`);
+    for (const f of ['dist/a.js', 'dist/sub/b.js', 'pkg/build/c.txt', 'pkg/builder/d.txt', 'src/x.ts', 'node_modules/m/i.js', 'déjà/out/é.txt', 'top/node_modules/x/node_modules/y.js', 'src/out']) sb.write(f, `${f}\n`);
     commitAll(sb);
-    const want = ['dist', 'déjà/out', 'node_modules', 'pkg/build'];
+    const want = ['dist', 'déjà/out', 'node_modules', 'pkg/build', 'top/node_modules', 'top/node_modules/x/node_modules'];
     const names = ['.git', 'node_modules', 'dist', 'build', 'out'];
     expect(trackedExcludedDirs(sb.ws, names)).toEqual(want);
+    // A first scan reads them off the same pass over the index that reads its entries.
+    expect(readGitIndex(sb.ws, names)!.trackedExcluded).toEqual(want);
     sb.sh('git update-index --index-version 4');
     expect(trackedExcludedDirs(sb.ws, names)).toEqual(want);
+    expect(readGitIndex(sb.ws, names)!.trackedExcluded).toEqual(want);
     expect(trackedExcludedDirs(sb.ws, ['.git'])).toEqual([]);
+    expect(readGitIndex(sb.ws, ['.git'])!.trackedExcluded).toEqual([]);
   });
 
   it('untracked files still count against the limits; a file touched but unchanged is no change', async () => {

@@ -26,11 +26,20 @@ export interface GitIndexEntry {
   size32: number;
 }
 
-/** A work tree's git index: its usable entries and the index file's own mtime (git's racy line). */
+/**
+ * A work tree's git index: its usable entries and the index file's own mtime (git's racy line).
+ * `entries` maps a path to where its entry starts in `buf` (the index file's bytes): an entry's
+ * fields are read from there when the path is looked up ({@link GitIndex.vouches}), not for
+ * every path up front.
+ */
 export interface GitIndex {
   gitDir: string;
-  entries: Map<string, GitIndexEntry>;
+  entries: Map<string, number>;
   mtimeMs: number;
+  /** The blob id of `path` when its entry matches the stat `st` (see {@link statMatchesGit}), else null. */
+  vouches(path: string, st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }): string | null;
+  /** What {@link trackedExcludedDirs} gives for the names {@link readGitIndex} was asked about (empty when none were). */
+  trackedExcluded: string[];
 }
 
 /** Version control folders: never scanned, whatever git tracks. */
@@ -92,8 +101,10 @@ function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: numb
       o = end + 1;
       prev = path;
     } else {
-      const end = buf.indexOf(0, o);
-      if (end < 0) throw new Error('torn index');
+      // The flags' low 12 bits hold the name's length (0xfff: that long or longer, found by its NUL).
+      const len = flags & 0xfff;
+      const end = len < 0xfff ? o + len : buf.indexOf(0, o);
+      if (end < 0 || end >= buf.length || buf[end] !== 0) throw new Error('torn index');
       path = buf.subarray(o, end);
       // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
       o = start + ((end - start + 8) & ~7);
@@ -108,29 +119,38 @@ function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: numb
  * control folders aside) that hold files git tracks: `dist`, `pkg/build`. The scan looks into
  * these after all: git keeps their files, so an agent's change to them must be undoable. Sorted;
  * empty outside git or for an index this reader does not follow. Reads only the index's paths
- * (no map, no object ids): about as fast as reading the file, for the warm scan that finds the
- * index moved (a `git status` of the user's rewrites it).
+ * (no map, no object ids, a string a run of entries in one folder): the warm scan that finds the
+ * index moved (a `git status` of the user's rewrites it) pays about a read of the file.
  */
 export function trackedExcludedDirs(root: string, names: readonly string[]): string[] {
-  const asked = names.filter((n) => !VCS_NAMES.has(n));
+  const asked = new Set(names.filter((n) => !VCS_NAMES.has(n)));
   const gitDir = gitDirOf(root);
-  const idx = gitDir && asked.length > 0 ? readIndexFile(gitDir) : null;
+  const idx = gitDir && asked.size > 0 ? readIndexFile(gitDir) : null;
   if (!idx) return [];
-  // Most indexes hold none of the names as a folder: one search of the bytes says so.
-  if (!asked.some((n) => idx.buf.includes(`${n}/`, 12, 'utf8'))) return [];
-  // A quick test on each path (latin1: the names are ASCII) before any path is split.
-  const escaped = asked.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  const hit = new RegExp(`(?:^|/)(?:${escaped.join('|')})/`);
-  const wanted = new Set(asked);
   const kept = new Set<string>();
+  // The index is sorted: entries of one folder come in runs, and only the first of a run is
+  // looked at (its folder's bytes compared with the last run's, no string made for the rest).
+  let prev: Buffer = Buffer.alloc(0);
+  let prevLen = -1;
   try {
     walkIndex(idx, (_start, path) => {
-      if (!hit.test(path.toString('latin1'))) return;
-      const text = path.toString('utf8');
+      let slash = path.length - 1;
+      while (slash >= 0 && path[slash] !== 0x2f) slash--;
+      if (slash < 0) return; // at the root: no folder
+      if (slash === prevLen) {
+        let k = 0;
+        while (k < slash && path[k] === prev[k]) k++;
+        if (k === slash) return;
+      }
+      prev = path;
+      prevLen = slash;
+      const dir = path.toString('utf8', 0, slash);
       let from = 0;
-      for (let slash = text.indexOf('/'); slash !== -1; slash = text.indexOf('/', from)) {
-        if (wanted.has(text.slice(from, slash))) kept.add(text.slice(0, slash));
-        from = slash + 1;
+      for (let cut = dir.indexOf('/'); ; cut = dir.indexOf('/', from)) {
+        const end = cut < 0 ? dir.length : cut;
+        if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
+        if (cut < 0) break;
+        from = cut + 1;
       }
     });
   } catch {
@@ -200,8 +220,12 @@ export function findGit(): string | null {
  * Only entries git itself would trust are kept: stage 0, a regular file, not assumed unchanged,
  * not skip-worktree or intent-to-add, and not "racy" (modified at or after the index was written,
  * when a stat match proves nothing).
+ *
+ * With `excludeNames`, the same reading also finds {@link trackedExcludedDirs} of them (a first
+ * scan needs both, and a second pass over the index costs as much as the first): the folders of
+ * every entry, looked at once per run of entries in the same folder (the index is sorted).
  */
-export function readGitIndex(root: string): GitIndex | null {
+export function readGitIndex(root: string, excludeNames: readonly string[] = []): GitIndex | null {
   const gitDir = gitDirOf(root);
   if (!gitDir || !findGit()) return null;
   let indexMtime: number;
@@ -213,10 +237,33 @@ export function readGitIndex(root: string): GitIndex | null {
   const idx = readIndexFile(gitDir);
   if (!idx) return null;
   const { buf, hashLen } = idx;
-  const entries = new Map<string, GitIndexEntry>();
+  const entries = new Map<string, number>();
+  const asked = new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)));
+  const kept = new Set<string>();
+  let prevDir: string | null = null;
+  /** Adds the folders of `dir` (a folder of an entry) that have one of the asked names. */
+  const folderOf = (dir: string) => {
+    let from = 0;
+    for (let slash = dir.indexOf('/'); ; slash = dir.indexOf('/', from)) {
+      const end = slash < 0 ? dir.length : slash;
+      if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
+      if (slash < 0) break;
+      from = slash + 1;
+    }
+  };
   let o: number;
   try {
     o = walkIndex(idx, (start, pathBytes, flags, extended) => {
+      let p: string | null = null;
+      if (asked.size > 0) {
+        p = pathBytes.toString('utf8');
+        const slash = p.lastIndexOf('/');
+        const dir = slash < 0 ? '' : p.slice(0, slash);
+        if (dir !== prevDir) {
+          prevDir = dir;
+          if (dir !== '') folderOf(dir);
+        }
+      }
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
       const skipOrIntent = extended & 0x6000;
@@ -226,15 +273,9 @@ export function readGitIndex(root: string): GitIndex | null {
       const mtimeMs = buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6;
       const size32 = buf.readUInt32BE(start + 36);
       if (mtimeMs >= indexMtime || size32 === 0) return; // racy, or smudged by git as racy
-      const path = pathBytes.toString('utf8');
+      const path = p ?? pathBytes.toString('utf8');
       if (path.includes('\n')) return; // cannot be named on cat-file's input
-      entries.set(path, {
-        oid: buf.toString('hex', start + 40, start + 40 + hashLen),
-        mtimeMs,
-        ctimeMs: buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
-        ino32: buf.readUInt32BE(start + 20),
-        size32,
-      });
+      entries.set(path, start);
     });
     // Extensions: a split index ("link") or sparse folders ("sdir") leave entries out.
     while (o + 8 <= buf.length - hashLen) {
@@ -246,7 +287,25 @@ export function readGitIndex(root: string): GitIndex | null {
   } catch {
     return null; // a torn or foreign index: do without it
   }
-  return { gitDir, entries, mtimeMs: indexMtime };
+  const entryAt = (start: number): GitIndexEntry => ({
+    oid: buf.toString('hex', start + 40, start + 40 + hashLen),
+    mtimeMs: buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6,
+    ctimeMs: buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
+    ino32: buf.readUInt32BE(start + 20),
+    size32: buf.readUInt32BE(start + 36),
+  });
+  return {
+    gitDir,
+    entries,
+    mtimeMs: indexMtime,
+    trackedExcluded: [...kept].sort(),
+    vouches(path, st) {
+      const start = entries.get(path);
+      if (start === undefined) return null;
+      const g = entryAt(start);
+      return statMatchesGit(st, g) ? g.oid : null;
+    },
+  };
 }
 
 function objectFormat(gitDir: string): 'sha1' | 'sha256' {

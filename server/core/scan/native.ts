@@ -15,6 +15,8 @@ import type { CheckInput, CheckResult } from './stat-check.js';
 /** The module's one function (see native/scan-check.c for its arguments). */
 interface NativeModule {
   checkRows(root: string, dirs: string[], data: Uint8Array, offsets: Int32Array, racyMs: number, threads: number): CheckResult;
+  /** See native/scan-list.c; absent from a module built before it. */
+  listDirs?(root: string, dirs: string[], threads: number): Buffer;
 }
 
 const lazy = createRequire(import.meta.url);
@@ -63,6 +65,30 @@ export function nativeCheckRows(input: CheckInput, paths: number, minParallel: n
   if (!mod) return null;
   try {
     return mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel));
+  } catch {
+    return null;
+  }
+}
+
+/** True when the native listing is there (native/scan-list.c, in a module built with it). */
+export function haveNativeList(): boolean {
+  return typeof load()?.listDirs === 'function';
+}
+
+/** Below this many folders at once the listing runs on this thread alone. */
+const LIST_PARALLEL_MIN = 8;
+
+/**
+ * The listings of folders `dirs` (workspace-relative) of `root`, natively on up to `threadsFor`
+ * threads, as one buffer of records (native/scan-list.c says its layout; listing.ts reads it);
+ * null when the module is not there, predates the listing or fails (the caller lists in
+ * JavaScript).
+ */
+export function nativeListDirs(root: string, dirs: string[]): Buffer | null {
+  const mod = load();
+  if (!mod || typeof mod.listDirs !== 'function') return null;
+  try {
+    return mod.listDirs(root, dirs, threadsFor(dirs.length, LIST_PARALLEL_MIN));
   } catch {
     return null;
   }

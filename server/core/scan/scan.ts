@@ -6,7 +6,7 @@ import { holdsSecret, isSecretPath } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
-import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, statMatchesGit, trackedExcludedDirs, type GitIndex } from './git-index.js';
+import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   decodeRow,
   encodeRow,
@@ -23,6 +23,7 @@ import {
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
 import { checkIndex, type ChangeHints } from './checker.js';
 import { mainReader, type StatWorker } from './stat-check.js';
+import { LIST_BATCH, listFolders, type ListedStat, type Listing } from './listing.js';
 
 /** One path that differs between the last look and this one (`undefined`: absent). */
 export interface ScanChange {
@@ -89,13 +90,7 @@ function sizeText(n: number): string {
 }
 
 /** What the scan keeps of a path's stat. */
-interface Stat {
-  mode: number;
-  size: number;
-  ino: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
+type Stat = ListedStat;
 
 /** The stat of `abs` (never following a link), or null when it cannot be looked at (gone, no permission). */
 function lstatOrNull(abs: string): Stat | null {
@@ -320,8 +315,11 @@ interface ToRead {
   racyOnly: boolean;
 }
 
-/** One folder's row as a scan rewrites it: its stamp and its children. */
-type NextRow = { stamp: DirStamp; entries: PackedEntry[] };
+/**
+ * One folder's row as a scan rewrites it: its stamp and its children, or (`packed`) the row
+ * already encoded, its `entries` then empty (see {@link ScanWalk.list}).
+ */
+type NextRow = { stamp: DirStamp; entries: PackedEntry[]; packed?: Buffer };
 
 /**
  * One scan of the workspace against its packed index (see {@link scanRows}), in phases: the
@@ -390,6 +388,10 @@ class ScanWalk {
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
   private readonly skipGaps = new Map<string, { before: Stat | null; after: Stat | null }>();
+  /** List folders natively (listing.ts) while the module answers; TAKEBACK_NATIVE_LIST=0 turns it off. */
+  private nativeList = process.env.TAKEBACK_NATIVE_LIST !== '0';
+  /** The totals of the rows a warm look left as they were (counted once, for the limits and the meta). */
+  private untouched: RowTotals | null = null;
   private listedFiles = 0;
   private copied = 0;
   private keptBytes = 0;
@@ -411,7 +413,9 @@ class ScanWalk {
     // files): known from git's index, read again whenever the index file moved.
     this.gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
     const indexMoved = forceFull || this.baseline || this.gitIndex !== prevMeta?.gitIndex;
-    this.trackedExcluded = this.gitIndex === '' ? [] : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
+    // A walk known to be full from here reads git's index once, for both.
+    const early = (forceFull || this.baseline) && this.gitIndex !== '' ? readGitIndex(root, config.excludeNames) : null;
+    this.trackedExcluded = this.gitIndex === '' ? [] : early ? early.trackedExcluded : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
     // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
     this.filter = new ScanFilter(root, config.excludeNames, this.trackedExcluded, config.excludePaths);
     this.excludes =
@@ -421,7 +425,7 @@ class ScanWalk {
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
     this.rulesChanged = rulesFound || !prevMeta || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
     this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;
-    this.git = this.full && opts.git !== false ? readGitIndex(root) : null;
+    this.git = this.full && opts.git !== false ? (early ?? readGitIndex(root)) : null;
     this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
     this.background = Boolean(opts.background) || (!this.baseline && prevMeta?.background === true);
     this.maxFiles = this.background ? config.maxBackgroundFiles : config.maxWorkspaceFiles;
@@ -540,9 +544,9 @@ class ScanWalk {
       return e;
     }
     const secret = isSecretPath(rel);
-    const g = this.git && !secret && isRegular(st) ? this.git.entries.get(rel) : undefined;
-    if (g && statMatchesGit(st, g)) {
-      e.git = g.oid;
+    const oid = this.git && !secret && isRegular(st) ? this.git.vouches(rel, st) : null;
+    if (oid) {
+      e.git = oid;
       return e;
     }
     this.toRead.set(e, { rel, abs, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
@@ -558,11 +562,14 @@ class ScanWalk {
     if (e.sha256 || (t && isRegular(t.st) && !t.secret && e.size <= this.config.maxFileBytes)) this.keptBytes += e.size;
   }
 
-  /** Lists folder `dir` again: its children now, against its last row. */
-  private list(dir: string): void {
+  /**
+   * Lists folder `dir` again: its children now, against its last row. `pre`: its listing already
+   * taken (natively, with every child's lstat: see listing.ts), else it is listed here.
+   */
+  private list(dir: string, pre?: Listing): void {
     const { root, filter, knownRules, full, rows, gone, queue, opts } = this;
     const abs = dir === '' ? root : `${root}/${dir}`;
-    const dst = lstatOrNull(abs);
+    const dst = pre ? pre.stat : lstatOrNull(abs);
     if (!dst || typeOf(dst) !== 'dir') {
       this.dropTree(dir);
       return;
@@ -572,9 +579,24 @@ class ScanWalk {
     const prev = this.prevOf(dir);
     const prevRow = rows.get(dir);
     const wasUnlisted = prevRow !== undefined && isUnlisted(rowStamp(prevRow));
-    let dirents: Dirent[];
+    let names: string[];
+    /** Whether each of `names` is a folder (by the listing's type, or by the child's lstat). */
+    let isDir: (k: number) => boolean;
+    /** The lstat of `names[k]` (null: gone since the listing). */
+    let statOf: (k: number) => Stat | null;
     try {
-      dirents = readdirSync(abs, { withFileTypes: true });
+      if (pre) {
+        if (!pre.names) throw new Error('not listed');
+        names = pre.names;
+        const stats = pre.stats;
+        isDir = (k) => stats[k] !== null && (stats[k]!.mode & S_IFMT) === S_IFDIR;
+        statOf = (k) => stats[k]!;
+      } else {
+        const dirents: Dirent[] = readdirSync(abs, { withFileTypes: true });
+        names = dirents.map((d) => d.name);
+        isDir = (k) => dirents[k]!.isDirectory();
+        statOf = (k) => lstatOrNull(`${abs}/${names[k]}`);
+      }
     } catch {
       // Unreadable: keep what was known, and list it again next time. A folder never listed is
       // a capture gap when it is first seen (changes in it cannot be seen) — at the baseline,
@@ -592,18 +614,19 @@ class ScanWalk {
     }
     this.listed.add(dir);
     const byName = prev ? new Map(prev.map((e) => [e.name, e])) : null;
-    const badNames = dirents.some((d) => d.name.includes('\uFFFD')) ? notUtf8Names(abs) : null;
+    const badNames = names.some((n) => n.includes('\uFFFD')) ? notUtf8Names(abs) : null;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
-    if (dir !== '' && !dirents.some((d) => d.name === '.gitignore')) filter.noRulesIn(dir);
+    if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
     const out: PackedEntry[] = [];
     const seen = new Set<string>();
-    for (const d of dirents) {
-      const name = d.name;
+    const readBefore = this.toRead.size;
+    for (let k = 0; k < names.length; k++) {
+      const name = names[k]!;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
       const rel = dir === '' ? name : `${dir}/${name}`;
-      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, d.isDirectory()))) {
-        if (d.isDirectory() && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, lstatOrNull(`${abs}/${name}`));
+      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, isDir(k)))) {
+        if (isDir(k) && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, statOf(k));
         continue;
       }
       const cabs = `${abs}/${name}`;
@@ -619,7 +642,7 @@ class ScanWalk {
         out.push(e);
         continue;
       }
-      const st = lstatOrNull(cabs);
+      const st = statOf(k);
       if (!st) continue;
       const e = this.look(name, rel, cabs, st, p);
       if (!e) continue;
@@ -637,7 +660,11 @@ class ScanWalk {
       this.removed(rel, p);
       if (p.type === 'dir') this.dropTree(rel);
     }
-    this.next.set(dir, { stamp, entries: out });
+    // A baseline's folder with nothing to read is final: encoded now, so that its entries die
+    // young instead of living (and being copied by the collector) until the end of the walk.
+    // Nothing later looks at a baseline's entries but to encode them.
+    if (this.baseline && full && this.toRead.size === readBefore) this.next.set(dir, { stamp, entries: [], packed: encodeRow(stamp, out) });
+    else this.next.set(dir, { stamp, entries: out });
   }
 
   /** Names folder `dir` (its stat `st`) as a capture gap of this scan: what is in it is not known. */
@@ -651,6 +678,23 @@ class ScanWalk {
   private walkAll(): RowScanOutcome | null {
     const { queue, next, gone } = this;
     queue.push('');
+    // Natively where it can: a level of folders at a time (parts of LIST_BATCH), each folder
+    // listed and its children stated in C on several threads, then taken in order here (a
+    // folder before those under it, as when listed one at a time).
+    while (this.nativeList && queue.length > 0) {
+      const level = queue.splice(0, LIST_BATCH);
+      const listings = listFolders(this.root, level);
+      if (!listings) {
+        this.nativeList = false;
+        queue.unshift(...level);
+        break;
+      }
+      for (let i = 0; i < level.length; i++) {
+        this.list(level[i]!, listings[i]);
+        const stop = this.overLimits();
+        if (stop) return stop;
+      }
+    }
     while (queue.length > 0) {
       this.list(queue.pop()!);
       const stop = this.overLimits();
@@ -687,13 +731,19 @@ class ScanWalk {
     while (this.queue.length > 0) this.list(this.queue.pop()!); // new folders, and what is under them
     this.vouchByGit();
     for (const row of next.values()) for (const e of row.entries) this.count(e);
+    const rest = { files: 0, bytes: 0, copied: 0, pending: 0 };
     for (const [dir, buf] of rows) {
       if (next.has(dir) || gone.has(dir)) continue;
       const c = rowCounts(buf);
-      this.listedFiles += c.files;
-      this.copied += c.copied;
-      this.keptBytes += c.keptBytes;
+      rest.files += c.files;
+      rest.copied += c.copied;
+      rest.bytes += c.keptBytes;
+      rest.pending += c.pending;
     }
+    this.listedFiles += rest.files;
+    this.copied += rest.copied;
+    this.keptBytes += rest.bytes;
+    this.untouched = rest;
     return this.overLimits();
   }
 
@@ -740,9 +790,9 @@ class ScanWalk {
     this.git = readGitIndex(this.root);
     if (!this.git) return;
     for (const [e, t] of toRead) {
-      const g = !t.secret && isRegular(t.st) ? this.git.entries.get(t.rel) : undefined;
-      if (g && statMatchesGit(t.st, g)) {
-        e.git = g.oid;
+      const oid = !t.secret && isRegular(t.st) ? this.git.vouches(t.rel, t.st) : null;
+      if (oid) {
+        e.git = oid;
         toRead.delete(e);
       }
     }
@@ -842,7 +892,7 @@ class ScanWalk {
       materializeGit(root, this.opts.blobs, changes);
       changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     }
-    const { put, files, bytes, copied, pending } = rowsToWrite(rows, next, gone, dropped);
+    const { put, files, bytes, copied, pending } = rowsToWrite(rows, next, gone, dropped, this.untouched);
     if (bytes > this.maxBytes) return this.tooLarge(`over ${sizeText(this.maxBytes)}`);
     const rules: Record<string, string> = Object.fromEntries(this.full ? this.filter.sources : this.knownRules!);
     return {
@@ -870,22 +920,32 @@ class ScanWalk {
   }
 }
 
+/** Files, kept bytes, copied files and pending files summed over rows. */
+interface RowTotals {
+  files: number;
+  bytes: number;
+  copied: number;
+  pending: number;
+}
+
 /**
  * The rows a scan writes back — each folder it listed or looked into (`next`, less the entries
  * `dropped`), encoded, where it differs from the row it had in `rows` — and the workspace's
- * totals over those and the rows it left as they were (not `gone`).
+ * totals over those and the rows it left as they were (not `gone`): `untouched`, when the caller
+ * summed those already (a warm look, which must not pay a pass over every row twice).
  */
 function rowsToWrite(
   rows: Map<string, Uint8Array>,
-  next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
+  next: Map<string, NextRow>,
   gone: Set<string>,
   dropped: Set<PackedEntry>,
-): { put: Map<string, Buffer>; files: number; bytes: number; copied: number; pending: number } {
+  untouched: RowTotals | null,
+): { put: Map<string, Buffer> } & RowTotals {
   const put = new Map<string, Buffer>();
-  let files = 0;
-  let bytes = 0;
-  let copied = 0;
-  let pending = 0;
+  let files = untouched?.files ?? 0;
+  let bytes = untouched?.bytes ?? 0;
+  let copied = untouched?.copied ?? 0;
+  let pending = untouched?.pending ?? 0;
   const add = (buf: Uint8Array) => {
     const c = rowCounts(buf);
     files += c.files;
@@ -895,12 +955,12 @@ function rowsToWrite(
   };
   for (const [dir, row] of next) {
     const entries = dropped.size > 0 ? row.entries.filter((e) => !dropped.has(e)) : row.entries;
-    const buf = encodeRow(row.stamp, entries);
+    const buf = row.packed ?? encodeRow(row.stamp, entries);
     const old = rows.get(dir);
     if (!old || !Buffer.from(old.buffer, old.byteOffset, old.byteLength).equals(buf)) put.set(dir, buf);
     add(buf);
   }
-  for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
+  if (!untouched) for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
   return { put, files, bytes, copied, pending };
 }
 
@@ -913,7 +973,7 @@ function rowsToWrite(
  * Nothing is reported in the folders of `unknownBefore` (their contents before are not known).
  */
 function movedIn(
-  next: Map<string, { stamp: DirStamp; entries: PackedEntry[] }>,
+  next: Map<string, NextRow>,
   prevOf: (dir: string) => PackedEntry[] | null,
   dropped: Set<PackedEntry>,
   racyMs: number,

@@ -1,0 +1,134 @@
+// The 1,000,000-file git tree (issue 18 §3): generated once through git fast-import (gen.mjs
+// generatedFast) and kept in the cache; measured only with `--only=million` (or `--million`), as
+// it takes minutes. On it, interleaved with `git status`: the first (cold) snapshot and its peak
+// memory; a shell tool call's bracket through the CLI with no watcher (`capture begin` + `end`, 10
+// files changed); the same call through the default hooks to the capture daemon with its watcher
+// trusted (the hook client when built, else Node); and the daemon's memory (VmHWM, VmRSS) after.
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fmt, median, peakRss, sleep, time } from './measure.mjs';
+
+const q = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+
+/** A field of /proc/<pid>/status in bytes (VmHWM, VmRSS), or NaN. */
+function procKb(pid, field) {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Measures workspace `ws` (the million-file tree; `pick`: 10 tracked files to change) and records
+ * its rows through `record`, `iterations` of each timed step. `bin`/`node`: the takeback command
+ * and Node; `hookEnvPrefix`: what `init` puts before a hook command; `scratch`: a folder for homes.
+ */
+export async function millionBench({ record, log, ws, label, iterations, pick, bin, node, scratch, hookEnvPrefix }) {
+  const home = (name) => {
+    const h = join(scratch, `home-million-${name}`);
+    mkdirSync(h, { recursive: true });
+    return { ...process.env, TAKEBACK_HOME: h, TAKEBACK_LOG_LEVEL: '' };
+  };
+  const git = () => time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws });
+  const originals = pick.map((p) => readFileSync(join(ws, p)));
+  const putBack = () => pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
+  const edit = (tag) => pick.forEach((p, k) => appendFileSync(join(ws, p), `// million bench ${tag} ${k}\n`));
+  const out = {};
+
+  // The first snapshot, cold: a new journal.
+  log(`million: the first snapshot of ${label}`);
+  const cliEnv = home('cli');
+  const g0 = [git(), git()];
+  const t0 = process.hrtime.bigint();
+  const coldKb = peakRss(node, [bin, 'capture', 'begin', '--id', 'cold'], { cwd: ws, env: cliEnv });
+  const cold = Number(process.hrtime.bigint() - t0) / 1e6;
+  time(bin, ['capture', 'end', '--id', 'cold'], { cwd: ws, env: cliEnv });
+  g0.push(git());
+  const gCold = median(g0);
+  out.cold = { ms: cold, peakKb: coldKb, git: g0 };
+  record({ section: 10, measure: 'first (cold) snapshot, CLI', workspace: label, value: fmt.ms(cold), baseline: `git status ${fmt.ms(gCold)}`, ratio: cold / gCold, target: '—', note: `peak memory ${coldKb ? fmt.mb(coldKb * 1024) : 'n/a'} (by /usr/bin/time)` });
+
+  // A bracket through the CLI, no watcher: every row's stat checked.
+  sleep(2100);
+  time(bin, ['capture', 'begin', '--id', 'w'], { cwd: ws, env: cliEnv });
+  time(bin, ['capture', 'end', '--id', 'w'], { cwd: ws, env: cliEnv });
+  const s = { git: [], cli: [], daemon: [] };
+  for (let i = 0; i < iterations; i++) {
+    sleep(2100);
+    s.git.push(git());
+    const b = time(bin, ['capture', 'begin', '--id', `b${i}`], { cwd: ws, env: cliEnv });
+    edit(`cli ${i}`);
+    const e = time(bin, ['capture', 'end', '--id', `b${i}`], { cwd: ws, env: cliEnv });
+    s.cli.push(b + e);
+    putBack();
+    time(bin, ['capture', 'begin', '--id', `r${i}`], { cwd: ws, env: cliEnv });
+    time(bin, ['capture', 'end', '--id', `r${i}`], { cwd: ws, env: cliEnv });
+  }
+
+  // The default hooks to the capture daemon, its watcher trusted.
+  const env = home('daemon');
+  const viaDaemon = { ...env, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };
+  const client = existsSync(join(bin, '..', '..', 'native', 'build-hook', 'takeback-hook'));
+  const cmd = client ? `${hookEnvPrefix}${q(bin)} hook claude-code` : `${hookEnvPrefix}${q(node)} ${q(bin)} hook claude-code`;
+  const ev = (name, fields = {}) => JSON.stringify({ session_id: `bench-million-${label}`, cwd: ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
+  const runHook = (input) => time('bash', ['-c', cmd], { cwd: ws, env: viaDaemon, input });
+  let n = 0;
+  const bashCall = (tag) => {
+    const input = { tool_name: 'Bash', tool_input: { command: 'bench: append to 10 files' }, tool_use_id: `toolu_million_${n++}` };
+    const pre = runHook(ev('PreToolUse', input));
+    if (tag !== null) edit(tag);
+    const post = runHook(ev('PostToolUse', { ...input, tool_response: {} }));
+    return pre + post;
+  };
+  const hintsLogged = () => {
+    try {
+      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+    } catch {
+      return 0;
+    }
+  };
+  log('million: starting the capture daemon (its first snapshot, then its watcher)');
+  const run = join(env.TAKEBACK_HOME, 'run');
+  const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
+  let hinted = 0;
+  try {
+    for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
+      if (waited > 120_000) throw new Error('the capture daemon did not start');
+      sleep(50);
+    }
+    runHook(ev('SessionStart', { source: 'startup' }));
+    runHook(ev('UserPromptSubmit', { prompt: 'bench: million' }));
+    const trustStarted = Date.now();
+    for (let waited = 0; hintsLogged() === 0; waited++) {
+      if (waited > 240) throw new Error('the watcher was never trusted');
+      bashCall(null);
+      sleep(500);
+    }
+    out.trustedAfterMs = Date.now() - trustStarted;
+    for (let i = 0; i < iterations; i++) {
+      sleep(2100);
+      s.git.push(git());
+      const before = hintsLogged();
+      s.daemon.push(bashCall(`daemon ${i}`));
+      hinted += hintsLogged() - before === 2 ? 1 : 0;
+      putBack();
+      bashCall(null);
+    }
+    runHook(ev('Stop'));
+    out.daemonHwm = procKb(daemon.pid, 'VmHWM');
+    out.daemonRss = procKb(daemon.pid, 'VmRSS');
+  } finally {
+    daemon.kill('SIGTERM');
+    putBack();
+  }
+  const m = { git: median(s.git), cli: median(s.cli), daemon: median(s.daemon) };
+  Object.assign(out, { samples: s, medians: m, hinted });
+  record({ section: 10, measure: 'shell tool call bracket through the CLI, no watcher (`capture begin` + `end`, 10 files changed)', workspace: label, value: fmt.ms(m.cli), baseline: `git status ${fmt.ms(m.git)}`, ratio: m.cli / m.git, target: '≤ 1.0', met: m.cli / m.git <= 1.0 });
+  record({ section: 10, measure: `shell tool call through the default hooks${client ? ' (hook client)' : ''} to the capture daemon, watcher trusted`, workspace: label, value: fmt.ms(m.daemon), baseline: `git status ${fmt.ms(m.git)}`, ratio: m.daemon / m.git, target: '≤ 60 ms', met: m.daemon <= 60, note: `${hinted}/${iterations} calls had both scans given hints; trusted ${Math.round(out.trustedAfterMs / 1000)} s after the first prompt` });
+  const cap = 400 * 1048576;
+  record({ section: 10, measure: 'capture daemon memory holding the snapshot and the watcher (VmHWM; VmRSS after)', workspace: label, value: fmt.mb(out.daemonHwm), baseline: `RSS ${fmt.mb(out.daemonRss)}`, ratio: out.daemonHwm / cap, target: '≤ 1.0 (400 MB)', met: out.daemonHwm <= cap });
+  return out;
+}

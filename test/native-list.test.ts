@@ -1,0 +1,115 @@
+// The first scan's native listing (native/scan-list.c, read by server/core/scan/listing.ts)
+// against the walk that lists each folder in JavaScript: on one tree with links (to a folder, a
+// dangling one), odd names (not UTF-8, a newline, spaces and accents), ignored and excluded
+// folders, a nested .gitignore with a negation, files git's index vouches for and racy files just
+// written, both walks write the same rows byte for byte and the same meta; a second full walk (the
+// rules moved) after changes reports the same changes. Where the module is not built (no
+// compiler) the scan lists in JavaScript, and this test says so and checks nothing native.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { scanAndCommit } from '../server/core/capture/scan-commit.js';
+import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
+import { listFolders } from '../server/core/scan/listing.js';
+import { haveNativeList } from '../server/core/scan/native.js';
+import { sandbox } from './support/takeback.js';
+
+/** Runs `fn` with the native listing turned on or off for the scans it makes. */
+function withNativeList<T>(on: boolean, fn: () => T): T {
+  const was = process.env.TAKEBACK_NATIVE_LIST;
+  process.env.TAKEBACK_NATIVE_LIST = on ? '1' : '0';
+  try {
+    return fn();
+  } finally {
+    if (was === undefined) delete process.env.TAKEBACK_NATIVE_LIST;
+    else process.env.TAKEBACK_NATIVE_LIST = was;
+  }
+}
+
+/** The rows of a workspace's snapshot, hex, keyed by folder. */
+function rowsHex(ws: Workspace): Record<string, string> {
+  return Object.fromEntries([...ws.journal.snapshot.rows()].map(([d, b]) => [d, Buffer.from(b).toString('hex')]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+}
+
+describe('the native listing of a full walk', () => {
+  it.runIf(haveNativeList())('writes the same rows and meta as the JavaScript listing, and a later full walk reports the same changes', () => {
+    const sb = sandbox({ git: true });
+    for (let d = 0; d < 6; d++) for (let f = 0; f < 8; f++) sb.write(`src/d${d}/f${f}.ts`, `export const v = ${d * 8 + f};\n`.repeat(1 + f));
+    sb.write('naïve ☃ dir/é ü.txt', 'unicode\n');
+    sb.write('run.sh', '#!/bin/sh\n', 0o755);
+    sb.write('.gitignore', 'build-out/\n*.log\n');
+    sb.write('build-out/a/b.js', 'ignored\n');
+    sb.write('debug.log', 'ignored\n');
+    sb.write('node_modules/pkg/index.js', 'excluded\n');
+    sb.write('lib/.gitignore', '*.gen.ts\n!keep.gen.ts\n');
+    sb.write('lib/x.gen.ts', 'ignored\n');
+    sb.write('lib/keep.gen.ts', 'kept\n');
+    fs.symlinkSync('src', sb.abs('to-src')); // a link to a folder: kept as a link, never followed
+    fs.symlinkSync('nowhere', sb.abs('dangling'));
+    fs.writeFileSync(sb.abs('new\nline.txt'), 'a newline in the name\n');
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${sb.ws}/`), Buffer.from([0x6e, 0xff, 0x2e, 0x74])]), 'not utf-8\n');
+    const env = { ...sb.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+    spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib && git commit -qm init'], { cwd: sb.ws, env });
+    // Racy: written after the commit, moments before the scans.
+    sb.write('src/d0/f0.ts', 'rewritten just now\n');
+    sb.write('fresh.txt', 'new\n');
+
+    const open = (home: string) => openWorkspace({ workspace: sb.ws, env: { ...sb.env, TAKEBACK_HOME: path.join(sb.base, home) } });
+    const plain = open('plain');
+    const native = open('native');
+    try {
+      const scan = (ws: Workspace, on: boolean) => withNativeList(on, () => ws.journal.write(() => scanAndCommit(ws)));
+      expect(scan(plain, false).status).toBe('baseline');
+      expect(scan(native, true).status).toBe('baseline');
+      const a = rowsHex(plain);
+      expect(Object.keys(a)).toContain('src/d5');
+      expect(Object.keys(a)).not.toContain('build-out');
+      expect(Object.keys(a)).not.toContain('to-src');
+      expect(rowsHex(native)).toEqual(a);
+      const meta = (ws: Workspace) => ({ ...ws.journal.snapshot.meta(), startedNs: '' });
+      expect(meta(native)).toEqual(meta(plain));
+      const m = plain.journal.snapshot.meta()!;
+      expect(m.copied ?? 0).toBeLessThan(m.files); // git’s index vouched for some
+
+      // Changes, then new rules: both walk everything again and report the same.
+      sb.write('src/d1/f1.ts', 'changed\n');
+      fs.rmSync(sb.abs('src/d2'), { recursive: true });
+      sb.write('src/d6/new.ts', 'new\n');
+      fs.rmSync(sb.abs('dangling'));
+      fs.symlinkSync('run.sh', sb.abs('dangling'));
+      sb.write('.gitignore', 'build-out/\n');
+      const paths = (on: boolean, ws: Workspace) => scan(ws, on).changes.map((c) => `${c.path} ${c.before?.type ?? '-'}→${c.after?.type ?? '-'} ${c.after?.gap ?? ''}`);
+      const want = paths(false, plain);
+      expect(want).toContain('src/d1/f1.ts file→file ');
+      expect(want).toContain('src/d6/new.ts -→file ');
+      expect(want).toContain('debug.log -→file ');
+      expect(paths(true, native)).toEqual(want);
+      expect(rowsHex(native)).toEqual(rowsHex(plain));
+    } finally {
+      plain.journal.close();
+      native.journal.close();
+    }
+  });
+
+  it.runIf(haveNativeList())('says what a folder is: gone, a link (not followed), not a folder, or listed with each child’s lstat', () => {
+    const sb = sandbox();
+    sb.write('d/a.txt', 'abc');
+    sb.write('file.txt', 'x');
+    fs.symlinkSync('d', sb.abs('link'));
+    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', ''])!;
+    expect(got.map((l) => (l ? [l.stat === null, l.names?.slice().sort() ?? null] : 'left'))).toEqual([
+      [false, ['a.txt']],
+      [true, null],
+      [true, null],
+      [true, null],
+      [false, ['d', 'file.txt', 'link']],
+    ]);
+    const st = fs.lstatSync(sb.abs('d/a.txt'));
+    const at = got[0]!.stats[0]!;
+    expect(at).toEqual({ mode: st.mode, size: 3, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
+    const root = got[4]!;
+    const link = root.stats[root.names!.indexOf('link')]!;
+    expect(link.mode & 0o170000).toBe(0o120000);
+  });
+});

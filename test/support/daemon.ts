@@ -61,11 +61,11 @@ export function handledBy(sb: Sandbox): { event: string; pid: number }[] {
   return [...hookLog(sb).matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) }));
 }
 
-/** Lines of the debug log that are neither an event handled nor a scan given a watcher's hints. */
+/** Lines of the debug log that are neither an event handled, a scan given a watcher's hints, nor a daemon started. */
 export function failures(sb: Sandbox): string[] {
   return hookLog(sb)
     .split('\n')
-    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l));
+    .filter((l) => l && !/\] (claude-code \w+|watch): /.test(l) && !/\] hook: started a capture daemon/.test(l));
 }
 
 /** True when process `pid` is a capture daemon (`takeback hook-daemon`). */

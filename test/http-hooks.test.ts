@@ -293,6 +293,21 @@ describe('http hooks', () => {
     expect(new Set(pids).size).toBe(pids.length); // each event its own hook process
   });
 
+  it('a new daemon whose port is still held a moment (a daemon leaving answers there for its grace) waits and takes it, rather than serving without http hooks', async () => {
+    const other = net.createServer((c) => c.destroy());
+    const h = await httpSandbox();
+    await new Promise<void>((resolve) => other.listen(h.port, '127.0.0.1', () => resolve()));
+    onTestFinished(() => void other.close());
+    await h.fire('SessionStart', { source: 'startup' });
+    const log = () => h.failures().join('\n');
+    await until('the daemon to find the port taken', () => /127\.0\.0\.1:\d+ (is taken; waiting|\(EADDRINUSE\))/.test(log()));
+    await new Promise<void>((resolve) => other.close(() => resolve()));
+    await until('the daemon to be ready', () => h.readyPid() !== null && alive(h.readyPid()!));
+    expect(log()).not.toMatch(/cannot take http hooks/);
+    await h.fire('UserPromptSubmit', { prompt: 'once the port was free', prompt_id: 'p-free' });
+    expect(h.handledBy().at(-1)).toEqual({ event: 'UserPromptSubmit', pid: h.readyPid() });
+  });
+
   it('a killed daemon (its ready file left behind) is survived: the command hooks record in-process and start another', async () => {
     const h = await readySandbox();
     const { sb } = h;

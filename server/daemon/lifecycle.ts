@@ -31,6 +31,16 @@ import { WorkspaceFeed } from '../core/capture/watch-feed.js';
  */
 const HTTP_GRACE_MS = 2000;
 
+/**
+ * How long a daemon that holds its socket waits for its http port while another process holds it
+ * (ms): a daemon leaving (its code rebuilt, its socket taken over) still answers there for
+ * {@link HTTP_GRACE_MS}, and the one taking over would otherwise serve without http hooks for its
+ * whole life, every hook of theirs in-process.
+ */
+const PORT_WAIT_MS = HTTP_GRACE_MS + 3000;
+/** How often the port is tried again meanwhile (ms). */
+const PORT_RETRY_MS = 200;
+
 /** How long after its http port opens the daemon writes its ready file (ms; see where it is written). */
 const READY_AFTER_MS = 1500;
 
@@ -162,8 +172,8 @@ const REST_DIR = '/';
  * `TAKEBACK_HOOK_HTTP_PORT` is set, or when the socket cannot be made: a hook then runs
  * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
  * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
- * when that port cannot be had, the failure is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it
- * leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
+ * when that port cannot be had (another process holds it past {@link PORT_WAIT_MS}), the failure
+ * is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
  * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
  * a session's start may launch). Failures are logged to hook.log, never thrown.
  */
@@ -368,7 +378,14 @@ class CaptureDaemon {
       // naming a live pid while this port answered would stand down for an event whose POST was
       // refused a moment before, and nobody would record it.
       this.removeStaleReady();
-      const e = await listenHttp(http, port);
+      let e = await listenHttp(http, port);
+      const deadline = Date.now() + PORT_WAIT_MS;
+      if (e?.code === 'EADDRINUSE' && process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `hook daemon ${process.pid}: 127.0.0.1:${port} is taken; waiting up to ${PORT_WAIT_MS} ms for it`);
+      // Only while this daemon still holds the socket: one that lost it leaves.
+      while (e?.code === 'EADDRINUSE' && Date.now() < deadline && inode(this.o.path) === this.mine) {
+        await new Promise((resolve) => setTimeout(resolve, PORT_RETRY_MS));
+        e = await listenHttp(http, port);
+      }
       if (e) {
         logHook(home, `hook daemon: cannot take http hooks on 127.0.0.1:${port} (${e.code ?? e.message}); the hooks run in-process`);
         this.http = null;

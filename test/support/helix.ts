@@ -110,17 +110,18 @@ export class HelixSession {
   }
 
   /**
-   * `:w` (or `command`, e.g. `write-all`), then waits until Helix has ended the save of the
-   * buffer shown: no longer marked modified (`[+]`), and for `:w` "written" said. The bytes on the
-   * disk, or the sidecar recording them, come before that end (Helix syncs the file first); and a
-   * `:w` sent while an earlier save of its buffer has not ended is refused ("file modified by an
-   * external process"), since Helix takes the file's time for its own only once a save ends. So
-   * a save is waited for before the next edit or save.
+   * `:w` (or `command`, e.g. `write-all`) of the buffer shown, which must be marked modified
+   * (`[+]`), then waits until Helix has ended the save: the mark gone (Helix clears it only then;
+   * the message line may already show the sidecar's word on the save instead of "written"). The
+   * bytes on the disk, or the sidecar recording them, come before that end (Helix syncs the file
+   * first); and a `:w` sent while an earlier save of its buffer has not ended is refused ("file
+   * modified by an external process"), since Helix takes the file's time for its own only once a
+   * save ends. So a save is waited for before the next edit or save.
    */
   async save(what: string, command = 'w'): Promise<void> {
+    await this.waitScreen(`the buffer marked modified before :${command} (${what})`, () => /\[\+\]/.test(this.statusLine()));
     this.command(command);
-    const said = command === 'w' ? /' written, / : /./;
-    await this.waitScreen(`Helix to end the save (${what})`, () => !/\[\+\]/.test(this.statusLine()) && said.test(this.messageLine()));
+    await this.waitScreen(`Helix to end the save (${what})`, () => !/\[\+\]/.test(this.statusLine()));
   }
 
   async waitScreen(what: string, re: RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {

@@ -127,8 +127,9 @@ export function clientResult(told: string | undefined, socket: string, home: str
  * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
  * start or a prompt with no daemon listening, starts one (`bin`: the takeback script) and does not
  * wait for it — unless the hooks are those of `init --http` (`TAKEBACK_HOOK_HTTP_PORT` set), whose
- * in-process hook starts it. When the hook client asked the daemon already ({@link CLIENT_RESULT_VAR}, taken
- * out of the environment here), its answer stands for the hand-over. With
+ * in-process hook starts it. When the hook client asked the daemon already
+ * ({@link CLIENT_RESULT_VAR}, taken out of the environment here), its answer stands for the
+ * hand-over. With
  * `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
  * never fails and never prints.
  */

@@ -173,9 +173,10 @@ const REST_DIR = '/';
  * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
  * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
  * when that port cannot be had (another process holds it past {@link PORT_WAIT_MS}), the failure
- * is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
- * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
- * a session's start may launch). Failures are logged to hook.log, never thrown.
+ * is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it leaves. Each event goes to `handle` (agent,
+ * the event's text as the agent wrote it, `bin`), the hook's own handler, which never throws;
+ * `bin` is the takeback script (for the retention sweep a session's start may launch). Failures
+ * are logged to hook.log, never thrown.
  */
 export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;

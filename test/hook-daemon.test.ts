@@ -117,8 +117,10 @@ describe('hooks through the capture daemon', () => {
     const sb = daemonSandbox();
     reapDaemons(sb);
     const daemon = await startDaemon(sb);
-    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
-    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    // Two prompts, no session start (whose retention sweep, a process of its own, may still be
+    // writing in the home when it is removed): the second syncs with the watcher the first began.
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p1' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p2' })));
     expect(handledBy(sb).map((h) => h.pid)).toEqual([daemon.pid, daemon.pid]);
     fs.rmSync(sb.ws, { recursive: true, force: true });
     fs.rmSync(sb.home, { recursive: true, force: true });

@@ -110,6 +110,24 @@ describe('hooks through the capture daemon', () => {
     expect(failures(sb)).toEqual([]);
   });
 
+  it('a daemon whose workspace and home are deleted together (a temporary folder removed) leaves', async () => {
+    // The daemon watches the workspace; with its watcher left to choose, a `watchman` on PATH
+    // was taken, whose backend deadlocked once the watched folder went: the daemon stayed for
+    // ever, its socket gone. (Without Watchman installed, this passes either way.)
+    const sb = daemonSandbox();
+    reapDaemons(sb);
+    const daemon = await startDaemon(sb);
+    // Two prompts, no session start (whose retention sweep, a process of its own, may still be
+    // writing in the home when it is removed): the second syncs with the watcher the first began.
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p1' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p2' })));
+    expect(handledBy(sb).map((h) => h.pid)).toEqual([daemon.pid, daemon.pid]);
+    fs.rmSync(sb.ws, { recursive: true, force: true });
+    fs.rmSync(sb.home, { recursive: true, force: true });
+    await until('the daemon to exit', () => daemon.exitCode !== null || daemon.signalCode !== null, 15_000);
+    expect(daemon.exitCode).toBe(0);
+  });
+
   it('a daemon killed (SIGKILL) mid-session: the next hooks fall back and record; its stale socket is survived', async () => {
     const sb = daemonSandbox();
     reapDaemons(sb);

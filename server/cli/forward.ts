@@ -3,6 +3,7 @@ import { logHook } from '../daemon/log.js';
 import { takebackHome } from '../core/home.js';
 import { CLIENT_RESULT_VAR, daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
 import { spawnDaemon } from '../daemon/spawn.js';
+import { httpPortFrom } from '../daemon/http-address.js';
 import { readStdin } from './stdin.js';
 
 /*
@@ -125,8 +126,10 @@ export function clientResult(told: string | undefined, socket: string, home: str
  * `takeback hook <agent>`: reads the event on stdin and forwards it to the capture daemon; when
  * none takes it, runs `inProcess(text)` (the full hook, server/cli/hook.ts) and, at a session's
  * start or a prompt with no daemon listening, starts one (`bin`: the takeback script) and does not
- * wait for it. When the hook client asked the daemon already ({@link CLIENT_RESULT_VAR}, taken
- * out of the environment here), its answer stands for the hand-over. With
+ * wait for it — unless the hooks are those of `init --http` (`TAKEBACK_HOOK_HTTP_PORT` set), whose
+ * in-process hook starts it. When the hook client asked the daemon already
+ * ({@link CLIENT_RESULT_VAR}, taken out of the environment here), its answer stands for the
+ * hand-over. With
  * `TAKEBACK_HOOK_DAEMON=0`, always `inProcess`, and no daemon is started. Resolves to 0: a hook
  * never fails and never prints.
  */
@@ -154,6 +157,11 @@ export async function runForwardedHook(agent: string, inProcess: (text: string) 
   } catch {
     // The hook itself logs what fails; whatever is left must not reach the agent.
   }
-  if (result === 'no-daemon' && home && bin && startsDaemon(text)) spawnDaemon(bin, env);
+  // The hooks of `init claude-code --http` start their daemon from `inProcess` (cli/hook.ts,
+  // daemon/http-start.ts), claimed by one hook of those that found none: a second start from
+  // here would race the first for the socket and the port.
+  if (result === 'no-daemon' && home && bin && startsDaemon(text) && httpPortFrom(env) === null) {
+    if (spawnDaemon(bin, env) && env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, 'hook: started a capture daemon');
+  }
   return 0;
 }

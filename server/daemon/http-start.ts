@@ -9,7 +9,7 @@ import { spawnDaemon } from './spawn.js';
 // `require`: the hook loads this on every event, and the ES module namespace of node:fs loads
 // more than these few calls need.
 const require = createRequire(import.meta.url);
-const { closeSync, mkdirSync, openSync, readFileSync, statSync, utimesSync } = require('node:fs') as typeof import('node:fs');
+const { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync } = require('node:fs') as typeof import('node:fs');
 
 /** A hook does not start a daemon when another hook started one less than this long ago (ms): it is still loading. */
 export const START_BACKOFF_MS = 10_000;
@@ -41,6 +41,55 @@ export function running(pid: number): boolean {
     return false;
   }
   return processState(pid) !== 'Z';
+}
+
+/**
+ * Claims the start of a daemon for `port`: makes `$TAKEBACK_HOME/run/http-<port>.starting`
+ * exclusively (0600), so that of hooks that found no daemon at once only one starts it. A stamp
+ * that no longer stands ({@link staleStart}) is taken away and claimed again, once. True when
+ * this process holds the claim. Throws what the file system throws but EEXIST.
+ */
+function claimStart(home: string, port: number): boolean {
+  const stamp = startingFile(home, port);
+  mkdirSync(runDir(home), { recursive: true, mode: 0o700 });
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      closeSync(openSync(stamp, 'wx', 0o600));
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    if (!staleStart(home, port, mtimeOf(stamp))) return false;
+    // Moved aside under a name of this process's own, then looked at again: another hook may
+    // have claimed anew between the look above and the move, and its fresh stamp is put back.
+    const aside = `${stamp}.${process.pid}`;
+    try {
+      renameSync(stamp, aside);
+    } catch {
+      continue; // moved by another hook meanwhile: whichever makes it anew holds the claim
+    }
+    const fresh = !staleStart(home, port, mtimeOf(aside));
+    try {
+      if (fresh) linkSync(aside, stamp);
+    } catch {
+      // a newer claim is there already
+    }
+    try {
+      unlinkSync(aside);
+    } catch {
+      // gone
+    }
+    if (fresh) return false;
+  }
+  return false;
+}
+
+/**
+ * True when a start stamped at `started` (ms) no longer stands: {@link START_BACKOFF_MS} or more
+ * ago, or its daemon got as far as its ready file (and has died since, as nothing is ready).
+ */
+function staleStart(home: string, port: number, started: number): boolean {
+  return Date.now() - started >= START_BACKOFF_MS || mtimeOf(readyFile(home, port)) >= started;
 }
 
 /** Past a token mismatch, it is logged again only after this long (ms). */
@@ -85,14 +134,10 @@ export function startHttpDaemonIfNeeded(home: string, bin: string | undefined, e
       }
       return false;
     }
-    const stamp = startingFile(home, port);
-    const started = mtimeOf(stamp);
-    // A daemon started a moment ago is still loading: unless it got as far as its ready file
-    // (and has died since), another is not started.
-    if (Date.now() - started < START_BACKOFF_MS && mtimeOf(readyFile(home, port)) < started) return false;
-    mkdirSync(runDir(home), { recursive: true, mode: 0o700 });
-    touch(stamp);
-    return spawnDaemon(bin, env);
+    if (!claimStart(home, port)) return false;
+    const started = spawnDaemon(bin, env);
+    if (started && env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `hook: started a capture daemon for http hooks on 127.0.0.1:${port}`);
+    return started;
   } catch {
     return false;
   }

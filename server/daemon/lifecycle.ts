@@ -7,6 +7,7 @@ import { takebackHome } from '../core/home.js';
 import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
 import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
+import { running } from './http-start.js';
 import { createHttpHookServer } from './http.js';
 import { acquireWorkspace, closeKeptWorkspaces, keepWorkspacesOpen, releaseWorkspace } from './kept-workspaces.js';
 import { createCaptureServer } from './server.js';
@@ -30,8 +31,24 @@ import { WorkspaceFeed } from '../core/capture/watch-feed.js';
  */
 const HTTP_GRACE_MS = 2000;
 
+/**
+ * How long a daemon that holds its socket waits for its http port while another process holds it
+ * (ms): a daemon leaving (its code rebuilt, its socket taken over) still answers there for
+ * {@link HTTP_GRACE_MS}, and the one taking over would otherwise serve without http hooks for its
+ * whole life, every hook of theirs in-process.
+ */
+const PORT_WAIT_MS = HTTP_GRACE_MS + 3000;
+/** How often the port is tried again meanwhile (ms). */
+const PORT_RETRY_MS = 200;
+
 /** How long after its http port opens the daemon writes its ready file (ms; see where it is written). */
 const READY_AFTER_MS = 1500;
+
+/**
+ * The variable that sets {@link READY_AFTER_MS} (ms, a positive number) for one daemon: to hold a
+ * new daemon between its port opening and its ready file, as a daemon under load can be held.
+ */
+export const READY_VAR = 'TAKEBACK_HOOK_DAEMON_READY_MS';
 
 /** Listens on 127.0.0.1:`port`; resolves the error, or null once listening. */
 function listenHttp(server: HttpServer, port: number): Promise<NodeJS.ErrnoException | null> {
@@ -161,10 +178,11 @@ const REST_DIR = '/';
  * `TAKEBACK_HOOK_HTTP_PORT` is set, or when the socket cannot be made: a hook then runs
  * in-process). With `TAKEBACK_HOOK_HTTP_PORT=<port>` it also serves http hooks on
  * 127.0.0.1:<port> and keeps `$TAKEBACK_HOME/run/http-<port>.pid` (its pid) while it does;
- * when that port cannot be had, the failure is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it
- * leaves. Each event goes to `handle` (agent, the event's text as the agent wrote it, `bin`), the
- * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
- * a session's start may launch). Failures are logged to hook.log, never thrown.
+ * when that port cannot be had (another process holds it past {@link PORT_WAIT_MS}), the failure
+ * is logged and (with `TAKEBACK_HOOK_DAEMON=0`) it leaves. Each event goes to `handle` (agent,
+ * the event's text as the agent wrote it, `bin`), the hook's own handler, which never throws;
+ * `bin` is the takeback script (for the retention sweep a session's start may launch). Failures
+ * are logged to hook.log, never thrown.
  */
 export async function runDaemon(opts: { handle: HookHandler; scans?: ScanGuess; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;
@@ -181,7 +199,8 @@ export async function runDaemon(opts: { handle: HookHandler; scans?: ScanGuess; 
   const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m), env);
   // A large workspace outside git gets its baseline's bytes kept between events, never on a hook's time.
   const baselines = new BackgroundBaselines((root, e) => acquireWorkspace({ workspace: root, env: e }), releaseWorkspace, (m) => logHook(home, m), baselinePace(env));
-  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, scans: opts.scans, bin: opts.bin ?? process.argv[1] });
+  const readyAfterMs = Number(env[READY_VAR]) > 0 ? Number(env[READY_VAR]) : READY_AFTER_MS;
+  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, readyAfterMs, alsoSocket: daemonEnabled(env), handle: opts.handle, scans: opts.scans, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
   baselines.close();
@@ -214,6 +233,8 @@ interface DaemonOptions {
   idleMs: number;
   /** The loopback port of Claude Code's http hooks, or null. */
   httpPort: number | null;
+  /** How long after its port opens it writes its ready file (ms). */
+  readyAfterMs: number;
   /** Whether it serves its socket for its own sake (unless `TAKEBACK_HOOK_DAEMON=0`), not only beside the http hooks. */
   alsoSocket: boolean;
   handle: HookHandler;
@@ -368,13 +389,28 @@ class CaptureDaemon {
         },
       });
       this.http = http;
-      const e = await listenHttp(http, port);
+      // A ready file left by a daemon that died (killed, or a zombie its parent never reaped,
+      // which `kill -0` still finds) goes before the port opens: a command hook that found it
+      // naming a live pid while this port answered would stand down for an event whose POST was
+      // refused a moment before, and nobody would record it.
+      this.removeStaleReady();
+      let e = await listenHttp(http, port);
+      const deadline = Date.now() + PORT_WAIT_MS;
+      if (e?.code === 'EADDRINUSE' && process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `hook daemon ${process.pid}: 127.0.0.1:${port} is taken; waiting up to ${PORT_WAIT_MS} ms for it`);
+      // Only while this daemon still holds the socket: one that lost it leaves.
+      while (e?.code === 'EADDRINUSE' && Date.now() < deadline && inode(this.o.path) === this.mine) {
+        await new Promise((resolve) => setTimeout(resolve, PORT_RETRY_MS));
+        e = await listenHttp(http, port);
+      }
       if (e) {
         logHook(home, `hook daemon: cannot take http hooks on 127.0.0.1:${port} (${e.code ?? e.message}); the hooks run in-process`);
         this.http = null;
         return;
       }
       this.httpOpen = true;
+      // This daemon holds the port now, so a ready file naming any other process is stale (a pid
+      // reused since its daemon died, which kill -0 takes for alive).
+      this.removeReadyOfOthers();
       http.on('error', (err) => logHook(home, `hook daemon (http): ${err.stack ?? String(err)}`));
       // The ready file (which tells the command hooks beside the http ones to stand down) only
       // some time after listening: Claude Code sends an event to both at once, and an http
@@ -387,7 +423,7 @@ class CaptureDaemon {
         if (this.stopping) return;
         writeFileSync(ready, `${process.pid} ${fingerprint}\n`, { mode: 0o600 });
         this.readyWritten = true;
-      }, READY_AFTER_MS);
+      }, this.o.readyAfterMs);
     } catch (e) {
       logHook(home, `hook daemon: http hooks not served: ${(e as Error).stack ?? String(e)}`);
       this.http = null;
@@ -414,6 +450,26 @@ class CaptureDaemon {
       if (this.readyIsMine()) unlinkSync(this.ready);
     } catch {
       // gone already
+    }
+  }
+
+  /** Removes the ready file when the process it names is not running (a dead daemon's, or a zombie's). */
+  private removeStaleReady(): void {
+    try {
+      const ready = parseReady(readFileSync(this.ready!, 'utf8'));
+      if (ready && running(ready.pid)) return;
+      unlinkSync(this.ready!);
+    } catch {
+      // none
+    }
+  }
+
+  /** Removes the ready file when it names another process than this one. */
+  private removeReadyOfOthers(): void {
+    try {
+      if (parseReady(readFileSync(this.ready!, 'utf8'))?.pid !== process.pid) unlinkSync(this.ready!);
+    } catch {
+      // none
     }
   }
 

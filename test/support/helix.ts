@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { onPath, privateEditorEnv } from './editors.js';
 
 export { privateEditorEnv };
@@ -17,6 +18,19 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}${onTimeout ? `\n${onTimeout()}` : ''}`);
+}
+
+/**
+ * The environment that makes every fsync and fdatasync of a file whose path ends in `suffix`
+ * (e.g. `/code.ini`) pause `ms` first, in the processes started with it (test/support/slow-fsync.c,
+ * built with `cc` into `dir`): an editor's save then puts its bytes on the disk at once and ends
+ * `ms` later, as on a loaded machine's disk.
+ */
+export function slowFsync(dir: string, suffix: string, ms: number): NodeJS.ProcessEnv {
+  const lib = path.join(dir, 'slow-fsync.so');
+  const source = fileURLToPath(new URL('./slow-fsync.c', import.meta.url));
+  execFileSync('cc', ['-shared', '-fPIC', '-O2', '-o', lib, source, '-ldl'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return { LD_PRELOAD: lib, TAKEBACK_TEST_SLOW_FSYNC_SUFFIX: suffix, TAKEBACK_TEST_SLOW_FSYNC_MS: String(ms) };
 }
 
 /** One Helix in a tmux session of its own. */
@@ -93,6 +107,21 @@ export class HelixSession {
   command(text: string): void {
     this.type(`:${text}`);
     this.keys('Enter');
+  }
+
+  /**
+   * `:w` (or `command`, e.g. `write-all`) of the buffer shown, which must be marked modified
+   * (`[+]`), then waits until Helix has ended the save: the mark gone (Helix clears it only then;
+   * the message line may already show the sidecar's word on the save instead of "written"). The
+   * bytes on the disk, or the sidecar recording them, come before that end (Helix syncs the file
+   * first); and a `:w` sent while an earlier save of its buffer has not ended is refused ("file
+   * modified by an external process"), since Helix takes the file's time for its own only once a
+   * save ends. So a save is waited for before the next edit or save.
+   */
+  async save(what: string, command = 'w'): Promise<void> {
+    await this.waitScreen(`the buffer marked modified before :${command} (${what})`, () => /\[\+\]/.test(this.statusLine()));
+    this.command(command);
+    await this.waitScreen(`Helix to end the save (${what})`, () => !/\[\+\]/.test(this.statusLine()));
   }
 
   async waitScreen(what: string, re: RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {

@@ -38,6 +38,15 @@ const MAX_STALE_DIRS = 32;
 /** How long a sync waits for its cookie (ms) before the scan walks instead. */
 const SYNC_TIMEOUT_MS = 2000;
 
+/**
+ * The backend asked of @parcel/watcher: inotify on Linux, which the cookie sync above relies on
+ * (events in order). Left to choose, it takes Watchman wherever a `watchman` program is on PATH,
+ * and its Watchman backend deadlocks once the watched root is deleted (its error path waits for a
+ * lock its own thread holds): the process can then never exit, not even by process.exit.
+ * Elsewhere its own choice (FSEvents on macOS).
+ */
+const BACKEND: { backend?: 'inotify' } = process.platform === 'linux' ? { backend: 'inotify' } : {};
+
 /** The folders of git's own that take most of its writes: not watched (the cookies go in `.git/` itself). */
 const GIT_NOISE = ['objects', 'logs', 'refs', 'lfs', 'modules', 'worktrees'];
 
@@ -49,7 +58,7 @@ interface ParcelSubscription {
   unsubscribe(): Promise<void>;
 }
 interface Parcel {
-  subscribe(dir: string, fn: (err: Error | null, events: ParcelEvent[]) => unknown, opts?: { ignore?: string[] }): Promise<ParcelSubscription>;
+  subscribe(dir: string, fn: (err: Error | null, events: ParcelEvent[]) => unknown, opts?: { ignore?: string[]; backend?: 'inotify' }): Promise<ParcelSubscription>;
 }
 
 /**
@@ -150,7 +159,7 @@ export class WorkspaceWatcher implements FileWatcher {
     const p = loadParcel();
     if (!p || this.closed) return;
     const ignore = [...(this.cookieDir === this.gitDir ? GIT_NOISE.map((d) => join(this.gitDir, d)) : []), ...this.ignore];
-    p.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore }).then(
+    p.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore, ...BACKEND }).then(
       (sub) => {
         if (this.closed) {
           void sub.unsubscribe().catch(() => {});

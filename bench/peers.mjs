@@ -9,13 +9,14 @@
 //   - twinny: a copy of the workspace's own index, `git add -A` and `git write-tree` through it.
 // takeback: a Bash call's PreToolUse and PostToolUse hooks, as the agent runs them (the command
 // `init` writes, through bash), in-process (TAKEBACK_HOOK_DAEMON=0) and through the capture daemon
-// with its watcher trusted (the default: a session's first hook starts it), each hook starting
-// Node by path; and the same through the hook client (native/hook-client.c), which `takeback hook`
+// with its watcher trusted (the default: a session's first hook starts it; its watcher
+// @parcel/watcher, and Watchman where `watchman` is installed, a server of the bench's own), each
+// hook starting Node by path; and the same through the hook client (native/hook-client.c), which `takeback hook`
 // run as a command (bin/takeback.js on PATH) execs instead of Node when it is built.
 //
 // Every call appends a line to the same 10 tracked files; between calls they are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, median, sleep, time } from './measure.mjs';
@@ -84,35 +85,71 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     return pre + post;
   };
   const putBack = () => pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
-  const hintsLogged = () => {
+  const logged = (pattern) => {
     try {
-      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => pattern.test(l)).length;
     } catch {
       return 0;
     }
   };
+  const hintsLogged = () => logged(/\] watch: hints for /);
+  // The daemon is warm once an event neither finds its watcher untrusted nor starts it: it
+  // synced (and hints follow), or chose to walk because a walk costs less.
+  const warmLogged = () => logged(/\] watch: (synced|walk) before the event/);
 
-  // The capture daemon, as a session's first hook starts it, and its watcher made trusted: calls
-  // that change nothing until a scan is given hints (the watcher subscribed before the snapshot).
+  // A capture daemon, as a session's first hook starts it (its watcher @parcel/watcher, or
+  // Watchman through a server of the bench's own), and its watcher made trusted: calls that change
+  // nothing until both events of one sync with it or walk by choice (see warmLogged).
   const run = join(env.TAKEBACK_HOME, 'run');
-  const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
-  try {
+  const startDaemon = (extra) => {
+    const daemon = spawn(node, [bin, 'hook-daemon'], { env: { ...viaDaemon, ...extra }, stdio: 'ignore' });
     for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
       if (waited > 60_000) throw new Error('the capture daemon did not start');
       sleep(50);
     }
-    runHook(inProcess, ev('SessionStart', { source: 'startup' }));
-    runHook(viaDaemon, ev('UserPromptSubmit', { prompt: 'bench: peers' }));
-    for (let waited = 0; hintsLogged() === 0; waited++) {
+    return daemon;
+  };
+  const warmUp = (tag) => {
+    const from = warmLogged();
+    for (let waited = 0; warmLogged() - from < 2; waited++) {
       if (waited > 60) throw new Error('the watcher was never trusted');
-      const input = { tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: `toolu_peers_warm_${label}_${waited}` };
+      const input = { tool_name: 'Bash', tool_input: { command: 'true' }, tool_use_id: `toolu_peers_warm_${label}_${tag}_${waited}` };
       runHook(viaDaemon, ev('PreToolUse', input));
       runHook(viaDaemon, ev('PostToolUse', { ...input, tool_response: {} }));
       sleep(500);
     }
-    const s = { git: [], inProcess: [], daemon: [], client: [], ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
-    let hinted = 0;
-    let clientHinted = 0;
+  };
+  const stopDaemon = (daemon) => {
+    daemon.kill('SIGTERM');
+    for (let waited = 0; existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock')); waited += 50) {
+      if (waited > 30_000) throw new Error('the capture daemon did not leave');
+      sleep(50);
+    }
+  };
+  /** One daemon pair (and one through the hook client), timed, each followed by an untimed one and the racy window. */
+  const daemonCalls = (s, key) => {
+    const before = hintsLogged();
+    s[key].push(bashCall(viaDaemon));
+    s[`${key}Hinted`] += hintsLogged() - before === 2 ? 1 : 0;
+    putBack();
+    bashCall(viaDaemon);
+    sleep(2100);
+    if (client) {
+      const before = hintsLogged();
+      s[`${key}Client`].push(bashCall(viaDaemon, clientCmd));
+      s[`${key}ClientHinted`] += hintsLogged() - before === 2 ? 1 : 0;
+      putBack();
+      bashCall(viaDaemon, clientCmd);
+      sleep(2100);
+    }
+  };
+  const s = { git: [], inProcess: [], daemon: [], daemonClient: [], daemonHinted: 0, daemonClientHinted: 0, wmGit: [], wm: [], wmClient: [], wmHinted: 0, wmClientHinted: 0, ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
+  let daemon = startDaemon({ TAKEBACK_WATCHMAN: '0' });
+  let watchman = null;
+  try {
+    runHook(inProcess, ev('SessionStart', { source: 'startup' }));
+    runHook(viaDaemon, ev('UserPromptSubmit', { prompt: 'bench: peers' }));
+    warmUp('parcel');
     for (let i = 0; i < iterations; i++) {
       for (const [k, p] of list.entries()) {
         s.git.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
@@ -125,58 +162,76 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       putBack();
       bashCall(inProcess);
       sleep(2100); // past the racy window of the last scan
-      const before = hintsLogged();
-      s.daemon.push(bashCall(viaDaemon));
-      hinted += hintsLogged() - before === 2 ? 1 : 0;
-      putBack();
-      bashCall(viaDaemon);
-      sleep(2100);
-      if (client) {
-        const before = hintsLogged();
-        s.client.push(bashCall(viaDaemon, clientCmd));
-        clientHinted += hintsLogged() - before === 2 ? 1 : 0;
-        putBack();
-        bashCall(viaDaemon, clientCmd);
-        sleep(2100);
-      }
+      daemonCalls(s, 'daemon');
     }
+    // The same daemon with Watchman as its watcher, where `watchman` is installed: a Watchman
+    // server of the bench's own (socket and state under `scratch`), stopped at the end.
+    stopDaemon(daemon);
+    daemon = null;
+    watchman = startWatchman(scratch, label);
+    if (watchman) {
+      daemon = startDaemon({ TAKEBACK_WATCHMAN: '1', WATCHMAN_SOCK: watchman.sock });
+      warmUp('watchman');
+      for (let i = 0; i < iterations; i++) {
+        s.wmGit.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
+        sleep(2100);
+        daemonCalls(s, 'wm');
+      }
+    } else log('peers: watchman is not installed: its rows are left out');
     runHook(viaDaemon, ev('Stop'));
-    const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v.length ? median(v) : NaN]));
+    const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Array.isArray(v) ? (v.length ? median(v) : NaN) : v]));
     const fastest = Math.min(...list.map((_, k) => m[`peer${k}`]));
     for (const [k, p] of list.entries()) {
       record({ section: 7, measure: `one shell tool call's capture: ${p.name}`, workspace: label, value: fmt.ms(m[`peer${k}`]), baseline: `git status ${fmt.ms(m.git)}`, ratio: m[`peer${k}`] / m.git, target: '— (a peer)' });
     }
     const big = label.includes('100k');
     record({ section: 7, measure: 'one shell tool call\'s capture: takeback\'s hook pair, in-process (TAKEBACK_HOOK_DAEMON=0)', workspace: label, value: fmt.ms(m.inProcess), baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`, ratio: m.inProcess / m.git, target: big ? '— (see the daemon row)' : '≤ 1.0', met: big ? undefined : m.inProcess / m.git <= 1.0, note: `${fmt.ratio(m.inProcess / fastest)} the fastest peer` });
-    record({
-      section: 7,
-      measure: 'one shell tool call\'s capture: takeback\'s default hook pair, through the capture daemon with its watcher trusted',
-      workspace: label,
-      value: fmt.ms(m.daemon),
-      baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`,
-      ratio: m.daemon / m.git,
-      target: big ? '≤ 0.5× the fastest peer, ≤ 30 ms' : '≤ 1.0',
-      met: big ? m.daemon / fastest <= 0.5 && m.daemon <= 30 : m.daemon / m.git <= 1.0,
-      note: `${fmt.ratio(m.daemon / fastest)} the fastest peer; ${hinted}/${iterations} calls had both scans given hints`,
-    });
-    if (client) {
+    const daemonRow = (measure, value, git, hinted) =>
       record({
         section: 7,
-        measure: 'one shell tool call\'s capture: takeback\'s default hook pair run as a command, through the hook client (no Node started) to the capture daemon with its watcher trusted',
+        measure,
         workspace: label,
-        value: fmt.ms(m.client),
-        baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`,
-        ratio: m.client / m.git,
+        value: fmt.ms(value),
+        baseline: `git status ${fmt.ms(git)}; fastest peer ${fmt.ms(fastest)}`,
+        ratio: value / git,
         target: big ? '≤ 0.5× the fastest peer, ≤ 30 ms' : '≤ 1.0',
-        met: big ? m.client / fastest <= 0.5 && m.client <= 30 : m.client / m.git <= 1.0,
-        note: `${fmt.ratio(m.client / fastest)} the fastest peer; ${clientHinted}/${iterations} calls had both scans given hints`,
+        met: big ? value / fastest <= 0.5 && value <= 30 : value / git <= 1.0,
+        note: `${fmt.ratio(value / fastest)} the fastest peer; ${hinted}/${iterations} calls had both scans given hints (the others walked: not trusted, or a walk costs less)`,
       });
-    } else log('peers: the hook client is not built (native/build-hook/takeback-hook): its row is left out');
-    return { samples: s, medians: m, hinted, clientHinted };
+    const viaWatcher = (w) => `through the capture daemon with its watcher (${w}) trusted`;
+    daemonRow(`one shell tool call's capture: takeback's default hook pair, ${viaWatcher('@parcel/watcher')}`, m.daemon, m.git, m.daemonHinted);
+    if (client) daemonRow(`one shell tool call's capture: takeback's default hook pair run as a command, through the hook client (no Node started), ${viaWatcher('@parcel/watcher')}`, m.daemonClient, m.git, m.daemonClientHinted);
+    else log('peers: the hook client is not built (native/build-hook/takeback-hook): its row is left out');
+    if (watchman) {
+      daemonRow(`one shell tool call's capture: takeback's default hook pair, ${viaWatcher('Watchman')}`, m.wm, m.wmGit, m.wmHinted);
+      if (client) daemonRow(`one shell tool call's capture: takeback's default hook pair run as a command, through the hook client (no Node started), ${viaWatcher('Watchman')}`, m.wmClient, m.wmGit, m.wmClientHinted);
+    }
+    return { samples: s, medians: m };
   } finally {
-    daemon.kill('SIGTERM');
+    if (daemon) daemon.kill('SIGTERM');
+    if (watchman) watchman.stop();
     putBack();
   }
+}
+
+/**
+ * A Watchman server of the bench's own (socket, state and log under `scratch`), or null where
+ * `watchman` is not installed: `{ sock, stop }`.
+ */
+function startWatchman(scratch, label) {
+  if (spawnSync('watchman', ['--version'], { stdio: 'ignore' }).status !== 0) return null;
+  const dir = join(scratch, `watchman-${label}`);
+  mkdirSync(dir, { recursive: true });
+  const sock = join(dir, 'sock');
+  const child = spawn('watchman', ['--foreground', '--no-save-state', `--sockname=${sock}`, `--statefile=${join(dir, 'state')}`, `--logfile=${join(dir, 'log')}`, `--pidfile=${join(dir, 'pid')}`], { stdio: 'ignore' });
+  for (let waited = 0; spawnSync('watchman', [`--sockname=${sock}`, '--no-spawn', 'version'], { stdio: 'ignore' }).status !== 0; waited += 100) {
+    if (waited > 30_000) {
+      child.kill('SIGTERM');
+      throw new Error('watchman did not start');
+    }
+    sleep(100);
+  }
+  return { sock, stop: () => child.kill('SIGTERM') };
 }
 
 /** A private TAKEBACK_HOME for the peers bench of `label` under `scratch`. */

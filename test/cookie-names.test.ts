@@ -29,7 +29,7 @@ const COOKIE = `${WATCH_COOKIE_PREFIX}1-1`;
 
 /** The turn below, run with the daemon (`hinted`: its warm scans given the watcher's hints) or without it (every scan walks); what it recorded, and the trees around it. */
 async function turn(hinted: boolean) {
-  const sb = sandbox({ env: { TAKEBACK_HOOK_DAEMON: hinted ? '1' : '0', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug' } });
+  const sb = sandbox({ env: { TAKEBACK_HOOK_DAEMON: hinted ? '1' : '0', TAKEBACK_WATCH_SYNC: 'always', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug' } });
   sb.write(COOKIE, 'mine at the root\n');
   sb.write(`sub/${COOKIE}`, 'mine deeper\n');
   sb.write('other.txt', 'other\n');

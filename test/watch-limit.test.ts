@@ -26,7 +26,7 @@ async function bash(sb: Sandbox, command: string): Promise<void> {
 
 describe.skipIf(!canUnshare && !REQUIRED)('more folders than inotify watches left', () => {
   it('every shell call still records a change in any folder, and its undo gives the bytes back', async () => {
-    const sb = sandbox({ env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug' } });
+    const sb = sandbox({ env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_WATCH_SYNC: 'always' } });
     for (let i = 0; i < 300; i++) sb.write(`a${i % 10}/b${i}/f.txt`, `f ${i}\n`);
     // Watchman, where installed, is hidden in the daemon's mount namespace: @parcel/watcher would take it over inotify.
     const script = 'echo 100 > /proc/sys/user/max_inotify_watches && { w=$(command -v watchman) && mount --bind /bin/false "$w" || true; } && exec "$0" "$1" hook-daemon';

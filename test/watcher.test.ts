@@ -19,7 +19,7 @@ import { overStdio } from './support/lsp-client.js';
 const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
 
 function watchSandbox(env: NodeJS.ProcessEnv = {}, git = true): Sandbox {
-  return sandbox({ git, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', ...env } });
+  return sandbox({ git, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_WATCH_SYNC: 'always', ...env } });
 }
 
 function ev(sb: Sandbox, name: string, extra: object = {}): object {

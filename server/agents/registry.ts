@@ -1,4 +1,4 @@
-import { runActions } from './actions.js';
+import { captureId, runActions } from './actions.js';
 import { claudeCode } from './claude-code.js';
 import { cline } from './cline.js';
 import { codex } from './codex.js';
@@ -30,4 +30,46 @@ export function handleAgentEvent(name: string, ev: { hook_event_name: string }, 
   if (!spec) throw new Error(`unknown agent ${name} (known: ${Object.keys(AGENTS).join(', ')})`);
   const ctx = spec.context(ev, process.cwd());
   return runActions(ctx, spec.actions(ev, ctx), env);
+}
+
+/** How many file tool calls {@link eventMayScan} remembers between their begin and their end. */
+const FILE_CALLS_KEPT = 256;
+
+/** The capture ids of file tool calls begun in this process (oldest first), whose ends scan nothing. */
+const fileCalls = new Set<string>();
+
+/**
+ * Whether acting on one hook event of agent `name` may scan the workspace (a command's begin or
+ * end, a turn's begin or end), so that a long-lived process syncs its file watcher first. False
+ * for an event that only keeps a file tool's paths, ends a file tool call whose begin came
+ * through here (remembered for the last {@link FILE_CALLS_KEPT}), starts a session or is ignored.
+ * A wrong false costs a walk, never a wrong scan (a scan without hints walks). Throws on an
+ * unknown agent or bad input, as {@link handleAgentEvent}.
+ */
+export function eventMayScan(name: string, ev: { hook_event_name: string }): boolean {
+  const spec = AGENTS[name];
+  if (!spec) throw new Error(`unknown agent ${name}`);
+  const ctx = spec.context(ev, process.cwd());
+  let scans = false;
+  for (const a of spec.actions(ev, ctx)) {
+    switch (a.kind) {
+      case 'ignore':
+      case 'session-start':
+        // A session's start scans only to make a first baseline, which no hint can shorten.
+        break;
+      case 'files-begin':
+        if ('id' in a.pairing) {
+          fileCalls.add(captureId(a.pairing.id));
+          if (fileCalls.size > FILE_CALLS_KEPT) fileCalls.delete(fileCalls.values().next().value as string);
+        }
+        break;
+      case 'tool-end':
+        if ('id' in a.pairing && fileCalls.delete(captureId(a.pairing.id))) break;
+        scans = true;
+        break;
+      default:
+        scans = true;
+    }
+  }
+  return scans;
 }

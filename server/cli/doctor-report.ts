@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import type { HookCheck } from '../agents/spec.js';
 import type { Workspace } from '../core/open-workspace.js';
+import type { WatcherChoice } from '../core/capture/watch-feed.js';
 import type { DaemonStatus } from '../daemon/status.js';
 import type { JournalHealth } from '../service/doctor.js';
 import { hookCommand, VERSION } from './self.js';
@@ -9,6 +10,13 @@ import { hookCommand, VERSION } from './self.js';
 export type DoctorReport = Omit<JournalHealth, 'problems'> & {
   /** The capture daemon (`takeback hook-daemon`): its socket, and the http hook ports it serves. */
   daemon: DaemonStatus;
+  /**
+   * The file watcher a capture daemon (or the sidecar) started with this environment would use:
+   * `watchman` (with the Watchman service's version) where that service answers, else `parcel`
+   * (@parcel/watcher); `why` says why not Watchman (not installed or not answering, or
+   * `TAKEBACK_WATCHMAN=0`).
+   */
+  watcher: WatcherChoice & { why?: string };
   /**
    * takeback's hooks in every settings file each agent reads for this workspace and for the user
    * (see {@link HookCheck}), files without them included. None installed: no agent is hooked here.
@@ -53,7 +61,11 @@ export async function doctorReport(ws: Workspace): Promise<DoctorReport> {
   const { claudeCode } = await import('../agents/claude-code.js');
   const { AGENTS } = await import('../agents/registry.js');
   const { checkAgentHooks } = await import('../agents/hook-check.js');
+  const { chooseWatcher } = await import('../core/capture/watch-feed.js');
+  const { WATCHMAN_VAR } = await import('../core/scan/watchman.js');
   const daemon = daemonStatus(ws.home);
+  const chosen = await chooseWatcher(process.env);
+  const watcher = chosen.kind === 'watchman' ? chosen : { ...chosen, why: process.env[WATCHMAN_VAR] === '0' ? `${WATCHMAN_VAR}=0` : 'no Watchman service answers (watchman not installed, or not running and not startable)' };
   const outside: string[] = [];
   for (const h of daemon.http) {
     if (!h.alive) outside.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);
@@ -65,5 +77,5 @@ export async function doctorReport(ws: Workspace): Promise<DoctorReport> {
   );
   outside.push(...hookCheckProblems(agents));
   const { problems, ...health } = journalHealth(ws, VERSION, outside);
-  return { ...health, daemon, agents, problems };
+  return { ...health, daemon, watcher, agents, problems };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { logHook } from '../daemon/log.js';
-import { AGENTS, handleAgentEvent } from '../agents/registry.js';
+import { AGENTS, eventMayScan, handleAgentEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
 import { startGcIfDue } from '../core/gc/schedule.js';
 import { startHttpDaemonIfNeeded } from '../daemon/http-start.js';
@@ -52,6 +52,24 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
   } catch (e) {
     logHook(home, `hook ${agent} failed: ${(e as Error).stack ?? String(e)}`);
     return false;
+  }
+}
+
+/**
+ * Whether the hook event of `agent` given as `text` may scan the workspace (see eventMayScan):
+ * what the capture daemon asks before it syncs its file watcher. True when the text cannot be
+ * read as an event (the handler then says why). Never throws.
+ */
+export function hookEventMayScan(agent: string, text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    const spec = AGENTS[agent];
+    if (!spec) return true;
+    const ev = spec.parse ? spec.parse(value) : (value as { hook_event_name: string });
+    if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') return true;
+    return eventMayScan(agent, ev);
+  } catch {
+    return true;
   }
 }
 

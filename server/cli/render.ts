@@ -403,6 +403,12 @@ function hookLines(checks: DoctorReport['agents'], p: (style: Style, text: strin
     });
 }
 
+/** The file watcher a capture daemon would use, in one line. */
+function watcherLine(w: DoctorReport['watcher']): string {
+  if (w.kind === 'watchman') return `watcher:    Watchman ${w.version} (the capture daemon's and the sidecar's file watcher; syncs without batching)`;
+  return `watcher:    @parcel/watcher (${w.why ?? 'Watchman not used'})`;
+}
+
 function daemonLine(d: DoctorReport['daemon']): string {
   const serving = d.http.filter((h) => h.alive).map((h) => `http hooks on 127.0.0.1:${h.port} (pid ${h.pid})`);
   if (serving.length > 0) return `daemon:     serving ${serving.join(', ')}`;
@@ -435,6 +441,7 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
     ...storageLines(d.storage, mb),
     daemonLine(d.daemon),
+    watcherLine(d.watcher),
     `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}, up to ${d.limits.maxBackgroundFiles} / ${mb(d.limits.maxBackgroundBytes)} where the capture daemon or the sidecar makes the baseline in the background`,
   ];
   out.push(...hookLines(d.agents, p));

@@ -144,6 +144,12 @@ function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
  */
 export type HookHandler = (agent: string, text: string, bin: string | undefined) => boolean;
 
+/**
+ * Whether a hook event (agent, the event's text) may scan the workspace: false only when it
+ * surely scans nothing that a watcher's hints would help (then no sync is waited for). Never throws.
+ */
+export type ScanGuess = (agent: string, text: string) => boolean;
+
 /** Where the daemon stands between events (never a workspace: it would keep it busy). */
 const REST_DIR = '/';
 
@@ -160,7 +166,7 @@ const REST_DIR = '/';
  * hook's own handler, which never throws; `bin` is the takeback script (for the retention sweep
  * a session's start may launch). Failures are logged to hook.log, never thrown.
  */
-export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
+export async function runDaemon(opts: { handle: HookHandler; scans?: ScanGuess; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;
   const httpPort = httpPortFrom(env);
   if ((!daemonEnabled(env) && httpPort === null) || process.platform === 'win32') return 0;
@@ -172,10 +178,10 @@ export async function runDaemon(opts: { handle: HookHandler; env?: NodeJS.Proces
   // Journals stay open between events (their connections, their snapshot rows in memory).
   keepWorkspacesOpen(8);
   // And each workspace whose events it serves is watched, its scans fed what moved.
-  const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m));
+  const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m), env);
   // A large workspace outside git gets its baseline's bytes kept between events, never on a hook's time.
   const baselines = new BackgroundBaselines((root, e) => acquireWorkspace({ workspace: root, env: e }), releaseWorkspace, (m) => logHook(home, m), baselinePace(env));
-  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, bin: opts.bin ?? process.argv[1] });
+  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, alsoSocket: daemonEnabled(env), handle: opts.handle, scans: opts.scans, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
   baselines.close();
@@ -211,6 +217,8 @@ interface DaemonOptions {
   /** Whether it serves its socket for its own sake (unless `TAKEBACK_HOOK_DAEMON=0`), not only beside the http hooks. */
   alsoSocket: boolean;
   handle: HookHandler;
+  /** Whether an event may scan (else its watcher's sync is not waited for); every event may, without it. */
+  scans: ScanGuess | undefined;
   bin: string | undefined;
   /** The watchers of the workspaces it serves. */
   feed: WorkspaceFeed;
@@ -260,11 +268,18 @@ class CaptureDaemon {
         }
         return null;
       },
-      before: (req: ForwardRequest) => o.feed.sync(req.cwd),
+      before: async (req: ForwardRequest) => {
+        const debug = req.env.TAKEBACK_LOG_LEVEL === 'debug';
+        const started = debug ? performance.now() : 0;
+        const done = await o.feed.sync(req.cwd, o.scans ? o.scans(req.agent, req.text) : true);
+        if (debug) logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms)`);
+      },
       handle: (req: ForwardRequest) => {
+        const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
           return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin)));
         } finally {
+          if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
           try {
             process.chdir(REST_DIR);
           } catch {

@@ -38,9 +38,13 @@ export interface RunOpts {
  */
 const HOOK_DAEMON: NodeJS.ProcessEnv = process.env.TAKEBACK_TEST_HOOK_DAEMON === '1' ? { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '2000' } : { TAKEBACK_HOOK_DAEMON: '0' };
 
-/** An environment with nothing of the caller's but PATH: no colour forcing, no stray TAKEBACK_*. */
+/**
+ * An environment with nothing of the caller's but PATH: no colour forcing, no stray TAKEBACK_*.
+ * A capture daemon's watcher is @parcel/watcher's (`TAKEBACK_WATCHMAN=0`): no test starts the
+ * machine's Watchman service; test/watchman.test.ts starts a private one and asks for it.
+ */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...HOOK_DAEMON, ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TAKEBACK_WATCHMAN: '0', ...HOOK_DAEMON, ...extra };
 }
 
 /** Runs `node bin/takeback.js ...args` and waits for it. */

@@ -10,11 +10,22 @@ import type { ScanMeta } from '../scan/snapshot-index.js';
  */
 export type HintSource = (root: string, racyMs: number) => ChangeHints | undefined;
 
-let hintSource: HintSource | null = null;
+/**
+ * Told of each warm scan (one compared with a snapshot) a process's hint source was asked for:
+ * the workspace root, how long the scan took (ms, monotonic), and whether it had hints.
+ */
+export type ScanTimer = (root: string, ms: number, hinted: boolean) => void;
 
-/** From now on every {@link scanAndCommit} of this process given no hints asks `source` (null: none, the default). */
-export function useChangeHints(source: HintSource | null): void {
+let hintSource: HintSource | null = null;
+let scanTimer: ScanTimer | null = null;
+
+/**
+ * From now on every {@link scanAndCommit} of this process given no hints asks `source` (null: none,
+ * the default), and tells `timer`, when given, what each warm scan cost.
+ */
+export function useChangeHints(source: HintSource | null, timer: ScanTimer | null = null): void {
   hintSource = source;
+  scanTimer = source ? timer : null;
 }
 
 /**
@@ -55,8 +66,11 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   // Started before the index loads, to boot meanwhile.
   const worker = prevMeta?.status === 'ok' ? statWorkerFor(prevMeta.files) : null;
   const rows = journal.snapshot.rows();
-  const given = hints ?? (hintSource && prevMeta?.status === 'ok' ? hintSource(root, racyLineOf(prevMeta)) : undefined);
+  const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
+  const started = asked && scanTimer ? performance.now() : 0;
+  const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
   const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
+  if (asked && scanTimer) scanTimer(root, performance.now() - started, given !== undefined);
   if (r.status === 'too-large') {
     if (rows.size > 0) journal.snapshot.clear();
   } else {

@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { useChangeHints } from './scan-commit.js';
 import { workspaceRootOf } from '../open-workspace.js';
-import { WorkspaceWatchers } from '../scan/watcher.js';
+import { WorkspaceWatcher, WorkspaceWatchers } from '../scan/watcher.js';
+import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
 
 /*
  * The file watchers of a long-lived process (the capture daemon, the sidecar), one per workspace
@@ -9,11 +10,63 @@ import { WorkspaceWatchers } from '../scan/watcher.js';
  * later one first syncs with it, so that the scans it runs check only what the watcher heard. A
  * scan gets hints only inside {@link WorkspaceFeed.scope}, from a watcher synced for that very
  * operation; any other scan walks.
+ *
+ * A sync is waited for only when it is worth it. An event that scans nothing (the caller says so)
+ * starts the watcher without waiting. And for each workspace the feed keeps running figures
+ * (exponential averages, ms) of its walks, of its hinted scans and of its syncs: when a walk has
+ * cost less than a sync and a hinted scan together, the operation walks without waiting (a walk
+ * is always right), which on a small tree is cheaper than @parcel/watcher's batching. The
+ * figures start unknown, and unknown means sync: the first scans of a new watcher walk anyway
+ * (it is not trusted yet), which gives the walk its figure.
+ *
+ * The watcher is Watchman's (scan/watchman.ts) where the Watchman service answers when the
+ * first workspace is watched and the workspace has a `.git` folder of its own (Watchman would
+ * write its cookies into the workspace itself otherwise), @parcel/watcher's (scan/watcher.ts)
+ * otherwise.
  */
+
+/**
+ * The environment variable that, set to `always`, makes every event that scans wait for the sync
+ * whatever a walk would cost (the tests of the hints on small trees, and benches of the sync).
+ */
+export const WATCH_SYNC_VAR = 'TAKEBACK_WATCH_SYNC';
+
+/** The weight of the newest figure in a running average. */
+const NEWEST_WEIGHT = 0.5;
+
+/** A workspace's running figures (ms), undefined until first measured. */
+interface Figures {
+  walkMs?: number;
+  hintedMs?: number;
+  syncMs?: number;
+}
+
+function average(old: number | undefined, ms: number): number {
+  return old === undefined ? ms : old + NEWEST_WEIGHT * (ms - old);
+}
+
+/** Which watcher a process's feed uses: `watchman` (with the service's version) or `parcel`. */
+export interface WatcherChoice {
+  kind: 'watchman' | 'parcel';
+  version?: string;
+}
+
+/**
+ * The watcher a feed in this process would use: Watchman's where the service answers (see
+ * watchmanVersion; `TAKEBACK_WATCHMAN=0` turns it off), else @parcel/watcher's. Never rejects.
+ */
+export async function chooseWatcher(env: NodeJS.ProcessEnv = process.env): Promise<WatcherChoice> {
+  const version = await watchmanVersion(env);
+  return version ? { kind: 'watchman', version } : { kind: 'parcel' };
+}
 
 /** The watchers of one process and the hint source its scans ask. */
 export class WorkspaceFeed {
   private readonly watchers: WorkspaceWatchers;
+  /** Which watcher serves, once chosen (at the first sync). */
+  private choice: Promise<WatcherChoice> | null = null;
+  private chosen: WatcherChoice | null = null;
+  private readonly figures = new Map<string, Figures>();
   /** The workspace whose watcher was synced for the operation about to run, or null. */
   private ready: string | null = null;
   /** The workspace whose scans get hints now (inside {@link scope}), or null. */
@@ -27,8 +80,13 @@ export class WorkspaceFeed {
    * this process's hint source (see useChangeHints). `log`, when given, hears each scan given
    * hints (with `TAKEBACK_LOG_LEVEL=debug` at the time).
    */
-  constructor(home: string, max: number, private readonly log?: (message: string) => void) {
-    this.watchers = new WorkspaceWatchers(max);
+  constructor(
+    home: string,
+    max: number,
+    private readonly log?: (message: string) => void,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.watchers = new WorkspaceWatchers(max, (root, opts) => (this.chosen?.kind === 'watchman' ? (WatchmanWatcher.start(root, opts) ?? WorkspaceWatcher.start(root, opts)) : WorkspaceWatcher.start(root, opts)));
     let real = home;
     try {
       real = realpathSync(home);
@@ -40,28 +98,68 @@ export class WorkspaceFeed {
     useChangeHints((root, racyMs) => {
       if (root !== this.synced) return undefined;
       const hints = this.watchers.get(root)?.hints(racyMs);
-      if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths)`);
+      if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${this.chosen?.kind})`);
       return hints;
+    }, (root, ms, hinted) => {
+      const f = this.figuresOf(root);
+      if (hinted) f.hintedMs = average(f.hintedMs, ms);
+      else f.walkMs = average(f.walkMs, ms);
     });
+  }
+
+  private figuresOf(root: string): Figures {
+    let f = this.figures.get(root);
+    if (!f) this.figures.set(root, (f = {}));
+    return f;
+  }
+
+  /** The watcher that serves this feed's workspaces (chosen at the first sync, so null before). */
+  get watcher(): WatcherChoice | null {
+    return this.chosen;
+  }
+
+  /** The running figures of the workspace at `root` (ms; see the module's comment), for the log and tests. */
+  figuresFor(root: string): Readonly<Figures> {
+    return { ...this.figures.get(root) };
   }
 
   /**
    * Before an operation on the workspace of `cwd`: starts its watcher if there is none, else
-   * waits until it has heard every change made so far (see WorkspaceWatcher.sync); the next
-   * {@link scope} then gives its scans hints. Never rejects; a workspace that cannot be watched
-   * is left to the walk.
+   * (when the operation `scans` and the sync is worth it, see the module's comment) waits until
+   * it has heard every change made so far (see FileWatcher.sync); the next {@link scope} then
+   * gives its scans hints. Never rejects; a workspace that cannot be watched is left to the walk.
+   * Resolves to what was done: `synced` (hints given), `walk` (no sync: a walk costs less),
+   * `unsynced` (the watcher could not vouch: not trusted yet, or its sync failed), `none`
+   * (nothing scans), `unwatched`.
    */
-  async sync(cwd: string): Promise<void> {
+  async sync(cwd: string, scans = true): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
     this.ready = null;
     try {
+      if (!this.choice) {
+        this.choice = chooseWatcher(this.env).then((c) => {
+          this.chosen = c;
+          if (this.log && this.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: the watcher is ${c.kind === 'watchman' ? `Watchman ${c.version}` : '@parcel/watcher'}`);
+          return c;
+        });
+      }
+      await this.choice;
       const root = workspaceRootOf(this.home, { cwd });
       const inside = this.realHome === root || this.realHome.startsWith(`${root}/`);
       // A watcher started now cannot vouch for this operation yet: its sync says so.
       const w = this.watchers.watch(root, { ignore: inside ? [this.realHome] : [] });
-      const ok = w ? await w.sync() : false;
+      if (!w) return 'unwatched';
+      if (!scans) return 'none';
+      const f = this.figuresOf(root);
+      const always = this.env[WATCH_SYNC_VAR] === 'always';
+      if (!always && f.walkMs !== undefined && f.syncMs !== undefined && f.walkMs < f.syncMs + (f.hintedMs ?? 0)) return 'walk';
+      const started = performance.now();
+      const ok = await w.sync();
+      if (ok) f.syncMs = average(f.syncMs, performance.now() - started);
       this.ready = ok ? root : null;
+      return ok ? 'synced' : 'unsynced';
     } catch {
       this.ready = null;
+      return 'unsynced';
     }
   }
 

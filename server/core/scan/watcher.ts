@@ -54,6 +54,28 @@ interface Parcel {
   subscribe(dir: string, fn: (err: Error | null, events: ParcelEvent[]) => unknown, opts?: { ignore?: string[] }): Promise<ParcelSubscription>;
 }
 
+/**
+ * What a long-lived process asks of a workspace's watcher, whichever library hears the changes
+ * (this file's @parcel/watcher one, or watchman.ts's Watchman one).
+ */
+export interface FileWatcher {
+  /** Which library hears the changes. */
+  readonly kind: 'parcel' | 'watchman';
+  /** The workspace root (a real path). */
+  readonly root: string;
+  /** True once the watcher vouches for what it hears (see the module's comment). */
+  readonly trusted: boolean;
+  /** Resolves true once every change made before the call has been heard, false when it cannot vouch. Never rejects. */
+  sync(): Promise<boolean>;
+  /** The paths a scan whose snapshot's racy line is `racyMs` (ms since the epoch) must look at, or undefined: walk. */
+  hints(racyMs: number): ChangeHints | undefined;
+  /** Stops watching. */
+  close(): void;
+}
+
+/** Starts a watcher of `root` (null: it cannot be watched); `ignore` and `env` as {@link WorkspaceWatcher.start} takes them. */
+export type StartWatcher = (root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv }) => FileWatcher | null;
+
 let parcel: Parcel | null | undefined;
 
 /** @parcel/watcher, loaded on first use (only long-lived processes watch); null where it cannot load. */
@@ -95,7 +117,8 @@ function sameFolder(abs: string, id: string | null): boolean {
  * last heard (ms since the epoch), the folders named in every set of hints, and since when it
  * vouches for them. Start it with {@link WorkspaceWatcher.start}; it never throws.
  */
-export class WorkspaceWatcher {
+export class WorkspaceWatcher implements FileWatcher {
+  readonly kind = 'parcel';
   /** Path → when it was last heard (ms). */
   private heard = new Map<string, number>();
   /** Folders created or moved in since the subscription (see the module's comment). */
@@ -289,20 +312,24 @@ export class WorkspaceWatcher {
  * recently used one is closed first).
  */
 export class WorkspaceWatchers {
-  private readonly byRoot = new Map<string, WorkspaceWatcher | null>();
+  private readonly byRoot = new Map<string, FileWatcher | null>();
 
-  constructor(private readonly max = 8) {}
+  /** `start` makes each watcher (default: @parcel/watcher's, {@link WorkspaceWatcher.start}). */
+  constructor(
+    private readonly max = 8,
+    private readonly start: StartWatcher = (root, opts) => WorkspaceWatcher.start(root, opts),
+  ) {}
 
   /**
    * The watcher of `root`, started when there is none (null: that workspace cannot be watched,
    * see {@link WorkspaceWatcher.start}); `ignore` and `env` as there.
    */
-  watch(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkspaceWatcher | null {
+  watch(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): FileWatcher | null {
     let w = this.byRoot.get(root);
     if (w === undefined) {
-      w = WorkspaceWatcher.start(root, opts);
+      w = this.start(root, opts);
       while (this.byRoot.size >= this.max) {
-        const [oldest, ow] = this.byRoot.entries().next().value as [string, WorkspaceWatcher | null];
+        const [oldest, ow] = this.byRoot.entries().next().value as [string, FileWatcher | null];
         this.byRoot.delete(oldest);
         ow?.close();
       }
@@ -312,7 +339,7 @@ export class WorkspaceWatchers {
   }
 
   /** The watcher of `root` when one runs (not started here). */
-  get(root: string): WorkspaceWatcher | null {
+  get(root: string): FileWatcher | null {
     return this.byRoot.get(root) ?? null;
   }
 

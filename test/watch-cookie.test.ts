@@ -3,6 +3,7 @@
 // removed once heard. A real inotify watcher on a real folder: a scan that walks while a sync is
 // in flight (the cookie on the disk) records nothing of it, the watcher never counts it as heard,
 // and a person's save of it is not taken for a change.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
@@ -83,6 +84,27 @@ describe('the watcher of a workspace outside git', () => {
       } finally {
         probe.close();
       }
+    } finally {
+      w!.close();
+    }
+  });
+
+  it('a cookie left by a watcher killed mid-sync is removed when the next starts; a live process’s, and a file of that name with bytes, are left', () => {
+    const sb = sandbox();
+    // A process that has exited: its pid is gone.
+    const dead = spawnSync('true').pid!;
+    const left = `${WATCH_COOKIE_PREFIX}${dead}-3`;
+    const live = `${WATCH_COOKIE_PREFIX}${process.pid}-99`;
+    const mine = `${WATCH_COOKIE_PREFIX}${dead}-4`;
+    sb.write(left, '');
+    sb.write(live, '');
+    sb.write(mine, 'mine\n');
+    sb.write(`sub/${left}`, '');
+    const w = WorkspaceWatcher.start(sb.ws, { env: {} });
+    try {
+      expect(cookies(sb.ws).sort()).toEqual([live, mine].sort());
+      expect(sb.read(mine).toString()).toBe('mine\n');
+      expect(sb.exists(`sub/${left}`)).toBe(true);
     } finally {
       w!.close();
     }

@@ -1,8 +1,8 @@
-import { closeSync, lstatSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
-import { WATCH_COOKIE_PREFIX } from './filter.js';
+import { WATCH_COOKIE_PREFIX, isWatchCookie, isWatchCookieFile } from './filter.js';
 
 /*
  * A file watcher for a long-lived process (the capture daemon), after git's fsmonitor: it hears
@@ -23,6 +23,7 @@ import { WATCH_COOKIE_PREFIX } from './filter.js';
  *   that name with bytes in it is scanned) and the watcher never counts as heard (the cookie must
  *   lie inside the watched tree for inotify to report it, as Watchman's do). No cookie is written
  *   once the folder at the root's path is no longer the one watched (a link put in its place).
+ *   A cookie left by a watcher killed mid-sync is removed when the next watcher of the root starts.
  * - A folder created or moved in is watched only from when the watcher sees it (a file made in it
  *   at once, or its subfolders after a move, may go unheard), so such a folder is named in every
  *   later set of hints: the scan then checks every row under it, as a walk would.
@@ -107,6 +108,40 @@ function folderId(abs: string): string | null {
   }
 }
 
+/** True when process `pid` runs on this machine (one that is not ours to signal runs too). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes from folder `root` the cookies left by watchers killed mid-sync: empty regular files of
+ * a cookie's name ({@link isWatchCookieFile}) whose process (the pid in the name) is gone. The
+ * scans skip them, but nothing else would ever take them out of the person's workspace. A cookie
+ * of a process still running is left to it; so is a file of that name with bytes in it. Never throws.
+ */
+function removeLeftCookies(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!isWatchCookie(name) || !isWatchCookieFile(root, name)) continue;
+    if (processAlive(Number(name.slice(WATCH_COOKIE_PREFIX.length).split('-')[0]))) continue;
+    try {
+      unlinkSync(join(root, name));
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+}
+
 /** True when `abs` is still the folder `id` ({@link folderId}) names, not a link nor another folder. */
 function sameFolder(abs: string, id: string | null): boolean {
   return id !== null && folderId(abs) === id;
@@ -159,6 +194,7 @@ export class WorkspaceWatcher implements FileWatcher {
   static start(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkspaceWatcher | null {
     if (!isDir(root) || !loadParcel()) return null;
     const w = new WorkspaceWatcher(root, opts.ignore ?? [], opts.env ?? process.env);
+    if (w.cookieDir === root) removeLeftCookies(root);
     w.subscribe();
     return w;
   }

@@ -3,6 +3,7 @@
 // removed once heard. A real inotify watcher on a real folder: a scan that walks while a sync is
 // in flight (the cookie on the disk) records nothing of it, the watcher never counts it as heard,
 // and a person's save of it is not taken for a change.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
@@ -48,6 +49,64 @@ describe('the watcher of a workspace outside git', () => {
     } finally {
       w!.close();
       opened.journal.close();
+    }
+  });
+
+  it('never removes a file already at its cookie’s name, and writes no cookie once the root is a link to elsewhere', async () => {
+    const sb = sandbox();
+    sb.write('f.txt', 'f\n');
+    // The first cookie's name, taken already by a person's file and by a link (a fresh watcher counts from 1).
+    const mine = `${WATCH_COOKIE_PREFIX}${process.pid}-1`;
+    sb.write(mine, 'mine\n');
+    const w = WorkspaceWatcher.start(sb.ws, { env: {} });
+    try {
+      await until('the watcher to be subscribed', () => w!.trusted, 30_000);
+      expect(await w!.sync()).toBe(false);
+      expect(sb.read(mine).toString()).toBe('mine\n');
+      fs.symlinkSync('f.txt', sb.abs(`${WATCH_COOKIE_PREFIX}${process.pid}-2`));
+      expect(await w!.sync()).toBe(false);
+      expect(fs.readlinkSync(sb.abs(`${WATCH_COOKIE_PREFIX}${process.pid}-2`))).toBe('f.txt');
+      expect(sb.read('f.txt').toString()).toBe('f\n');
+      expect(await w!.sync()).toBe(true);
+      // The root's path now a link to a folder outside: no cookie is made there, none heard.
+      const outside = `${sb.base}/outside`;
+      fs.mkdirSync(outside);
+      const made: string[] = [];
+      const probe = fs.watch(outside, (_t, name) => made.push(String(name)));
+      try {
+        fs.renameSync(sb.ws, `${sb.base}/ws-moved`);
+        fs.symlinkSync(outside, sb.ws);
+        expect(await w!.sync()).toBe(false);
+        // A file made after: fs.watch has reported everything before it once it reports this one.
+        fs.writeFileSync(`${outside}/probe`, '');
+        await until('the probe to be heard', () => made.includes('probe'), 30_000);
+        expect(made.filter((n) => n.startsWith(WATCH_COOKIE_PREFIX))).toEqual([]);
+      } finally {
+        probe.close();
+      }
+    } finally {
+      w!.close();
+    }
+  });
+
+  it('a cookie left by a watcher killed mid-sync is removed when the next starts; a live process’s, and a file of that name with bytes, are left', () => {
+    const sb = sandbox();
+    // A process that has exited: its pid is gone.
+    const dead = spawnSync('true').pid!;
+    const left = `${WATCH_COOKIE_PREFIX}${dead}-3`;
+    const live = `${WATCH_COOKIE_PREFIX}${process.pid}-99`;
+    const mine = `${WATCH_COOKIE_PREFIX}${dead}-4`;
+    sb.write(left, '');
+    sb.write(live, '');
+    sb.write(mine, 'mine\n');
+    sb.write(`sub/${left}`, '');
+    const w = WorkspaceWatcher.start(sb.ws, { env: {} });
+    try {
+      expect(cookies(sb.ws).sort()).toEqual([live, mine].sort());
+      expect(sb.read(mine).toString()).toBe('mine\n');
+      expect(sb.exists(`sub/${left}`)).toBe(true);
+    } finally {
+      w!.close();
     }
   });
 

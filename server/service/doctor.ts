@@ -8,6 +8,7 @@ import { STALE_CAPTURE_MS } from '../core/journal/captures.js';
 import { quickCheck, turnCounts } from '../core/journal/counts.js';
 import { holderText, lockState, type LockState } from '../core/journal/holder.js';
 import { queued } from '../core/journal/spill.js';
+import { homeDiskFull } from '../core/capture/queued.js';
 import { unkeptText, type UnkeptSummary } from '../core/journal/unkept.js';
 import { haveNativeCheck } from '../core/scan/native.js';
 import { isUnlisted, rowStamp } from '../core/scan/packed.js';
@@ -124,6 +125,11 @@ export function journalHealth(ws: Workspace, version: string, outside: string[])
   if (lock.held) problems.push(lockProblem(lock));
   const unkept = journal.unkept.summary();
   if (unkept) problems.push(`${unkeptText(unkept)}: named as capture gaps in takeback list`);
+  // The log lies under the home too: on a full disk nothing says why the baseline and the events stopped but this.
+  if (homeDiskFull(ws.home)) {
+    const stalled = meta?.status === 'ok' && meta.pending ? ': the baseline in the background and the events queued wait for room' : '';
+    problems.push(`the disk under ${ws.home} is full (under 256 KiB free): nothing more can be kept, nor logged${stalled}`);
+  }
   const waiting = queued(journal.dir).entries.length;
   if (waiting > 0) problems.push(`${waiting} hook event(s) queued while the journal could not take them, not folded in yet`);
   const integrity = quickCheck(journal.db);

@@ -70,16 +70,24 @@ export function unkeptCause(e: unknown, home: string): UnkeptCause | null {
   const code = String((e as { code?: unknown } | null)?.code ?? '');
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL') return 'disk-full';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'journal-busy';
-  if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN') || code === 'EIO') {
-    try {
-      const st = statfsSync(home);
-      if (st.bavail * st.bsize < 256 * 1024) return 'disk-full';
-    } catch {
-      // no answer: said as an error of the journal
-    }
-    return 'journal-error';
-  }
+  if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN') || code === 'EIO') return homeDiskFull(home) ? 'disk-full' : 'journal-error';
   return null;
+}
+
+/** Free bytes under a TAKEBACK_HOME below which its disk counts as full: less than a blob or a page of the journal can be had for sure. */
+const DISK_FULL_BYTES = 256 * 1024;
+
+/**
+ * True when the disk under `home` (a TAKEBACK_HOME) has less than 256 KiB free for this user
+ * (statfs' available blocks); false when it has more, or cannot be asked.
+ */
+export function homeDiskFull(home: string): boolean {
+  try {
+    const st = statfsSync(home);
+    return st.bavail * st.bsize < DISK_FULL_BYTES;
+  } catch {
+    return false;
+  }
 }
 
 /** A command's text for a queued record: at most this many characters (a record has one slot). */

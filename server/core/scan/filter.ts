@@ -9,15 +9,33 @@ export function ruleStamp(st: Stats): string {
 }
 
 /**
- * How the sync cookies of a watcher begin (scan/watcher.ts), made at the root of a workspace
- * without a `.git` folder and removed as soon as the watcher hears them. A file at the root whose
- * name begins so is never scanned (a walk that lists the root mid-sync would otherwise record it).
+ * How the sync cookies of a watcher begin (scan/watcher.ts): `<prefix><pid>-<n>`, an empty file made
+ * at the root of a workspace without a `.git` folder and removed as soon as the watcher hears it.
  */
 export const WATCH_COOKIE_PREFIX = '.takeback-watch-cookie-';
 
-/** True when workspace-relative `rel` is a watcher's sync cookie ({@link WATCH_COOKIE_PREFIX}, at the root). */
+const WATCH_COOKIE_NAME = /^\.takeback-watch-cookie-\d+-\d+$/;
+
+/** True when workspace-relative `rel` is named as a watcher's sync cookie is (`<prefix><pid>-<n>`, at the root). */
 export function isWatchCookie(rel: string): boolean {
-  return rel.startsWith(WATCH_COOKIE_PREFIX) && !rel.includes('/');
+  return WATCH_COOKIE_NAME.test(rel);
+}
+
+/**
+ * True when workspace-relative `rel` is a watcher's sync cookie as a scan sees it: so named, and
+ * an empty regular file (as every cookie is). A walk that lists the root mid-sync would otherwise
+ * record it. A person's file of that name with bytes in it, or a link or folder, is theirs and
+ * scanned as any other; only an empty one is left out, as a cookie would be.
+ */
+export function isWatchCookieFile(root: string, rel: string): boolean {
+  if (!isWatchCookie(rel)) return false;
+  try {
+    const st = lstatSync(join(root, rel));
+    return st.isFile() && st.size === 0;
+  } catch {
+    // Gone (a cookie removed once heard): nothing to record either way.
+    return true;
+  }
 }
 
 /** The file at the root of the git folder whose rules apply like a root `.gitignore`. */
@@ -75,10 +93,10 @@ export class ScanFilter {
 
   /**
    * True when the entry `name` at workspace-relative `rel` is skipped for its name (and git tracks
-   * nothing in it), is one of the paths skipped always, or is a watcher's sync cookie.
+   * nothing in it), is one of the paths skipped always, or is a watcher's sync cookie ({@link isWatchCookieFile}).
    */
   isExcluded(name: string, rel: string): boolean {
-    return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel)) || (rel === name && isWatchCookie(name));
+    return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel)) || (rel === name && isWatchCookieFile(this.root, name));
   }
 
   /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */

@@ -1,8 +1,8 @@
-import { closeSync, lstatSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
-import { WATCH_COOKIE_PREFIX, isWatchCookie } from './filter.js';
+import { WATCH_COOKIE_PREFIX, isWatchCookie, isWatchCookieFile } from './filter.js';
 
 /*
  * A file watcher for a long-lived process (the capture daemon), after git's fsmonitor: it hears
@@ -18,9 +18,12 @@ import { WATCH_COOKIE_PREFIX, isWatchCookie } from './filter.js';
  * - Events arrive on their own schedule, so before a scan uses them the watcher syncs: it writes a
  *   cookie file and waits for inotify to report it (events come in order, so everything before
  *   the cookie has been heard), then removes it. The cookie goes into `.git/` when the workspace
- *   has a `.git` folder of its own; else at the workspace root, named after
- *   {@link WATCH_COOKIE_PREFIX}, which every scan skips and the watcher never counts as heard (the
- *   cookie must lie inside the watched tree for inotify to report it, as Watchman's do).
+ *   has a `.git` folder of its own; else at the workspace root, an empty file named after
+ *   {@link WATCH_COOKIE_PREFIX}, which every scan skips (isWatchCookieFile: a person's file of
+ *   that name with bytes in it is scanned) and the watcher never counts as heard (the cookie must
+ *   lie inside the watched tree for inotify to report it, as Watchman's do). No cookie is written
+ *   once the folder at the root's path is no longer the one watched (a link put in its place).
+ *   A cookie left by a watcher killed mid-sync is removed when the next watcher of the root starts.
  * - A folder created or moved in is watched only from when the watcher sees it (a file made in it
  *   at once, or its subfolders after a move, may go unheard), so such a folder is named in every
  *   later set of hints: the scan then checks every row under it, as a walk would.
@@ -104,6 +107,55 @@ function isDir(abs: string): boolean {
   }
 }
 
+/** A folder's identity, `dev:ino` (null when `abs` is not a folder itself: gone, or a link). */
+function folderId(abs: string): string | null {
+  try {
+    const st = lstatSync(abs);
+    return st.isDirectory() ? `${st.dev}:${st.ino}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when process `pid` runs on this machine (one that is not ours to signal runs too). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes from folder `root` the cookies left by watchers killed mid-sync: empty regular files of
+ * a cookie's name ({@link isWatchCookieFile}) whose process (the pid in the name) is gone. The
+ * scans skip them, but nothing else would ever take them out of the person's workspace. A cookie
+ * of a process still running is left to it; so is a file of that name with bytes in it. Never throws.
+ */
+function removeLeftCookies(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!isWatchCookie(name) || !isWatchCookieFile(root, name)) continue;
+    if (processAlive(Number(name.slice(WATCH_COOKIE_PREFIX.length).split('-')[0]))) continue;
+    try {
+      unlinkSync(join(root, name));
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+}
+
+/** True when `abs` is still the folder `id` ({@link folderId}) names, not a link nor another folder. */
+function sameFolder(abs: string, id: string | null): boolean {
+  return id !== null && folderId(abs) === id;
+}
+
 /**
  * One workspace watched: the paths heard (workspace-relative, `/` separators) with when they were
  * last heard (ms since the epoch), the folders named in every set of hints, and since when it
@@ -120,10 +172,14 @@ export class WorkspaceWatcher implements FileWatcher {
   private sub: ParcelSubscription | null = null;
   private closed = false;
   private cookies = new Map<string, () => void>();
+  /** The cookies this watcher made at the root whose removal it has not heard yet (absolute paths). */
+  private made = new Set<string>();
   private seq = 0;
   private readonly gitDir: string;
   /** Where the cookies go: `.git/` when the workspace has that folder, else the root. */
   private readonly cookieDir: string;
+  /** {@link cookieDir}'s identity when the watcher started ({@link folderId}). */
+  private readonly cookieDirId: string | null;
   private readonly maxPaths: number;
 
   private constructor(
@@ -135,6 +191,7 @@ export class WorkspaceWatcher implements FileWatcher {
   ) {
     this.gitDir = join(root, '.git');
     this.cookieDir = isDir(this.gitDir) ? this.gitDir : root;
+    this.cookieDirId = folderId(this.cookieDir);
     this.maxPaths = Number(env[WATCH_MAX_PATHS]) > 0 ? Number(env[WATCH_MAX_PATHS]) : DEFAULT_MAX_PATHS;
   }
 
@@ -146,6 +203,7 @@ export class WorkspaceWatcher implements FileWatcher {
   static start(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WorkspaceWatcher | null {
     if (!isDir(root) || !loadParcel()) return null;
     const w = new WorkspaceWatcher(root, opts.ignore ?? [], opts.env ?? process.env);
+    if (w.cookieDir === root) removeLeftCookies(root);
     w.subscribe();
     return w;
   }
@@ -179,6 +237,8 @@ export class WorkspaceWatcher implements FileWatcher {
   private loseTrack(restart: boolean): void {
     this.heard.clear();
     this.stale.clear();
+    // A cookie's removal unheard by now may come later: heard then, it only hints the root.
+    this.made.clear();
     if (!restart) {
       this.trustedSince = Date.now();
       return;
@@ -198,8 +258,16 @@ export class WorkspaceWatcher implements FileWatcher {
     const now = Date.now();
     for (const ev of events) {
       const rel = relative(this.root, ev.path).split(sep).join('/');
-      // The cookies, and git's own files, are never heard (the scans skip them).
-      if (rel === '.git' || rel.startsWith('.git/') || isWatchCookie(rel)) {
+      // This watcher's own cookies, and git's own files, are never heard (the scans skip them). A
+      // file merely named like a cookie (a person's, another process's cookie) is heard as any
+      // other: the scan then tells a cookie from a person's file (isWatchCookieFile).
+      if (this.made.has(ev.path)) {
+        const done = this.cookies.get(ev.path);
+        if (done && ev.type !== 'delete') done();
+        if (ev.type === 'delete') this.made.delete(ev.path);
+        continue;
+      }
+      if (rel === '.git' || rel.startsWith('.git/')) {
         const done = this.cookies.get(ev.path);
         if (done && ev.type !== 'delete') done();
         continue;
@@ -220,23 +288,37 @@ export class WorkspaceWatcher implements FileWatcher {
    */
   sync(): Promise<boolean> {
     if (!this.trusted || this.closed) return Promise.resolve(false);
+    // The folder watched must still be the one at the root's path: one swapped for a link (to
+    // outside the workspace) or another folder would take a cookie that was never the
+    // workspace's, and no event of it would come.
+    if (!sameFolder(this.cookieDir, this.cookieDirId)) return Promise.resolve(false);
     const cookie = join(this.cookieDir, `${WATCH_COOKIE_PREFIX}${process.pid}-${++this.seq}`);
+    const atRoot = this.cookieDir === this.root;
     return new Promise<boolean>((resolve) => {
+      let made = false;
       const finish = (ok: boolean) => {
         clearTimeout(timer);
         this.cookies.delete(cookie);
-        try {
-          unlinkSync(cookie);
-        } catch {
-          // never made, or gone
+        // Only a cookie this call made is removed: a file already at that name (a person's, a
+        // link) is left as it is.
+        if (made) {
+          try {
+            unlinkSync(cookie);
+          } catch {
+            // gone
+          }
         }
         resolve(ok && this.trusted);
       };
       const timer = setTimeout(() => finish(false), SYNC_TIMEOUT_MS);
       this.cookies.set(cookie, () => finish(true));
       try {
+        if (atRoot) this.made.add(cookie);
+        // 'wx' (O_CREAT | O_EXCL) follows no link at the cookie's own name.
         closeSync(openSync(cookie, 'wx', 0o600));
+        made = true;
       } catch {
+        this.made.delete(cookie);
         finish(false);
       }
     });

@@ -847,6 +847,8 @@ H.out.health = H.lines(0)
       expect(text).toMatch(/OK.*version: 0\.\d+\.\d+/);
       expect(text).toMatch(/OK.*handshake: serverInfo takeback 0\.\d+\.\d+/);
       expect(text).toMatch(new RegExp(`OK.*journal: ${c.env.TAKEBACK_HOME!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`));
+      // The watcher doctor names: Watchman where its service answers here, else @parcel/watcher and why.
+      expect(text).toMatch(/- file watcher: (Watchman \d[\w.]* \(syncs without batching\)|@parcel\/watcher \(.+\))/);
     });
 
     it(":checkhealth takeback reports each agent's hooks: current ones OK, a Codex project not trusted as a warning", async () => {

@@ -388,7 +388,6 @@ function storageLines(s: DoctorReport['storage'], mb: (n: number) => string): st
   return out;
 }
 
-/** The capture daemon, in one line. */
 /** One line per settings file that holds takeback's hooks: the agent, the file, and what doctor found of them. */
 function hookLines(checks: DoctorReport['agents'], p: (style: Style, text: string) => string): string[] {
   return checks
@@ -409,6 +408,7 @@ function watcherLine(w: DoctorReport['watcher']): string {
   return `watcher:    @parcel/watcher (${w.why ?? 'Watchman not used'})`;
 }
 
+/** The capture daemon, in one line. */
 function daemonLine(d: DoctorReport['daemon']): string {
   const serving = d.http.filter((h) => h.alive).map((h) => `http hooks on 127.0.0.1:${h.port} (pid ${h.pid})`);
   if (serving.length > 0) return `daemon:     serving ${serving.join(', ')}`;

@@ -150,6 +150,14 @@ function M.check()
   if doc.log then
     health.info(('hook log: %s'):format(doc.log))
   end
+  -- The file watcher the capture daemon and the sidecar use (doctor's `watcher`).
+  if type(doc.watcher) == 'table' then
+    if doc.watcher.kind == 'watchman' then
+      health.info(('file watcher: Watchman %s (syncs without batching)'):format(doc.watcher.version or '?'))
+    else
+      health.info(('file watcher: @parcel/watcher (%s)'):format(doc.watcher.why or 'Watchman not used'))
+    end
+  end
   if doc.capture and doc.capture.commands == false then
     health.warn(('commands are not captured here: %s'):format(doc.capture.reason or 'workspace too large'))
   end

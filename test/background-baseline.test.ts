@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { handledBy, quiet, socketFile, startDaemon } from './support/daemon.js';
+import { bashCall, handledBy, quiet, socketFile, startDaemon } from './support/daemon.js';
 
 const SESSION = 'bb7c4e00-0000-4000-8000-000000000001';
 const FILES = 300;
@@ -41,15 +41,7 @@ function ev(sb: Sandbox, name: string, extra: object = {}): object {
   return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
 }
 
-let calls = 0;
-
-/** One Bash tool call running `command` in the workspace, bracketed by its hooks. */
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
-  quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 /** The last command set's files: path → [status, gap or null]. */
 function lastCommand(sb: Sandbox): Record<string, [string, string | null]> {

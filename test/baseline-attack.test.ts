@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { hookAsync, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { quiet, startDaemon } from './support/daemon.js';
+import { bashCall, quiet, startDaemon } from './support/daemon.js';
 import { REQUIRED, canMount, smallDisk } from './support/disk.js';
 import crypto from 'node:crypto';
 
@@ -30,14 +30,7 @@ function bigSandbox(files: number, env: NodeJS.ProcessEnv = {}): Sandbox {
 }
 
 const ev = (sb: Sandbox, name: string, extra: object = {}) => ({ session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra });
-let calls = 0;
-
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
-  quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 const progress = (sb: Sandbox) => sb.json(['list']).capture.baseline as { kept: number; files: number } | null;
 

@@ -8,22 +8,14 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { WATCH_COOKIE_PREFIX } from '../server/core/scan/filter.js';
 import { hookAsync, hookLog, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
-import { quiet, startDaemon } from './support/daemon.js';
+import { bashCall, quiet, startDaemon } from './support/daemon.js';
 
 const SESSION = 'c00c1e00-0000-4000-8000-000000000001';
-let calls = 0;
-
 function ev(sb: Sandbox, name: string, extra: object = {}): object {
   return { session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra };
 }
 
-/** One Bash tool call running `command` in the workspace, bracketed by its hooks. */
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
-  quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 const COOKIE = `${WATCH_COOKIE_PREFIX}1-1`;
 

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { failures, quiet, startDaemon } from './support/daemon.js';
+import { bashCall, failures, quiet, startDaemon } from './support/daemon.js';
 
 const SESSION = 'wa7c4e00-0000-4000-8000-00000000c401';
 
@@ -27,12 +27,7 @@ function befores(sb: Sandbox): string[] {
 
 let calls = 0;
 
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_c${++calls}`, tool_input: { command } };
-  quiet(await hook(sb, ev(sb, 'PreToolUse', call)), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hook(sb, ev(sb, 'PostToolUse', { ...call, tool_response: {} })), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 async function write(sb: Sandbox, rel: string, text: string): Promise<void> {
   const call = { tool_name: 'Write', tool_use_id: `toolu_c${++calls}`, tool_input: { file_path: sb.abs(rel), content: text } };

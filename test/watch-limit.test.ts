@@ -8,21 +8,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, hookAsync, sleep, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { answers, handledBy, quiet, socketFile } from './support/daemon.js';
+import { answers, bashCall, handledBy, quiet, socketFile } from './support/daemon.js';
 import { hookLog } from './support/takeback.js';
 import { REQUIRED } from './support/disk.js';
 
 const SESSION = 'a7c4f000-0000-4000-8000-000000000001';
 const canUnshare = process.platform === 'linux' && spawnSync('unshare', ['-U', '-r', '-m', 'sh', '-c', 'echo 100 > /proc/sys/user/max_inotify_watches && mount --bind /bin/false /bin/true']).status === 0;
 const ev = (sb: Sandbox, name: string, extra: object = {}) => ({ session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra });
-let calls = 0;
-
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
-  quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 describe.skipIf(!canUnshare && !REQUIRED)('more folders than inotify watches left', () => {
   it('every shell call still records a change in any folder, and its undo gives the bytes back', async () => {

@@ -13,7 +13,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { failures, quiet, startDaemon } from './support/daemon.js';
+import { bashCall, failures, quiet, startDaemon, warmUntil } from './support/daemon.js';
 import { overStdio } from './support/lsp-client.js';
 
 const SESSION = 'wa7c4e00-0000-4000-8000-000000000001';
@@ -33,24 +33,10 @@ function hinted(sb: Sandbox): number {
 
 const hook = (sb: Sandbox, event: object) => hookAsync(event, { cwd: sb.ws, env: sb.env });
 
-let calls = 0;
-
-/** One Bash tool call running `command` in the workspace, bracketed by its hooks. */
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_${++calls}`, tool_input: { command } };
-  quiet(await hook(sb, ev(sb, 'PreToolUse', call)), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hook(sb, ev(sb, 'PostToolUse', { ...call, tool_response: {} })), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 /** Runs tool calls that change nothing until the watcher's hints reach a scan (it vouches for the snapshot). */
-async function warmUp(sb: Sandbox): Promise<void> {
-  const before = hinted(sb);
-  await until('the watcher to be trusted', async () => {
-    await bash(sb, 'true');
-    return hinted(sb) > before;
-  }, 120_000);
-}
+const warmUp = (sb: Sandbox): Promise<void> => warmUntil(sb, ev, () => hinted(sb));
 
 /**
  * Runs tool calls that change nothing until the last change is older than the scans' racy window

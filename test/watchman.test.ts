@@ -16,7 +16,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
-import { failures, quiet, startDaemon } from './support/daemon.js';
+import { bashCall, failures, quiet, startDaemon, warmUntil } from './support/daemon.js';
 
 const installed = spawnSync('watchman', ['--version'], { encoding: 'utf8' }).status === 0;
 const required = process.env.TAKEBACK_REQUIRE_WATCHMAN === '1';
@@ -75,24 +75,10 @@ function hintedByWatchman(sb: Sandbox): number {
   return hookLog(sb).split('\n').filter((l) => l.includes('] watch: hints for ') && l.endsWith(', watchman)')).length;
 }
 
-let calls = 0;
-
-/** One Bash tool call running `command` in the workspace, bracketed by its hooks. */
-async function bash(sb: Sandbox, command: string): Promise<void> {
-  const call = { tool_name: 'Bash', tool_use_id: `toolu_wm${++calls}`, tool_input: { command } };
-  quiet(await hook(sb, ev(sb, 'PreToolUse', call)), `Pre ${command}`);
-  sb.sh(command);
-  quiet(await hook(sb, ev(sb, 'PostToolUse', { ...call, tool_response: {} })), `Post ${command}`);
-}
+const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, command);
 
 /** Runs tool calls that change nothing until Watchman's hints reach a scan. */
-async function warmUp(sb: Sandbox): Promise<void> {
-  const before = hintedByWatchman(sb);
-  await until('the watcher to be trusted', async () => {
-    await bash(sb, 'true');
-    return hintedByWatchman(sb) > before;
-  }, 120_000);
-}
+const warmUp = (sb: Sandbox): Promise<void> => warmUntil(sb, ev, () => hintedByWatchman(sb));
 
 function seed(sb: Sandbox): void {
   sb.write('f.txt', 'a cat sat\n');

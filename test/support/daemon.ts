@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { alive, until } from './procs.js';
-import { hookLog, tbSpawn, type Run, type Sandbox } from './takeback.js';
+import { hookAsync, hookLog, tbSpawn, type Run, type Sandbox } from './takeback.js';
 
 /** The daemon's socket file under the sandbox's home (`run/*.sock`), or null when there is none. */
 export function socketFile(sb: Sandbox): string | null {
@@ -82,4 +82,30 @@ export function reapDaemons(sb: Sandbox): void {
   onTestFinished(() => {
     for (const { pid } of handledBy(sb)) if (alive(pid) && isDaemon(pid)) process.kill(pid, 'SIGKILL');
   });
+}
+
+/** How a test file makes its hook events: `(sandbox, event name, extra fields)` → the event's JSON. */
+export type EventOf = (sb: Sandbox, name: string, extra?: object) => object;
+
+let bashCalls = 0;
+
+/**
+ * One Bash tool call running `command` (through sh) in the sandbox's workspace, bracketed by its
+ * PreToolUse and PostToolUse hooks as `ev` makes them, each run as an agent runs it and required
+ * to be quiet (see {@link quiet}); tool call ids are unique within the test file.
+ */
+export async function bashCall(sb: Sandbox, ev: EventOf, command: string): Promise<void> {
+  const call = { tool_name: 'Bash', tool_use_id: `toolu_bash${++bashCalls}`, tool_input: { command } };
+  quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
+  sb.sh(command);
+  quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
+}
+
+/** Runs Bash tool calls that change nothing until `count()` (e.g. the scans given a watcher's hints) grows; at most `ms`. */
+export async function warmUntil(sb: Sandbox, ev: EventOf, count: () => number, ms = 120_000): Promise<void> {
+  const before = count();
+  await until('the watcher to be trusted', async () => {
+    await bashCall(sb, ev, 'true');
+    return count() > before;
+  }, ms);
 }

@@ -86,6 +86,19 @@ export interface FileWatcher {
 /** Starts a watcher of `root` (null: it cannot be watched); `ignore` and `env` as {@link WorkspaceWatcher.start} takes them. */
 export type StartWatcher = (root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv }) => FileWatcher | null;
 
+/**
+ * Adds to `paths` every path of `heard` (path → when it was heard, ms since the epoch) heard at or
+ * after `racyMs`, and forgets the ones heard before it (the snapshot whose racy line that is holds
+ * them). Returns `paths`.
+ */
+export function heardSince(heard: Map<string, number>, racyMs: number, paths: Set<string>): Set<string> {
+  for (const [p, t] of heard) {
+    if (t < racyMs) heard.delete(p);
+    else paths.add(p);
+  }
+  return paths;
+}
+
 let parcel: Parcel | null | undefined;
 
 /** @parcel/watcher, loaded on first use (only long-lived processes watch); null where it cannot load. */
@@ -332,12 +345,7 @@ export class WorkspaceWatcher implements FileWatcher {
    */
   hints(racyMs: number): ChangeHints | undefined {
     if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
-    const paths = new Set<string>(this.stale);
-    for (const [p, t] of this.heard) {
-      if (t < racyMs) this.heard.delete(p);
-      else paths.add(p);
-    }
-    return { paths, sinceMs: this.trustedSince };
+    return { paths: heardSince(this.heard, racyMs, new Set<string>(this.stale)), sinceMs: this.trustedSince };
   }
 
   /** Stops watching (the subscription is taken down in the background). */

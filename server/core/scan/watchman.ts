@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
-import type { FileWatcher } from './watcher.js';
+import { heardSince, type FileWatcher } from './watcher.js';
 
 /*
  * A workspace's watcher through Watchman (through `fb-watchman`, its client library), chosen where
@@ -265,12 +265,7 @@ export class WatchmanWatcher implements FileWatcher {
   /** As WorkspaceWatcher.hints: the paths heard since `racyMs`, or undefined while the watcher cannot vouch for that snapshot. */
   hints(racyMs: number): ChangeHints | undefined {
     if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
-    const paths = new Set<string>();
-    for (const [p, t] of this.heard) {
-      if (t < racyMs) this.heard.delete(p);
-      else paths.add(p);
-    }
-    return { paths, sinceMs: this.trustedSince };
+    return { paths: heardSince(this.heard, racyMs, new Set<string>()), sinceMs: this.trustedSince };
   }
 
   /** Stops watching: the connection is ended, and a watch this watcher asked for is taken away (in the background). */

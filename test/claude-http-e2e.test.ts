@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateAgent } from './support/agent-gate.js';
 import { CLAUDE_BIN, describeRun, runClaude } from './support/claude.js';
 import type { ClaudeResult } from './support/claude.js';
+import { failureLines } from './support/daemon.js';
 import { startModelStub } from './support/model-stub.js';
 import type { ModelStub, Step } from './support/model-stub.js';
 import { BIN, sleep } from './support/takeback.js';
@@ -105,8 +106,7 @@ describe.skipIf(!CLAUDE)(CLAUDE ? `http hooks with the real Claude Code ${VERSIO
     const second = h.slice(h.map((e) => e.event).lastIndexOf('SessionStart'));
     expect(second.map((e) => e.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PreToolUse', 'PostToolUse', 'Stop']);
     expect(new Set(second.map((e) => e.pid))).toEqual(new Set([daemon]));
-    const failures = log().split('\n').filter((l) => l && !/\] (claude-code \w+|watch): /.test(l) && !/\] hook: started a capture daemon/.test(l));
-    expect(failures).toEqual([]);
+    expect(failureLines(log())).toEqual([]);
   });
 
   it('records every tool call once, in its turn', () => {

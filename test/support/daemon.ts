@@ -61,11 +61,16 @@ export function handledBy(sb: Sandbox): { event: string; pid: number }[] {
   return [...hookLog(sb).matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) }));
 }
 
-/** Lines of the debug log that are neither an event handled (nor its time), a watcher's doing, a daemon started, nor a daemon leaving idle or on a signal. */
-export function failures(sb: Sandbox): string[] {
-  return hookLog(sb)
+/** Lines of debug log text `log` that are neither an event handled (nor its time), a watcher's doing, a daemon started, nor a daemon leaving idle or on a signal. */
+export function failureLines(log: string): string[] {
+  return log
     .split('\n')
     .filter((l) => l && !/\] (claude-code \w+|watch|event): /.test(l) && !/\] hook: started a capture daemon/.test(l) && !/\] hook daemon \d+: leaving \((idle|SIGTERM|SIGINT|SIGHUP)\)$/.test(l));
+}
+
+/** The lines of the sandbox's hook log that {@link failureLines} keeps. */
+export function failures(sb: Sandbox): string[] {
+  return failureLines(hookLog(sb));
 }
 
 /** True when process `pid` is a capture daemon (`takeback hook-daemon`). */

@@ -218,6 +218,14 @@ describe('undo --lines: clear errors, nothing written', () => {
 });
 
 describe('list --hunks and preview --json: where each hunk is', () => {
+  it('one hunk over several lines is "hunk at lines A-B", one over one line "hunk at line A"', () => {
+    sb = start('a.txt', TWENTY);
+    agentWrites(sb, 'a.txt', withLine(withLine(TWENTY, 3, 'agent 3'), 5, 'agent 5'));
+    expect(sb.tb(['list', '--hunks', 'a.txt']).stdout).toMatch(/a\.txt {2}\+2 −2 · hunk at lines 3-5$/m);
+    agentWrites(sb, 'a.txt', withLine(withLine(withLine(TWENTY, 3, 'agent 3'), 5, 'agent 5'), 15, 'agent 15'));
+    expect(sb.tb(['list', '--hunks', 'a.txt']).stdout).toMatch(/a\.txt {2}\+1 −1 · hunk at line 15$/m);
+  });
+
   // Thirty lines; the agent turns line 3 into three lines, takes line 11 out and changes line 19:
   // three hunks (seven lines apart or more), at lines 3-5, before 13 and at 20 of what it left.
   const THIRTY = lines('line', 30);

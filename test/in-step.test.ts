@@ -1,7 +1,8 @@
 // The journal in step with the disk, through the real binary: list says what the disk holds of
 // each change — applied again once the agent's bytes are written back from outside (an editor's
 // own undo and a save), "no longer in place" once every hunk of it is written over (a later edit
-// on other lines leaves it applied) — and undo plans a change given back that way again.
+// on other lines leaves it applied) — and undo plans a change given back that way again, as
+// `undo --last` picks it.
 import { describe, expect, it } from 'vitest';
 import type { ListResult } from '../protocol/src/types.js';
 import { overStdio } from './support/lsp-client.js';
@@ -38,6 +39,35 @@ describe('list goes by the disk', () => {
     sb.write('f.txt', 'written over\n');
     expect(stateOf(sb, '1')).toEqual(['applied', 'overwritten']);
     expect(sb.tb(['list']).stdout).toMatch(/f\.txt .*\[no longer in place\]/);
+  });
+
+  it('undo --last takes the newest change the disk holds, not an older one: a change undone, then given back from outside (an editor\'s own undo and a save), and given back around a later edit of the person\'s', () => {
+    const sb = sandbox({ git: true });
+    sb.write('a.txt', 'a\n');
+    sb.write('b.txt', 'b1\nb2\nb3\nb4\nb5\n');
+    step(sb, ['turn', 'begin', '--agent', 'bot']);
+    step(sb, ['run', '--', 'sh', '-c', 'echo agent >> a.txt']);
+    step(sb, ['run', '--', 'sh', '-c', "sed -i 's/^b1$/AGENT/' b.txt"]);
+    step(sb, ['turn', 'end']);
+    const agent = sb.read('b.txt');
+    step(sb, ['undo', '--last']);
+    expect(stateOf(sb, '2')).toEqual(['undone', 'undone']);
+
+    sb.write('b.txt', agent);
+    expect(stateOf(sb, '2')).toEqual(['applied', 'applied']);
+    expect(sb.json(['preview', '--last'])).toMatchObject({ sets: ['2'] });
+    expect(sb.json(['undo', '--last']).sets).toEqual(['2']);
+    expect(sb.read('b.txt').toString()).toBe('b1\nb2\nb3\nb4\nb5\n');
+    expect(sb.read('a.txt').toString()).toBe('a\nagent\n');
+
+    // Given back around a later edit of the person's on another line: still the last one in place.
+    sb.write('b.txt', 'AGENT\nb2\nb3\nb4\nmine\n');
+    expect(stateOf(sb, '2')).toEqual(['applied', 'applied']);
+    expect(sb.json(['undo', '--last']).sets).toEqual(['2']);
+    expect(sb.read('b.txt').toString()).toBe('b1\nb2\nb3\nb4\nmine\n');
+    // Nothing newer in place: the older change is the last one.
+    expect(sb.json(['undo', '--last']).sets).toEqual(['1']);
+    expect(sb.read('a.txt').toString()).toBe('a\n');
   });
 
   it('a later edit on other lines leaves the change applied in list, show and the sidecar; one over its every hunk leaves it no longer in place', async () => {

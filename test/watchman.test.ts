@@ -4,7 +4,8 @@
 // hooks. Shell tool calls are recorded exactly as in-process hooks record them by walking, with
 // the warm scans given Watchman's hints; a flood past the bound of paths heard, and the Watchman
 // server stopped and started again, fall back to the walk and lose nothing; the watch the daemon
-// asked for is taken away when it leaves; `doctor` says which watcher serves.
+// asked for is taken away when it leaves; `doctor` says which watcher serves, and outside git
+// (which Watchman does not watch) names @parcel/watcher.
 //
 // Skipped when `watchman` is not installed, unless TAKEBACK_REQUIRE_WATCHMAN=1 (CI) makes that a
 // failure. Which watcher gave a scan its hints is read from the debug log
@@ -69,6 +70,11 @@ function watchSandbox(wm: Watchman, env: NodeJS.ProcessEnv = {}): Sandbox {
 
 const ev = (sb: Sandbox, name: string, extra: object = {}) => ({ session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra });
 const hook = (sb: Sandbox, event: object) => hookAsync(event, { cwd: sb.ws, env: sb.env });
+
+/** How many scans were given @parcel/watcher's hints so far. */
+function hintedByParcel(sb: Sandbox): number {
+  return hookLog(sb).split('\n').filter((l) => l.includes('] watch: hints for ') && l.endsWith(', parcel)')).length;
+}
 
 /** How many scans were given Watchman's hints so far. */
 function hintedByWatchman(sb: Sandbox): number {
@@ -175,6 +181,32 @@ describe.skipIf(!installed && !required)('the capture daemon’s watcher through
     expect(sets).toContainEqual(['echo while-stopped > w.txt', { 'w.txt': 'created' }]);
     expect(sets).toContainEqual(['echo after > a.txt', { 'a.txt': 'created' }]);
     expect(sets).toContainEqual(['echo again >> a.txt', { 'a.txt': 'modified' }]);
+    expect(failures(sb)).toEqual([]);
+  }, 240_000);
+
+  it('outside git, where Watchman answers, the daemon watches through @parcel/watcher and doctor names that watcher, not Watchman', async () => {
+    if (!installed) throw new Error('watchman is not installed (TAKEBACK_REQUIRE_WATCHMAN=1)');
+    const wm = await startWatchman();
+    const sb = sandbox({
+      env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_WATCH_SYNC: 'always', TAKEBACK_WATCHMAN: '1', WATCHMAN_SOCK: wm.sock },
+    });
+    expect(fs.existsSync(path.join(sb.ws, '.git'))).toBe(false);
+    sb.write('a.txt', 'a\n');
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await until('the watcher to be trusted', async () => {
+      await bash(sb, 'true');
+      return hintedByParcel(sb) > 0;
+    }, 120_000);
+    await bash(sb, 'echo b > b.txt');
+    // The process chose Watchman; this workspace's scans were given @parcel/watcher's hints only.
+    expect(hookLog(sb)).toContain('watch: the watcher is Watchman ');
+    expect(hintedByWatchman(sb)).toBe(0);
+    expect(wm.ask(['watch-list']).roots ?? []).not.toContain(fs.realpathSync(sb.ws));
+    expect(sb.tb(['doctor']).stdout).toMatch(/^watcher: +@parcel\/watcher \(outside git: /m);
+    expect(sb.json(['doctor']).watcher).toMatchObject({ kind: 'parcel' });
+    expect(setsOf(sb.json(['list'])).map((x: any) => filesOf(x))).toContainEqual({ 'b.txt': 'created' });
     expect(failures(sb)).toEqual([]);
   }, 240_000);
 });

@@ -77,13 +77,14 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
 
 /**
  * `list --hunks PATH`: where the change's hunks of that file are now, as `--lines` takes them
- * (` · hunks at lines 5, 17-18`; a hunk that only took lines out as the line after its place),
+ * (` · hunks at lines 5, 17-18`, ` · hunk at lines 3-5`, ` · hunk at line 5`; a hunk that only took
+ * lines out as the line after its place),
  * and how many are no longer there.
  */
 function hunksText(hunks: W.FileHunk[], p: Paint): string {
   const at = hunks.flatMap((h) => (h.now ? [h.now.lines <= 1 ? `${h.now.start}` : `${h.now.start}-${h.now.start + h.now.lines - 1}`] : []));
   const gone = hunks.length - at.length;
-  const place = at.length > 0 ? ` · ${at.length === 1 ? 'hunk at line' : 'hunks at lines'} ${at.join(', ')}` : '';
+  const place = at.length > 0 ? ` · ${at.length > 1 ? 'hunks at lines' : at[0]!.includes('-') ? 'hunk at lines' : 'hunk at line'} ${at.join(', ')}` : '';
   return place + (gone > 0 ? p('dim', ` · ${plural(gone, 'hunk')} no longer in place`) : '');
 }
 

@@ -77,7 +77,7 @@ export function showChange(ws: Workspace, id: string, inPlace?: HunkInPlace): Ch
  * their states following (core/plan/in-step.ts): a file is stat'ed, and read only when its stat
  * is not the snapshot index's.
  */
-function asOnDisk(ws: Workspace, sets: ChangeSet[], inPlace?: HunkInPlace): ChangeSet[] {
+export function asOnDisk(ws: Workspace, sets: ChangeSet[], inPlace?: HunkInPlace): ChangeSet[] {
   const paths = new Set<string>();
   for (const s of sets) if (s.state !== 'expired') for (const f of s.files) if (!f.gap) paths.add(f.path);
   return inStepWithDisk(ws, sets, statReader(ws, paths), null, inPlace);

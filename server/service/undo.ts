@@ -6,6 +6,8 @@ import { leftOut, selectSets, stepPaths, type Selector } from '../core/plan/sele
 import { sha256 } from '../core/store/blobs.js';
 import type { FileState } from '../core/types.js';
 import type { CurrentBytes } from '../core/plan/plan.js';
+import { asOnDisk } from './history.js';
+import { hunkInPlace } from './in-place.js';
 import { toApplyResult, toPreviewResult, type WireApplyResult, type PreviewResult } from '../wire.js';
 
 /** Reads that see an editor: the current state and bytes of a path, and whether it holds unsaved text. */
@@ -62,6 +64,14 @@ export function markUnsaved(plan: Plan, unsaved: EditorReaders['unsaved'], edito
 }
 
 /**
+ * The sets `sel` names (core/plan/select.ts's selectSets), `--last` judged by the disk as `list`
+ * shows it: a change an editor's own undo of an undo gave back, saved, is the last one in place.
+ */
+function select(ws: Workspace, sel: Selector, direction: 'undo' | 'redo'): ReturnType<typeof selectSets> {
+  return selectSets(ws.journal, sel, direction, (sets) => asOnDisk(ws, sets, hunkInPlace(ws)));
+}
+
+/**
  * Names in `plan.skipped` the sets the selector covers and leaves as they are (a turn's edits no
  * tool call claimed, the person's saves: `leftOut`), so that a preview and a step say so.
  */
@@ -73,9 +83,10 @@ function nameLeftOut(ws: Workspace, plan: Plan, sel: Selector): void {
 export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): PreviewResult {
   // From the disk alone, the plan's read of each file also gives its diff the bytes (one read, one hash).
   const disk = !readers.state && !readers.bytes ? diskReaders(ws) : null;
-  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), disk?.merge ?? editorBytes(readers), {
+  const plan = makePlan(ws, select(ws, sel, direction), direction, readers.state ?? disk?.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), disk?.merge ?? editorBytes(readers), {
     lines: sel.lines,
     bytes: editorBytes(readers),
+    inPlace: hunkInPlace(ws),
     ...(readers.state ? { disk: diskReader(ws) } : {}),
   });
   markUnsaved(plan, readers.unsaved, readers.editor, readers.merges);
@@ -85,9 +96,10 @@ export function previewStep(ws: Workspace, sel: Selector, direction: 'undo' | 'r
 
 /** The plan of a step without diffs (cheap: for code actions that only need to know about conflicts). */
 export function planStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', readers: EditorReaders = {}): Plan {
-  const plan = makePlan(ws, selectSets(ws.journal, sel, direction), direction, readers.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), editorBytes(readers), {
+  const plan = makePlan(ws, select(ws, sel, direction), direction, readers.state ?? diskReader(ws), stepPaths(ws.journal, sel, direction), editorBytes(readers), {
     lines: sel.lines,
     bytes: editorBytes(readers),
+    inPlace: hunkInPlace(ws),
     ...(readers.state ? { disk: diskReader(ws) } : {}),
   });
   markUnsaved(plan, readers.unsaved, readers.editor, readers.merges);
@@ -107,12 +119,12 @@ export function applyStep(
   opts: { force?: boolean; read?: CurrentReader; unsaved?: EditorReaders['unsaved']; editor?: string } = {},
 ): WireApplyResult {
   // Resolve the selector once outside the lock so that bad ids fail before anything else.
-  selectSets(ws.journal, sel, direction);
+  select(ws, sel, direction);
   const { unsaved, editor, ...rest } = opts;
-  const r = runStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
+  const r = runStep(ws, () => select(ws, sel, direction), direction, {
     ...rest,
     paths: stepPaths(ws.journal, sel, direction),
-    narrowing: { lines: sel.lines },
+    narrowing: { lines: sel.lines, inPlace: hunkInPlace(ws) },
     annotate: (plan: Plan) => {
       markUnsaved(plan, unsaved, editor);
       nameLeftOut(ws, plan, sel);
@@ -128,12 +140,12 @@ export function applyStep(
  * {@link applyStep}.
  */
 export function prepareEditorStep(ws: Workspace, sel: Selector, direction: 'undo' | 'redo', opts: { force?: boolean } & EditorReaders = {}): PreparedStep {
-  selectSets(ws.journal, sel, direction);
-  return prepareStep(ws, () => selectSets(ws.journal, sel, direction), direction, {
+  select(ws, sel, direction);
+  return prepareStep(ws, () => select(ws, sel, direction), direction, {
     force: opts.force,
     read: opts.state,
     paths: stepPaths(ws.journal, sel, direction),
-    narrowing: { lines: sel.lines, bytes: editorBytes(opts) },
+    narrowing: { lines: sel.lines, bytes: editorBytes(opts), inPlace: hunkInPlace(ws) },
     annotate: (plan) => {
       markUnsaved(plan, opts.unsaved, opts.editor, opts.merges);
       nameLeftOut(ws, plan, sel);

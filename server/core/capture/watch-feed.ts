@@ -97,8 +97,10 @@ export class WorkspaceFeed {
     this.realHome = real;
     useChangeHints((root, racyMs) => {
       if (root !== this.synced) return undefined;
-      const hints = this.watchers.get(root)?.hints(racyMs);
-      if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${this.chosen?.kind})`);
+      const w = this.watchers.get(root);
+      const hints = w?.hints(racyMs);
+      // Named by the workspace's own watcher: a process that chose Watchman watches a workspace outside git with @parcel/watcher.
+      if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${w instanceof WatchmanWatcher ? 'watchman' : 'parcel'})`);
       return hints;
     }, (root, ms, hinted) => {
       const f = this.figuresOf(root);

@@ -238,6 +238,23 @@ export class Sets {
   }
 
   /**
+   * The live sets newer than set `after` (an id; 0: every one) that are an agent's
+   * ({@link isAgentsChange}) with a file that can move (no capture gap), among `paths` when given,
+   * whose flag says taken back whole; newest first, at most `max`. These are the sets an undo
+   * `--last` asks the disk about: an editor's own undo of an undo, saved, puts one back in place
+   * with no step to clear its flag. From `set_files`, and the source of the sets it passes.
+   */
+  undoneSince(after: number, max: number, paths?: string[]): ChangeSet[] {
+    const only = paths?.length ? ' AND f.path IN (SELECT value FROM json_each(?))' : '';
+    const args: unknown[] = [after, ...(paths?.length ? [JSON.stringify(paths)] : []), max];
+    const ids = this.db
+      .prepare(`SELECT DISTINCT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.set_id > ? AND f.undone IN (1, 3) AND f.gap = 0${only} AND s.state != 'expired' AND ${AGENTS_CHANGE} ORDER BY f.set_id DESC LIMIT ?`)
+      .pluck()
+      .all(...args) as number[];
+    return ids.map((id) => this.get(String(id)));
+  }
+
+  /**
    * The live sets whose change to `path` can move (no capture gap) and is in place now (undone:
    * taken back now), oldest first; a change partly undone is both. From the `set_files` index on
    * path: no other set is read.

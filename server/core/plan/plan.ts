@@ -6,7 +6,7 @@ import { isKept, sameState, type CaptureGap, type ChangeSet, type FileState, typ
 import { fromWorkspacePath } from '../workspace.js';
 import { TakebackError } from '../errors.js';
 import { applyHunks, diffHunks, mapRanges, placeHunks, rangeText, touches, type Hunk } from './hunks.js';
-import { inStepWithDisk } from './in-step.js';
+import { inStepWithDisk, type HunkInPlace } from './in-step.js';
 import { isMergeableText, linesText, mergeBytes, type LineRange, type MergeOverlap } from './merge.js';
 import { withWho } from './who.js';
 
@@ -102,6 +102,12 @@ export interface Narrowing {
    * unsaved. Without it the plan's own reader is taken for the disk's.
    */
   disk?: CurrentReader;
+  /**
+   * How much of a change taken back is on disk again around later edits (in-step.ts's
+   * HunkInPlace, the check `list` uses): with it, such a change is planned as in place, as `list`
+   * shows it. Without it only a file that holds the change's own bytes is.
+   */
+  inPlace?: HunkInPlace;
 }
 
 /**
@@ -484,7 +490,7 @@ export function makePlan(
     }
     return st;
   };
-  sets = inStepWithDisk(ws, sets, narrowing.disk ?? readOnce, only);
+  sets = inStepWithDisk(ws, sets, narrowing.disk ?? readOnce, only, narrowing.inPlace);
   const skipped: Plan['skipped'] = [];
   const active: ChangeSet[] = [];
   // A file is in the walk when it is in the wanted state: undo takes what is applied, redo what is undone.

@@ -58,15 +58,25 @@ export function leftOut(journal: Journal, sel: Selector): { id: string; reason: 
 }
 
 /**
+ * `sets` with their states as the disk has them (core/plan/in-step.ts's inStepWithDisk, with the
+ * check of hunks in place that `list` uses). Reads, never writes.
+ */
+export type OnDisk = (sets: ChangeSet[]) => ChangeSet[];
+
+/** How many changes newer than the newest one flagged in place `undo --last` asks the disk about. */
+const LAST_ON_DISK_MAX = 32;
+
+/**
  * The sets a selector names, oldest first. `--turn` and `--after-turn` leave out what
  * {@link leftOut} says. `--last` names the newest agent's change still applied (undo: never
  * takeback's own bookkeeping, what a forced step wrote over, nor the person's saves or own
- * `takeback run`; see Sets.newestMovable), or every set the most recent undo step took back
+ * `takeback run`; see Sets.newestMovable; with `onDisk`, a newer one flagged taken back that the
+ * disk holds in place again comes first), or every set the most recent undo step took back
  * (redo). Ids are checked before anything is read. Throws
  * `usage` (no selector, or several kinds), `invalid-id`, `not-found`, or `expired` (a named set
  * has expired; sets expired inside a turn or range are left out).
  */
-export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 'redo' = 'undo'): ChangeSet[] {
+export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 'redo' = 'undo', onDisk?: OnDisk): ChangeSet[] {
   const kinds = [sel.ids?.length ? 1 : 0, sel.turn !== undefined ? 1 : 0, sel.last ? 1 : 0, sel.afterTurn !== undefined ? 1 : 0];
   const n = kinds.reduce((a, b) => a + b, 0);
   if (n !== 1) {
@@ -89,6 +99,12 @@ export function selectSets(journal: Journal, sel: Selector, direction: 'undo' | 
   // it rather than stick on it. A file partly undone (some hunks) can move either way.
   if (direction === 'undo') {
     const pick = journal.sets.newestMovable(false, sel.paths);
+    // A newer change its flags say is taken back is the last one when the disk holds it again
+    // (what `list` shows): --last undoes what the person sees in place, not an older change.
+    if (onDisk) {
+      const back = onDisk(journal.sets.undoneSince(pick ? Number(pick.id) : 0, LAST_ON_DISK_MAX, sel.paths)).find((s) => s.state === 'applied' || s.state === 'partial');
+      if (back) return [journal.sets.get(back.id)];
+    }
     if (!pick) throw new TakebackError('not-found', 'no change to undo');
     return [pick];
   }

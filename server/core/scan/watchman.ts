@@ -120,6 +120,15 @@ export async function watchmanVersion(env: NodeJS.ProcessEnv = process.env): Pro
   }
 }
 
+/**
+ * Whether Watchman would watch the workspace `root` (an absolute path) where its service answers:
+ * only one with a `.git` folder of its own, whose cookies Watchman keeps in `.git`; any other is
+ * watched through @parcel/watcher. Reads one stat; never throws.
+ */
+export function watchmanServes(root: string): boolean {
+  return isDir(join(root, '.git'));
+}
+
 function isDir(abs: string): boolean {
   try {
     return lstatSync(abs).isDirectory();
@@ -168,7 +177,7 @@ export class WatchmanWatcher implements FileWatcher {
    * the root left out (the journal's home when it lies inside).
    */
   static start(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WatchmanWatcher | null {
-    if (!isDir(join(root, '.git')) || !loadLib()) return null;
+    if (!watchmanServes(root) || !loadLib()) return null;
     const w = new WatchmanWatcher(root, opts.ignore ?? [], opts.env ?? process.env);
     void w.connect();
     return w;

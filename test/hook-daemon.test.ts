@@ -126,6 +126,9 @@ describe('hooks through the capture daemon', () => {
     fs.rmSync(sb.home, { recursive: true, force: true });
     await until('the daemon to exit', () => daemon.exitCode !== null || daemon.signalCode !== null, 15_000);
     expect(daemon.exitCode).toBe(0);
+    // What it said as it left made nothing again: no log folder back inside the removed home
+    // (which would make the removal of a folder holding it fail, ENOTEMPTY).
+    expect(fs.existsSync(sb.home)).toBe(false);
   });
 
   it('a daemon killed (SIGKILL) mid-session: the next hooks fall back and record; its stale socket is survived', async () => {

@@ -497,8 +497,11 @@ class CaptureDaemon {
     if (this.stopping) return;
     this.stopping = true;
     clearTimeout(this.readyTimer);
-    // Always said: a daemon that leaves early (its socket replaced, its code rebuilt) is otherwise seen only as hooks gone slow.
-    logHook(this.o.home, `hook daemon ${process.pid}: leaving (${why})${this.httpOpen ? '; http hooks run in-process until a hook starts another' : ''}`);
+    // Always said: a daemon that leaves early (its socket replaced, its code rebuilt) is otherwise
+    // seen only as hooks gone slow. Its socket or ready file gone may be its home being removed:
+    // then said only into a log still there, so that no folder is made again inside that home.
+    const homeGoing = why.includes('removed');
+    logHook(this.o.home, `hook daemon ${process.pid}: leaving (${why})${this.httpOpen ? '; http hooks run in-process until a hook starts another' : ''}`, { existingOnly: homeGoing });
     clearInterval(this.watch);
     // Taken away first, so that new hooks find no socket and no ready file (and run in-process) at once.
     this.removeSocket();

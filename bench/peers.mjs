@@ -218,7 +218,7 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
  * A Watchman server of the bench's own (socket, state and log under `scratch`), or null where
  * `watchman` is not installed: `{ sock, stop }`.
  */
-function startWatchman(scratch, label) {
+export function startWatchman(scratch, label) {
   if (spawnSync('watchman', ['--version'], { stdio: 'ignore' }).status !== 0) return null;
   const dir = join(scratch, `watchman-${label}`);
   mkdirSync(dir, { recursive: true });

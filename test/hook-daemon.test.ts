@@ -88,6 +88,31 @@ describe('hooks through the capture daemon', () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 
+  it('a first snapshot made by a child of the daemon (TAKEBACK_FIRST_SNAPSHOT=child) records the same sets as in-process hooks', async () => {
+    const plain = daemonSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
+    await session(plain);
+
+    const sb = daemonSandbox({ TAKEBACK_FIRST_SNAPSHOT: 'child' });
+    const daemon = await startDaemon(sb);
+    await session(sb);
+    expect(recorded(sb)).toEqual(recorded(plain));
+    expect(recorded(sb)).toMatchObject({
+      sets: [
+        ['t1', 'claude-code', 'tool', 'Write', 'toolu_w1', null, { src: 'created', 'src/new.txt': 'created' }],
+        ['t1', 'claude-code', 'command', 'Bash', 'toolu_b1', "sed -i 's/a/b/' f.txt && mv x y", { 'f.txt': 'modified', x: 'deleted', y: 'created' }],
+      ],
+    });
+    // The session's start (the first snapshot) in a child the daemon ran and waited for, not
+    // in a hook's own process; every later event in the daemon, the snapshot now there.
+    const by = handledBy(sb);
+    expect(by.map((h) => h.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PreToolUse', 'PostToolUse', 'Stop']);
+    const child = /\[(\d+)\] hook daemon: first snapshot made by a child \(pid (\d+)\)/.exec(fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8'));
+    expect(child && Number(child[1])).toBe(daemon.pid);
+    expect(by[0]!.pid).toBe(Number(child![2]));
+    expect(by.slice(1).map((h) => h.pid)).toEqual(by.slice(1).map(() => daemon.pid));
+    expect(failures(sb)).toEqual([]);
+  });
+
   it('a session start finds no daemon and starts one, which leaves when idle', async () => {
     const sb = daemonSandbox({ TAKEBACK_HOOK_DAEMON_IDLE_MS: '1500' });
     reapDaemons(sb);

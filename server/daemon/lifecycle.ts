@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { connect, type Server } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logHook } from './log.js';
 import { takebackHome } from '../core/home.js';
@@ -167,6 +169,29 @@ export type HookHandler = (agent: string, text: string, bin: string | undefined)
  */
 export type ScanGuess = (agent: string, text: string) => boolean;
 
+/**
+ * `TAKEBACK_FIRST_SNAPSHOT`: `child` has every first snapshot the daemon is asked for made by a
+ * child process, `here` none; unset, a child makes it where git's index is at least
+ * {@link CHILD_SNAPSHOT_INDEX_BYTES} (see CaptureDaemon.firstSnapshotElsewhere).
+ */
+export const FIRST_SNAPSHOT_VAR = 'TAKEBACK_FIRST_SNAPSHOT';
+
+/**
+ * The size of git's index (bytes; about 100 bytes a tracked file) from which a workspace's first
+ * snapshot is made by a child: about 170,000 files, where the walk's peak memory (about 680 MB at a
+ * million files) outweighs Node's start (about 100 ms) in a walk of a second or more.
+ */
+export const CHILD_SNAPSHOT_INDEX_BYTES = 16 * 1048576;
+
+/** The size of `<root>/.git/index` in bytes, 0 when there is none (no git, or a worktree's `.git` file). */
+function gitIndexBytes(root: string): number {
+  try {
+    return statSync(join(root, '.git', 'index')).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** Where the daemon stands between events (never a workspace: it would keep it busy). */
 const REST_DIR = '/';
 
@@ -298,6 +323,7 @@ class CaptureDaemon {
       handle: (req: ForwardRequest) => {
         const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
+          if (this.firstSnapshotElsewhere(req)) return true;
           return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin)));
         } finally {
           if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
@@ -312,6 +338,47 @@ class CaptureDaemon {
         this.last = Date.now();
       },
     });
+  }
+
+  /**
+   * An event that may scan a workspace with no snapshot yet, a large one (git's index of at least
+   * {@link CHILD_SNAPSHOT_INDEX_BYTES}; or any, with TAKEBACK_FIRST_SNAPSHOT=child), is handled by the hook run in-process
+   * in a child (`node <bin> hook <agent>` with TAKEBACK_HOOK_DAEMON=0, the event on its stdin, in
+   * the event's folder and with its variables), which makes the first snapshot and leaves: that
+   * walk (every path's row and rule verdict, git's index) is the daemon's peak memory otherwise,
+   * and the daemon then reads the rows packed at its next scan. The watcher was started by
+   * `before`, so it hears every change after the child's walk. True when the child handled it (it
+   * exits 0 whatever happened, having logged any failure); false, and the daemon handles the
+   * event itself, when there is a snapshot already, the workspace is small, or no child could be run.
+   */
+  private firstSnapshotElsewhere(req: ForwardRequest): boolean {
+    const { bin, home } = this.o;
+    const asked = req.env[FIRST_SNAPSHOT_VAR] ?? process.env[FIRST_SNAPSHOT_VAR];
+    // Not gated on the daemon's guess of what scans (`scans`): a session's start makes the first
+    // snapshot, yet no watcher's hints could help it, so that guess says it scans nothing.
+    if (!bin || asked === 'here') return false;
+    const none = withEnv(req.env, () => {
+      try {
+        const ws = acquireWorkspace({ cwd: req.cwd });
+        try {
+          return ws.journal.snapshot.meta() === null && (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES);
+        } finally {
+          releaseWorkspace(ws);
+        }
+      } catch {
+        // Not a workspace, or a journal that cannot be opened: the hook says why.
+        return false;
+      }
+    });
+    if (!none) return false;
+    const started = performance.now();
+    const r = spawnSync(process.execPath, [bin, 'hook', req.agent], { cwd: req.cwd, env: { ...process.env, ...req.env, TAKEBACK_HOOK_DAEMON: '0' }, input: req.text, stdio: ['pipe', 'ignore', 'ignore'] });
+    if (r.error || r.status !== 0) {
+      logHook(home, `hook daemon: the first snapshot's child failed (${r.error?.message ?? (r.signal ? `signal ${r.signal}` : `exit ${r.status}`)}): handled here`);
+      return false;
+    }
+    if (req.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `hook daemon: first snapshot made by a child (pid ${r.pid}) in ${(performance.now() - started).toFixed(1)} ms`);
+    return true;
   }
 
   private rebuilt(): boolean {

@@ -57,6 +57,46 @@ export function excludedIn(root: string, paths: readonly string[]): string[] {
 }
 
 /**
+ * How many paths one folder's {@link FolderRules} test before their `ignore` instance is made
+ * anew. The package keeps the verdict of every path it tests (and of each folder above it) for as
+ * long as the instance lives, so a walk of a million files under a root `.gitignore` would hold a
+ * million verdicts; renewed, the cache stays under this many paths, for one parse of the rules
+ * per this many tests.
+ */
+export const RULES_CACHE_BOUND = 16_384;
+
+/**
+ * One folder's rules (its `.gitignore`, at the root with `.git/info/exclude` after it), matched
+ * with the `ignore` package: {@link test} answers as `Ignore.test` does (`{ ignored, unignored }`
+ * for a path relative to the folder, `/`-separated, a trailing `/` for a folder).
+ */
+export class FolderRules {
+  private ig: Ignore;
+  private tests = 0;
+
+  /** `texts`: the rule files' contents, in the order git reads them. */
+  constructor(private readonly texts: readonly string[]) {
+    this.ig = FolderRules.compile(texts);
+  }
+
+  /** One `ignore` instance of `texts`, each added whole (an array's items would be taken as single patterns). */
+  private static compile(texts: readonly string[]): Ignore {
+    const ig = ignore();
+    for (const t of texts) ig.add(t);
+    return ig;
+  }
+
+  /** The verdict of these rules on `path` (relative to their folder). Throws as `Ignore.test` does on a path that is not relative. */
+  test(path: string): { ignored: boolean; unignored: boolean } {
+    if (++this.tests > RULES_CACHE_BOUND) {
+      this.ig = FolderRules.compile(this.texts);
+      this.tests = 1;
+    }
+    return this.ig.test(path);
+  }
+}
+
+/**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
  * an excluded name (`.git`, `node_modules`, build output: see `config.ts`) — unless git tracks
  * files in that folder (version control folders are skipped always) — or when the
@@ -70,7 +110,7 @@ export class ScanFilter {
   private readonly tracked: Set<string>;
   /** Workspace-relative paths skipped always (the journal's home inside the workspace). */
   readonly excludedPaths: readonly string[];
-  private readonly rules = new Map<string, Ignore | null>();
+  private readonly rules = new Map<string, FolderRules | null>();
   /** The rule files read so far (workspace-relative) and their {@link ruleStamp}s. */
   readonly sources = new Map<string, string>();
 
@@ -105,23 +145,22 @@ export class ScanFilter {
   }
 
   /** The rules of folder `dir` (workspace-relative, '' for the root), or null when it has none. */
-  rulesOf(dir: string): Ignore | null {
-    let r = this.rules.get(dir);
-    if (r !== undefined) return r;
-    r = null;
+  rulesOf(dir: string): FolderRules | null {
+    const known = this.rules.get(dir);
+    if (known !== undefined) return known;
+    const texts: string[] = [];
     const files = dir === '' ? ['.gitignore', INFO_EXCLUDE] : ['.gitignore'];
     for (const f of files) {
-      let text: string;
       const file = dir === '' ? f : `${dir}/${f}`;
       try {
-        text = readFileSync(join(this.root, file), 'utf8');
+        const text = readFileSync(join(this.root, file), 'utf8');
         this.sources.set(file, ruleStamp(lstatSync(join(this.root, file))));
+        texts.push(text);
       } catch {
         continue;
       }
-      r ??= ignore();
-      r.add(text);
     }
+    const r = texts.length > 0 ? new FolderRules(texts) : null;
     this.rules.set(dir, r);
     return r;
   }
@@ -140,8 +179,8 @@ export class ScanFilter {
    * above it, outermost first), as `[folder, rules]` pairs: only folders that have rules. Empty
    * when no `.gitignore` is on the way, and then nothing under `dir` need be matched at all.
    */
-  chainFor(ancestors: string[]): [string, Ignore][] {
-    const out: [string, Ignore][] = [];
+  chainFor(ancestors: string[]): [string, FolderRules][] {
+    const out: [string, FolderRules][] = [];
     for (const d of ancestors) {
       const ig = this.rulesOf(d);
       if (ig) out.push([d, ig]);
@@ -150,7 +189,7 @@ export class ScanFilter {
   }
 
   /** {@link ignoredBy} with the rules of the folders on the way already gathered ({@link chainFor}). */
-  ignoredIn(chain: [string, Ignore][], rel: string, isDir: boolean): boolean {
+  ignoredIn(chain: [string, FolderRules][], rel: string, isDir: boolean): boolean {
     let ignored = false;
     for (const [dir, ig] of chain) {
       const sub = dir === '' ? rel : rel.slice(dir.length + 1);
@@ -172,10 +211,10 @@ export class ScanFilter {
     return d.skipped || this.isExcluded(rel.slice(k + 1), rel) || this.ignoredIn(d.chain, rel, isDir);
   }
 
-  private readonly folders = new Map<string, { skipped: boolean; chain: [string, Ignore][] }>();
+  private readonly folders = new Map<string, { skipped: boolean; chain: [string, FolderRules][] }>();
 
   /** Folder `dir` ('' for the root): whether the scan skips it, and the rules that apply under it. */
-  private folder(dir: string): { skipped: boolean; chain: [string, Ignore][] } {
+  private folder(dir: string): { skipped: boolean; chain: [string, FolderRules][] } {
     let r = this.folders.get(dir);
     if (r) return r;
     if (dir === '') {

@@ -70,9 +70,12 @@ describe('a blob found again', () => {
     const store = new BlobStore(path.join(scratch, 'home'));
     const bytes = Buffer.from('a blob found again\n');
     const hash = store.put(bytes);
+    expect(store.unsyncedFiles).toBe(1);
     expect(store.sync()).toBe(true);
     store.put(bytes);
-    expect(store.sync()).toBe(false); // the same inode, born when it was synced: durable already
+    expect(store.unsyncedFiles).toBe(0); // the same inode, born when it was synced: durable already
+    expect(store.sync()).toBe(true); // yet named: the commit naming it is made durable
+    expect(store.sync()).toBe(false);
 
     // Swept and stored again by another process (a new file at the same path, never synced by
     // this one): a row about to name it needs it synced.
@@ -81,14 +84,16 @@ describe('a blob found again', () => {
     fs.copyFileSync(file, copy);
     fs.renameSync(copy, file);
     store.put(bytes);
+    expect(store.unsyncedFiles).toBe(1);
     expect(store.sync()).toBe(true);
     store.put(bytes);
-    expect(store.sync()).toBe(false);
+    expect(store.unsyncedFiles).toBe(0);
 
     // Another store of this process finds it durable too (the files are the process's, not a store's).
     const other = new BlobStore(path.join(scratch, 'home'));
     other.put(bytes);
-    expect(other.sync()).toBe(false);
+    expect(other.unsyncedFiles).toBe(0);
+    expect(other.sync()).toBe(true);
   });
 
   it('is synced when this process never synced it (stored by another process)', () => {
@@ -103,6 +108,7 @@ describe('a blob found again', () => {
     fs.renameSync(copy, file);
     const store = new BlobStore(home);
     store.put(bytes);
+    expect(store.unsyncedFiles).toBe(1);
     expect(store.sync()).toBe(true);
   });
 });

@@ -122,6 +122,8 @@ export class BlobStore {
   private readonly unsyncedDirs = new Set<string>();
   /** The identity of each unsynced blob file when it was stored or found, for {@link durableKnown} once synced. */
   private readonly unsyncedIds = new Map<string, string>();
+  /** A blob was stored or found since the last {@link sync}, synced or known durable: the commit naming it is to be durable. */
+  private named = false;
 
   constructor(home: string) {
     this.dir = join(home, 'blobs');
@@ -157,6 +159,7 @@ export class BlobStore {
         // durable, unless this process synced this very file already.
         const id = fileIdentity(st);
         if (id === null || durableKnown.get(file) !== id) this.noteUnsynced(file, id);
+        this.named = true;
         return hash;
       }
       // A blob of the wrong size (a torn write from before a power loss), or something other than
@@ -218,13 +221,22 @@ export class BlobStore {
     for (const d of u.dirs) this.unsyncedDirs.add(d);
   }
 
+  /** How many blob files the next {@link sync} would sync (those this process made durable already are not counted). */
+  get unsyncedFiles(): number {
+    return this.unsynced.size;
+  }
+
   /**
    * Makes every blob stored or found by {@link put} since the last call durable (see
-   * durable.ts: all at once, or one syncfs for many). Returns true when there was any. When
-   * every sync succeeded, the files are remembered as durable (see durableKnown).
+   * durable.ts: all at once, or one syncfs for many), but those this process made durable
+   * already. Returns true when any blob was stored or found, synced here or not: the commit that
+   * names it must be durable in turn (Journal.write). When every sync succeeded, the files are
+   * remembered as durable (see durableKnown).
    */
   sync(): boolean {
-    if (this.unsynced.size === 0) return false;
+    const named = this.named;
+    this.named = false;
+    if (this.unsynced.size === 0) return named;
     if (syncAll(this.unsynced, this.unsyncedDirs, this.dir)) {
       for (const [file, id] of this.unsyncedIds) {
         durableKnown.delete(file);

@@ -13,7 +13,8 @@ import { syncAll } from '../server/core/durable.js';
 import { nativeSyncFs, nativeSyncPaths } from '../server/core/scan/native.js';
 import { BlobStore } from '../server/core/store/blobs.js';
 import { buildRecorder, readTrace, recorderEnv } from './support/powercut.js';
-import { REPO_ROOT } from './support/takeback.js';
+import { startDaemon } from './support/daemon.js';
+import { hookAsync, REPO_ROOT, sandbox, sha256 } from './support/takeback.js';
 
 const MODULE = path.join(REPO_ROOT, 'native', 'build', 'Release', 'takeback_native.node');
 const built = fs.existsSync(MODULE);
@@ -110,5 +111,35 @@ describe('a blob found again', () => {
     store.put(bytes);
     expect(store.unsyncedFiles).toBe(1);
     expect(store.sync()).toBe(true);
+  });
+});
+
+describe('a Bash call through the capture daemon', () => {
+  it('a capture naming only blobs known durable has its commit synced before the hook answers', async () => {
+    const so = buildRecorder(scratch);
+    const sb = sandbox({ git: true, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '20000', TAKEBACK_LOG_LEVEL: 'debug' } });
+    const log = path.join(scratch, 'daemon.log');
+    const session = 'da3m0n00-0000-4000-8000-00000000sync';
+    const ev = (name: string, extra: object = {}) => ({ session_id: session, cwd: sb.ws, hook_event_name: name, ...extra });
+    const hook = (event: object) => hookAsync(event, { cwd: sb.ws, env: sb.env });
+    sb.write('f.txt', 'the bytes before\n');
+    await startDaemon(sb, recorderEnv(so, sb.home, log));
+    await hook(ev('SessionStart', { source: 'startup' }));
+    await hook(ev('UserPromptSubmit', { prompt: 'run twice' }));
+    const bash = (id: string) => ({ tool_name: 'Bash', tool_use_id: id, tool_input: { command: 'edit f.txt' } });
+    await hook(ev('PreToolUse', bash('toolu_s1')));
+    sb.write('f.txt', 'the bytes after\n');
+    await hook(ev('PostToolUse', { ...bash('toolu_s1'), tool_response: {} }));
+    await hook(ev('PreToolUse', bash('toolu_s2')));
+    sb.write('f.txt', 'the bytes before\n'); // the person's doing between calls: bytes the daemon kept already
+    const from = readTrace(log).length;
+    const r = await hook(ev('PostToolUse', { ...bash('toolu_s2'), tool_response: {} }));
+    expect(r.code).toBe(0);
+    const during = readTrace(log).slice(from).filter((e) => e.op === 'S').map((e) => e.a);
+    const before = path.join(sb.home, 'blobs', sha256('the bytes before\n').slice(0, 2), sha256('the bytes before\n').slice(2));
+    expect(fs.existsSync(before)).toBe(true);
+    expect(during).not.toContain(before); // durable already: not synced again
+    expect(during.some((p) => p.endsWith('journal.db-wal'))).toBe(true); // the commit naming it is
+    await hook(ev('Stop'));
   });
 });

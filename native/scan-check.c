@@ -292,6 +292,8 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
 
 /* In scan-list.c: the first scan's listing of many folders at once. */
 napi_value list_dirs(napi_env env, napi_callback_info info);
+/* In sync-paths.c: the durability syncs of many paths at once, and syncfs. */
+int sync_paths_init(napi_env env, napi_value exports);
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
@@ -299,6 +301,7 @@ static napi_value init(napi_env env, napi_value exports) {
   if (napi_set_named_property(env, exports, "listDirs", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "checkRows", NAPI_AUTO_LENGTH, check_rows, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "checkRows", fn) != napi_ok) return NULL;
+  if (sync_paths_init(env, exports) != 0) return NULL;
   return exports;
 }
 

@@ -17,6 +17,10 @@ interface NativeModule {
   checkRows(root: string, dirs: string[], data: Uint8Array, offsets: Int32Array, racyMs: number, threads: number): CheckResult;
   /** See native/scan-list.c; absent from a module built before it. */
   listDirs?(root: string, dirs: string[], threads: number): Buffer;
+  /** See native/sync-paths.c; absent from a module built before it. */
+  syncPaths?(files: string[], folders: string[], threads: number): Uint8Array;
+  /** See native/sync-paths.c; absent from a module built before it. */
+  syncFs?(path: string): boolean;
 }
 
 const lazy = createRequire(import.meta.url);
@@ -89,6 +93,40 @@ export function nativeListDirs(root: string, dirs: string[]): Buffer | null {
   if (!mod || typeof mod.listDirs !== 'function') return null;
   try {
     return mod.listDirs(root, dirs, threadsFor(dirs.length, LIST_PARALLEL_MIN));
+  } catch {
+    return null;
+  }
+}
+
+/** At most this many syncs are in flight at once: they wait on the disk, not on a CPU. */
+const SYNC_THREADS_MAX = 16;
+
+/**
+ * Makes `files` durable (fdatasync) and `folders`' entries durable (fsync), all issued at once
+ * from up to 16 threads (native/sync-paths.c), so that the filesystem commits them together.
+ * Returns how many of them could not be opened or synced, or null when the module is not there,
+ * predates the syncs or fails (the caller syncs them one by one).
+ */
+export function nativeSyncPaths(files: string[], folders: string[]): number | null {
+  const mod = load();
+  if (!mod || typeof mod.syncPaths !== 'function') return null;
+  try {
+    const ok = mod.syncPaths(files, folders, Math.min(SYNC_THREADS_MAX, files.length + folders.length));
+    return ok.reduce((failed, v) => failed + (v === 1 ? 0 : 1), 0);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * syncfs(2) of the filesystem holding `path`, natively (native/sync-paths.c): true when done,
+ * false when it failed, null when the module is not there or predates it.
+ */
+export function nativeSyncFs(path: string): boolean | null {
+  const mod = load();
+  if (!mod || typeof mod.syncFs !== 'function') return null;
+  try {
+    return mod.syncFs(path);
   } catch {
     return null;
   }

@@ -97,12 +97,33 @@ function wholeBlob(path: string, size: number, rawLength: number): boolean {
  * A blob torn anyway (a disk that lies) fails the re-hash and is named as damaged, never
  * written back.
  */
+/** At most this many blob files are remembered as made durable by this process (the oldest forgotten first). */
+const DURABLE_KNOWN_MAX = 8192;
+
+/**
+ * Blob files this process made durable (their bytes and the entry naming them synced), by path:
+ * the file's inode and birth time then. A blob found again as that same file needs no sync
+ * before a row names it; one replaced since (swept and stored again by any process, a torn one
+ * renamed over) is another inode or was born later, and is synced again. Shared by every store
+ * of this process, as the files are.
+ */
+const durableKnown = new Map<string, string>();
+
+/** The identity of the file `st` describes for {@link durableKnown}, or null where the filesystem gives no birth time (then nothing is remembered). */
+function fileIdentity(st: { ino: number; birthtimeMs: number }): string | null {
+  return st.birthtimeMs > 0 ? `${st.ino}:${st.birthtimeMs}` : null;
+}
+
 export class BlobStore {
   readonly dir: string;
   private readonly madeDirs = new Set<string>();
   /** Blobs stored or found since the last {@link sync}, and the folders whose entries name them. */
   private readonly unsynced = new Set<string>();
   private readonly unsyncedDirs = new Set<string>();
+  /** The identity of each unsynced blob file when it was stored or found, for {@link durableKnown} once synced. */
+  private readonly unsyncedIds = new Map<string, string>();
+  /** A blob was stored or found since the last {@link sync}, synced or known durable: the commit naming it is to be durable. */
+  private named = false;
 
   constructor(home: string) {
     this.dir = join(home, 'blobs');
@@ -134,8 +155,11 @@ export class BlobStore {
         // to refer to it (gc/sweep.ts). Gone in between (swept): store it again below.
         const now = new Date();
         utimesSync(file, now, now);
-        // Stored by a process that may not have synced it: a row about to name it needs it durable.
-        this.noteUnsynced(file);
+        // Stored by a process that may not have synced it: a row about to name it needs it
+        // durable, unless this process synced this very file already.
+        const id = fileIdentity(st);
+        if (id === null || durableKnown.get(file) !== id) this.noteUnsynced(file, id);
+        this.named = true;
         return hash;
       }
       // A blob of the wrong size (a torn write from before a power loss), or something other than
@@ -152,9 +176,11 @@ export class BlobStore {
     const tmp = join(sub, `.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
     const data = packed(bytes);
     const fd = openSync(tmp, 'wx', 0o600);
+    let id: string | null = null;
     try {
       let off = 0;
       while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+      id = fileIdentity(fstatSync(fd));
     } finally {
       closeSync(fd);
     }
@@ -164,14 +190,16 @@ export class BlobStore {
       try { unlinkSync(tmp); } catch { /* already gone */ }
       throw e;
     }
-    this.noteUnsynced(file);
+    this.noteUnsynced(file, id);
     return hash;
   }
 
-  /** Notes blob file `file` for the next {@link sync}, with the folder whose entry names it. */
-  private noteUnsynced(file: string): void {
+  /** Notes blob file `file` (of identity `id`, see fileIdentity) for the next {@link sync}, with the folder whose entry names it. */
+  private noteUnsynced(file: string, id: string | null): void {
     this.unsynced.add(file);
     this.unsyncedDirs.add(dirname(file));
+    if (id === null) this.unsyncedIds.delete(file);
+    else this.unsyncedIds.set(file, id);
   }
 
   /**
@@ -183,6 +211,7 @@ export class BlobStore {
     const out = { files: [...this.unsynced], dirs: [...this.unsyncedDirs] };
     this.unsynced.clear();
     this.unsyncedDirs.clear();
+    this.unsyncedIds.clear();
     return out;
   }
 
@@ -192,15 +221,35 @@ export class BlobStore {
     for (const d of u.dirs) this.unsyncedDirs.add(d);
   }
 
+  /** How many blob files the next {@link sync} would sync (those this process made durable already are not counted). */
+  get unsyncedFiles(): number {
+    return this.unsynced.size;
+  }
+
   /**
    * Makes every blob stored or found by {@link put} since the last call durable (see
-   * durable.ts: each synced, or one syncfs for many). Returns true when there was any.
+   * durable.ts: all at once, or one syncfs for many), but those this process made durable
+   * already. Returns true when any blob was stored or found, synced here or not: the commit that
+   * names it must be durable in turn (Journal.write). When every sync succeeded, the files are
+   * remembered as durable (see durableKnown).
    */
   sync(): boolean {
-    if (this.unsynced.size === 0) return false;
-    syncAll(this.unsynced, this.unsyncedDirs, this.dir);
+    const named = this.named;
+    this.named = false;
+    if (this.unsynced.size === 0) return named;
+    if (syncAll(this.unsynced, this.unsyncedDirs, this.dir)) {
+      for (const [file, id] of this.unsyncedIds) {
+        durableKnown.delete(file);
+        durableKnown.set(file, id);
+      }
+      for (const file of durableKnown.keys()) {
+        if (durableKnown.size <= DURABLE_KNOWN_MAX) break;
+        durableKnown.delete(file);
+      }
+    }
     this.unsynced.clear();
     this.unsyncedDirs.clear();
+    this.unsyncedIds.clear();
     return true;
   }
 

@@ -80,23 +80,6 @@ function wholeBlob(path: string, size: number, rawLength: number): boolean {
   return head.subarray(0, 4).equals(MAGIC) && Number(head.readBigUInt64LE(4)) === rawLength && Number(head.readBigUInt64LE(12)) === size - HEADER;
 }
 
-/**
- * The content-addressed blob store: `blobs/<hex[0:2]>/<hex[2:]>`, each content once, shared by
- * every workspace, turn and session (the layout of pnpm's store). Folders 0700, files 0600.
- *
- * A blob is written to a temporary file named with the pid and a random suffix in the same
- * folder, then renamed into place: a reader never sees half a blob, and two processes storing
- * the same bytes at once both succeed. Every read re-hashes: a blob whose hash does not match
- * is never handed out (it would otherwise be written back into someone's file).
- *
- * Blobs of 4 KB and more are stored compressed when that saves an eighth or more (see `packed`).
- *
- * Durability: `put` does not sync (a first scan stores thousands of blobs); it notes each blob
- * it stored or found, and {@link sync} makes them all durable at once — the journal calls it
- * before every commit, so no row on the disk names a blob that a power cut could take away.
- * A blob torn anyway (a disk that lies) fails the re-hash and is named as damaged, never
- * written back.
- */
 /** At most this many blob files are remembered as made durable by this process (the oldest forgotten first). */
 const DURABLE_KNOWN_MAX = 8192;
 
@@ -114,6 +97,23 @@ function fileIdentity(st: { ino: number; birthtimeMs: number }): string | null {
   return st.birthtimeMs > 0 ? `${st.ino}:${st.birthtimeMs}` : null;
 }
 
+/**
+ * The content-addressed blob store: `blobs/<hex[0:2]>/<hex[2:]>`, each content once, shared by
+ * every workspace, turn and session (the layout of pnpm's store). Folders 0700, files 0600.
+ *
+ * A blob is written to a temporary file named with the pid and a random suffix in the same
+ * folder, then renamed into place: a reader never sees half a blob, and two processes storing
+ * the same bytes at once both succeed. Every read re-hashes: a blob whose hash does not match
+ * is never handed out (it would otherwise be written back into someone's file).
+ *
+ * Blobs of 4 KB and more are stored compressed when that saves an eighth or more (see `packed`).
+ *
+ * Durability: `put` does not sync (a first scan stores thousands of blobs); it notes each blob
+ * it stored or found, and {@link sync} makes them all durable at once — the journal calls it
+ * before every commit, so no row on the disk names a blob that a power cut could take away.
+ * A blob torn anyway (a disk that lies) fails the re-hash and is named as damaged, never
+ * written back.
+ */
 export class BlobStore {
   readonly dir: string;
   private readonly madeDirs = new Set<string>();

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "napi-util.h"
 
 #ifdef __APPLE__
 #define MTIM(st) ((st).st_mtimespec)
@@ -178,23 +179,6 @@ static void *run_lane(void *arg) {
   return NULL;
 }
 
-static napi_value fail(napi_env env, const char *msg) {
-  napi_throw_error(env, NULL, msg);
-  return NULL;
-}
-
-/* A UTF-8 copy of JavaScript string `v` (its length in `len`), or NULL. */
-static char *utf8(napi_env env, napi_value v, size_t *len) {
-  if (napi_get_value_string_utf8(env, v, NULL, 0, len) != napi_ok) return NULL;
-  char *s = malloc(*len + 1);
-  if (!s) return NULL;
-  if (napi_get_value_string_utf8(env, v, s, *len + 1, len) != napi_ok) {
-    free(s);
-    return NULL;
-  }
-  return s;
-}
-
 static napi_value to_array(napi_env env, lane_t *lanes, int n_lanes, int which) {
   size_t total = 0;
   for (int k = 0; k < n_lanes; k++) total += which ? lanes[k].suspects.n : lanes[k].dirty.n;
@@ -214,7 +198,7 @@ static napi_value to_array(napi_env env, lane_t *lanes, int n_lanes, int which) 
 static napi_value check_rows(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6) return fail(env, "checkRows: six arguments");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6) return tb_fail(env, "checkRows: six arguments");
   job_t job;
   memset(&job, 0, sizeof job);
   napi_value result = NULL;
@@ -222,14 +206,14 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
   memset(lanes, 0, sizeof lanes);
   int n_lanes = 0;
   uint32_t n_dirs = 0;
-  char *root = utf8(env, argv[0], &job.root_len);
-  if (!root) return fail(env, "checkRows: root must be a string");
+  char *root = tb_utf8(env, argv[0], &job.root_len);
+  if (!root) return tb_fail(env, "checkRows: root must be a string");
   job.root = root;
   bool is_array = false;
   napi_is_array(env, argv[1], &is_array);
   if (!is_array || napi_get_array_length(env, argv[1], &n_dirs) != napi_ok) {
     free(root);
-    return fail(env, "checkRows: dirs must be an array");
+    return tb_fail(env, "checkRows: dirs must be an array");
   }
   job.n = n_dirs;
   job.dirs = calloc(n_dirs ? n_dirs : 1, sizeof(char *));
@@ -238,7 +222,7 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
   if (!job.dirs || !job.dir_lens) error = "checkRows: out of memory";
   for (uint32_t i = 0; !error && i < n_dirs; i++) {
     napi_value d;
-    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = utf8(env, d, &job.dir_lens[i]))) error = "checkRows: dirs must hold strings";
+    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = tb_utf8(env, d, &job.dir_lens[i]))) error = "checkRows: dirs must hold strings";
   }
   napi_typedarray_type ta;
   size_t ta_len;
@@ -286,7 +270,7 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
   free(job.dirs);
   free(job.dir_lens);
   free(root);
-  if (error) return fail(env, error);
+  if (error) return tb_fail(env, error);
   return result;
 }
 

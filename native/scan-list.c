@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "napi-util.h"
 
 #ifdef __APPLE__
 #define LMTIM(st) ((st).st_mtimespec)
@@ -246,37 +247,21 @@ static void *list_lane(void *arg) {
   return NULL;
 }
 
-static napi_value list_fail(napi_env env, const char *msg) {
-  napi_throw_error(env, NULL, msg);
-  return NULL;
-}
-
-static char *list_utf8(napi_env env, napi_value v, size_t *len) {
-  if (napi_get_value_string_utf8(env, v, NULL, 0, len) != napi_ok) return NULL;
-  char *s = malloc(*len + 1);
-  if (!s) return NULL;
-  if (napi_get_value_string_utf8(env, v, s, *len + 1, len) != napi_ok) {
-    free(s);
-    return NULL;
-  }
-  return s;
-}
-
 napi_value list_dirs(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return list_fail(env, "listDirs: three arguments");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return tb_fail(env, "listDirs: three arguments");
   list_job_t job;
   memset(&job, 0, sizeof job);
-  char *root = list_utf8(env, argv[0], &job.root_len);
-  if (!root) return list_fail(env, "listDirs: root must be a string");
+  char *root = tb_utf8(env, argv[0], &job.root_len);
+  if (!root) return tb_fail(env, "listDirs: root must be a string");
   job.root = root;
   uint32_t n_dirs = 0;
   bool is_array = false;
   napi_is_array(env, argv[1], &is_array);
   if (!is_array || napi_get_array_length(env, argv[1], &n_dirs) != napi_ok) {
     free(root);
-    return list_fail(env, "listDirs: dirs must be an array");
+    return tb_fail(env, "listDirs: dirs must be an array");
   }
   job.n = n_dirs;
   job.dirs = calloc(n_dirs ? n_dirs : 1, sizeof(char *));
@@ -286,7 +271,7 @@ napi_value list_dirs(napi_env env, napi_callback_info info) {
   if (!job.dirs || !job.dir_lens || !job.out) error = "listDirs: out of memory";
   for (uint32_t i = 0; !error && i < n_dirs; i++) {
     napi_value d;
-    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = list_utf8(env, d, &job.dir_lens[i]))) error = "listDirs: dirs must hold strings";
+    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = tb_utf8(env, d, &job.dir_lens[i]))) error = "listDirs: dirs must hold strings";
   }
   double threads = 1;
   if (!error && napi_get_value_double(env, argv[2], &threads) != napi_ok) error = "listDirs: threads must be a number";
@@ -326,6 +311,6 @@ napi_value list_dirs(napi_env env, napi_callback_info info) {
   free(job.dir_lens);
   free(job.out);
   free(root);
-  if (error) return list_fail(env, error);
+  if (error) return tb_fail(env, error);
   return result;
 }

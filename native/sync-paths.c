@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "napi-util.h"
 
 typedef struct {
   char **paths;
@@ -60,29 +61,11 @@ static void *lane(void *arg) {
   return NULL;
 }
 
-static napi_value fail(napi_env env, const char *msg) {
-  napi_throw_error(env, NULL, msg);
-  return NULL;
-}
-
-/** A copy of string `v` (UTF-8, NUL-terminated) that the caller frees; NULL when `v` is not a string or memory runs out. */
-static char *utf8(napi_env env, napi_value v) {
-  size_t len;
-  if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) return NULL;
-  char *s = malloc(len + 1);
-  if (!s) return NULL;
-  if (napi_get_value_string_utf8(env, v, s, len + 1, &len) != napi_ok) {
-    free(s);
-    return NULL;
-  }
-  return s;
-}
-
 /** Appends the strings of array `arr` to `out` from index `at`; the number taken, or -1 on a bad argument. */
 static long take_strings(napi_env env, napi_value arr, char **out, size_t at, size_t n) {
   for (size_t k = 0; k < n; k++) {
     napi_value v;
-    if (napi_get_element(env, arr, (uint32_t)k, &v) != napi_ok || !(out[at + k] = utf8(env, v))) return -1;
+    if (napi_get_element(env, arr, (uint32_t)k, &v) != napi_ok || !(out[at + k] = tb_utf8(env, v, NULL))) return -1;
   }
   return (long)n;
 }
@@ -90,14 +73,14 @@ static long take_strings(napi_env env, napi_value arr, char **out, size_t at, si
 static napi_value sync_paths(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return fail(env, "syncPaths: three arguments");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return tb_fail(env, "syncPaths: three arguments");
   bool fa = false, da = false;
   uint32_t nf = 0, nd = 0;
   napi_is_array(env, argv[0], &fa);
   napi_is_array(env, argv[1], &da);
-  if (!fa || !da || napi_get_array_length(env, argv[0], &nf) != napi_ok || napi_get_array_length(env, argv[1], &nd) != napi_ok) return fail(env, "syncPaths: files and folders must be arrays");
+  if (!fa || !da || napi_get_array_length(env, argv[0], &nf) != napi_ok || napi_get_array_length(env, argv[1], &nd) != napi_ok) return tb_fail(env, "syncPaths: files and folders must be arrays");
   double threads = 1;
-  if (napi_get_value_double(env, argv[2], &threads) != napi_ok) return fail(env, "syncPaths: threads must be a number");
+  if (napi_get_value_double(env, argv[2], &threads) != napi_ok) return tb_fail(env, "syncPaths: threads must be a number");
   job_t job = { .n_files = nf, .n = (size_t)nf + nd };
   job.paths = calloc(job.n ? job.n : 1, sizeof(char *));
   napi_value result = NULL;
@@ -124,18 +107,18 @@ static napi_value sync_paths(napi_env env, napi_callback_info info) {
   if (job.paths)
     for (size_t i = 0; i < job.n; i++) free(job.paths[i]);
   free(job.paths);
-  if (error) return fail(env, error);
+  if (error) return tb_fail(env, error);
   napi_value view;
-  if (napi_create_typedarray(env, napi_uint8_array, job.n, result, 0, &view) != napi_ok) return fail(env, "syncPaths: out of memory");
+  if (napi_create_typedarray(env, napi_uint8_array, job.n, result, 0, &view) != napi_ok) return tb_fail(env, "syncPaths: out of memory");
   return view;
 }
 
 static napi_value sync_fs(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return fail(env, "syncFs: one argument");
-  char *path = utf8(env, argv[0]);
-  if (!path) return fail(env, "syncFs: path must be a string");
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return tb_fail(env, "syncFs: one argument");
+  char *path = tb_utf8(env, argv[0], NULL);
+  if (!path) return tb_fail(env, "syncFs: path must be a string");
   bool ok = false;
 #ifdef __linux__
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -378,7 +378,10 @@ describe('the sidecar', () => {
       const left = blobsIn(sb.home);
       for (const h of planted) expect(left.has(h)).toBe(false);
       expect(stamp.slices.steps).toBeGreaterThan(20);
-      expect(stamp.slices.longestMs).toBeLessThan(150); // wall time, on a machine shared with other work
+      // No slice held a large part of the sweep (one in one go would hold all of it): judged
+      // against the sweep's own work, as both are wall time on a machine shared with other work,
+      // where one slice's syncs of the folders it emptied can wait on other writers' flushes.
+      expect(stamp.slices.longestMs).toBeLessThan(stamp.slices.workMs / 4);
       // Requests sent during the sweep were answered during it (a sweep in one go would have held
       // every one of them to its end), and promptly.
       const during = asked.filter((a) => a.sent >= stamp.time && a.answered <= stamp.finished);

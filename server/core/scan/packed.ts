@@ -122,20 +122,28 @@ function entryLength(x: EntryBytes): number {
   return ENTRY_FIXED + 2 + x.name.length + (x.e.sha256 ? 32 : 0) + (x.e.git ? x.e.git.length / 2 : 0) + (x.target ? 4 + x.target.length : 0);
 }
 
-/** Writes an entry at offset `o` of `buf` (`v`: a view of it); returns the offset after it. */
-function writeEntry(buf: Buffer, v: DataView, o: number, x: EntryBytes): number {
-  const { e, name, target } = x;
-  const flags = (e.sha256 ? F_SHA : 0) | (e.git ? (e.git.length === 40 ? F_GIT20 : F_GIT32) : 0) | (target ? F_TARGET : 0);
+/**
+ * Writes the fixed part of entry `e` at offset `o` of view `v` — type, flags (`extraFlags` and
+ * those `e` itself sets), gap, mode, size, times, inode — and its name's length in bytes
+ * `nameLen`; returns the offset where the name goes.
+ */
+function writeFixed(v: DataView, o: number, e: PackedEntry, extraFlags: number, nameLen: number): number {
   v.setUint8(o, TYPE_CODE[e.type]);
-  v.setUint8(o + 1, flags);
+  v.setUint8(o + 1, (e.sha256 ? F_SHA : 0) | (e.git ? (e.git.length === 40 ? F_GIT20 : F_GIT32) : 0) | extraFlags);
   v.setUint8(o + 2, GAP_CODE.get(e.gap) ?? 0);
   v.setUint32(o + 4, e.mode, true);
   v.setFloat64(o + 8, e.size, true);
   v.setFloat64(o + 16, e.mtimeMs, true);
   v.setFloat64(o + 24, e.ctimeMs, true);
   v.setFloat64(o + 32, e.ino, true);
-  v.setUint16(o + 40, name.length, true);
-  o += ENTRY_FIXED + 2;
+  v.setUint16(o + 40, nameLen, true);
+  return o + ENTRY_FIXED + 2;
+}
+
+/** Writes an entry at offset `o` of `buf` (`v`: a view of it); returns the offset after it. */
+function writeEntry(buf: Buffer, v: DataView, o: number, x: EntryBytes): number {
+  const { e, name, target } = x;
+  o = writeFixed(v, o, e, target ? F_TARGET : 0, name.length);
   buf.set(name, o);
   o += name.length;
   if (e.sha256) o += buf.write(e.sha256, o, 'hex');
@@ -199,16 +207,7 @@ export function encodeRow(stamp: DirStamp, entries: readonly PackedEntry[]): Buf
       o = writeEntry(buf, v, o, entryBytes(e, e.name));
       continue;
     }
-    v.setUint8(o, TYPE_CODE[e.type]);
-    v.setUint8(o + 1, (e.sha256 ? F_SHA : 0) | (e.git ? (e.git.length === 40 ? F_GIT20 : F_GIT32) : 0));
-    v.setUint8(o + 2, GAP_CODE.get(e.gap) ?? 0);
-    v.setUint32(o + 4, e.mode, true);
-    v.setFloat64(o + 8, e.size, true);
-    v.setFloat64(o + 16, e.mtimeMs, true);
-    v.setFloat64(o + 24, e.ctimeMs, true);
-    v.setFloat64(o + 32, e.ino, true);
-    v.setUint16(o + 40, nameLens[i]!, true);
-    o += ENTRY_FIXED + 2;
+    o = writeFixed(v, o, e, 0, nameLens[i]!);
     o += buf.write(e.name, o, 'utf8');
     if (e.sha256) o += buf.write(e.sha256, o, 'hex');
     if (e.git) o += buf.write(e.git, o, 'hex');

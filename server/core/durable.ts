@@ -14,7 +14,7 @@ import { nativeSyncFs, nativeSyncPaths } from './scan/native.js';
  * (the commit naming the blobs) still follows all of them.
  */
 
-/** Up to this many files and folders are synced one by one; more, with one syncfs. */
+/** Up to this many files and folders are synced each (all at once where the native module is built); more, with one syncfs. */
 export const SYNC_EACH_MAX = 24;
 
 /**

@@ -361,7 +361,8 @@ class CaptureDaemon {
       try {
         const ws = acquireWorkspace({ cwd: req.cwd });
         try {
-          return ws.journal.snapshot.meta() === null && (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES);
+          // The index's size first (one stat): most workspaces are small, and their events read no meta.
+          return (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES) && ws.journal.snapshot.meta() === null;
         } finally {
           releaseWorkspace(ws);
         }

@@ -100,7 +100,7 @@ export class WorkspaceFeed {
       const w = this.watchers.get(root);
       const hints = w?.hints(racyMs);
       // Named by the workspace's own watcher: a process that chose Watchman watches a workspace outside git with @parcel/watcher.
-      if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${w instanceof WatchmanWatcher ? 'watchman' : 'parcel'})`);
+      if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${w?.kind})`);
       return hints;
     }, (root, ms, hinted) => {
       const f = this.figuresOf(root);

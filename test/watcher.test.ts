@@ -11,7 +11,8 @@
 // line with the pid of the process that wrote it.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { CALLS, commandSets, seed } from './support/watch-scenario.js';
 import { until } from './support/procs.js';
 import { bashCall, failures, quiet, startDaemon, warmUntil } from './support/daemon.js';
 import { overStdio } from './support/lsp-client.js';
@@ -50,30 +51,6 @@ async function settle(sb: Sandbox): Promise<void> {
     await bash(sb, 'true');
     return started - since > 2500;
   }, 120_000);
-}
-
-function seed(sb: Sandbox, git = true): void {
-  sb.write('f.txt', 'a cat sat\n');
-  sb.write('x', 'x\n');
-  sb.write('gone.txt', 'gone\n');
-  sb.write('dir/sub/deep.txt', 'deep\n');
-  sb.write('dir/top.txt', 'top\n');
-  sb.write('keep/k.txt', 'k\n');
-  if (git) sb.sh('git add -A && git -c user.email=t@t -c user.name=t commit -qm seed');
-}
-
-const CALLS = [
-  'mv dir moved',
-  "sed -i 's/a/b/' f.txt && mv x y && rm gone.txt && echo more >> moved/sub/deep.txt && mkdir -p n/m && echo z > n/m/z",
-  'echo again >> n/m/z && echo e >> moved/sub/deep.txt && mv keep moved/sub/keep',
-  'echo k2 >> moved/sub/keep/k.txt && rm -r n',
-];
-
-/** The Bash sets `list` shows (command and files), oldest first, the no-op calls left out. */
-function commandSets(sb: Sandbox): [string, Record<string, string>][] {
-  return setsOf(sb.json(['list']))
-    .filter((s: any) => s.source.kind === 'command')
-    .map((s: any) => [s.source.command, filesOf(s)]);
 }
 
 describe('the capture daemon’s watcher', () => {

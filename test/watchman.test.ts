@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { CALLS, commandSets, seed } from './support/watch-scenario.js';
 import { until } from './support/procs.js';
 import { bashCall, failures, quiet, startDaemon, warmUntil } from './support/daemon.js';
 
@@ -85,30 +86,6 @@ const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, c
 
 /** Runs tool calls that change nothing until Watchman's hints reach a scan. */
 const warmUp = (sb: Sandbox): Promise<void> => warmUntil(sb, ev, () => hintedByWatchman(sb));
-
-function seed(sb: Sandbox): void {
-  sb.write('f.txt', 'a cat sat\n');
-  sb.write('x', 'x\n');
-  sb.write('gone.txt', 'gone\n');
-  sb.write('dir/sub/deep.txt', 'deep\n');
-  sb.write('dir/top.txt', 'top\n');
-  sb.write('keep/k.txt', 'k\n');
-  sb.sh('git add -A && git -c user.email=t@t -c user.name=t commit -qm seed');
-}
-
-const CALLS = [
-  'mv dir moved',
-  "sed -i 's/a/b/' f.txt && mv x y && rm gone.txt && echo more >> moved/sub/deep.txt && mkdir -p n/m && echo z > n/m/z",
-  'echo again >> n/m/z && echo e >> moved/sub/deep.txt && mv keep moved/sub/keep',
-  'echo k2 >> moved/sub/keep/k.txt && rm -r n',
-];
-
-/** The Bash sets `list` shows (command and files), oldest first, the no-op calls left out. */
-function commandSets(sb: Sandbox): [string, Record<string, string>][] {
-  return setsOf(sb.json(['list']))
-    .filter((s: any) => s.source.kind === 'command')
-    .map((s: any) => [s.source.command, filesOf(s)]);
-}
 
 describe.skipIf(!installed && !required)('the capture daemon’s watcher through Watchman', () => {
   it('records shell tool calls exactly as the walk does, the warm scans given Watchman’s hints; its watch is taken away when the daemon leaves; doctor names it', async () => {

@@ -7,6 +7,7 @@ import type { LineRange } from './core/plan/merge.js';
 import type { LineSpan, PreviewFile } from './core/plan/preview.js';
 import type * as D from './core/types.js';
 import type { ChangeSet, FileChange, FileState, Turn } from './core/types.js';
+import { findRenames } from './core/renames.js';
 
 /*
  * The engine's model as the JSON shapes of `protocol/src/types.ts`: the CLI's `--json` output
@@ -79,18 +80,44 @@ export function setLabel(s: ChangeSet): string {
   return first ? `${src.tool} ${first.path}` : src.tool;
 }
 
-function fileSummary(f: FileChange): W.FileSummary {
+/** A path's summary; `rename`, when the path is either half of a rename (core/renames.ts), names the other half. */
+function fileSummary(f: FileChange, rename?: { renamedFrom: string } | { renamedTo: string }): W.FileSummary {
   const s = f.after.exists ? f.after : f.before;
   const type = s.exists ? s.type : 'file';
-  const state = f.state ?? (f.partial ? 'partial' : f.undone ? 'undone' : 'applied');
-  return { path: f.path, status: f.status, added: f.added, removed: f.removed, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), ...(f.partial ? { partial: true } : {}), state, type };
+  const state = fileState(f);
+  const lines = rename ? { added: 0, removed: 0, ...rename } : { added: f.added, removed: f.removed };
+  return { path: f.path, status: f.status, ...lines, undoable: !f.gap, gap: f.gap ?? null, undone: Boolean(f.undone), ...(f.partial ? { partial: true } : {}), state, type };
+}
+
+function fileState(f: FileChange): W.FileChangeState {
+  return f.state ?? (f.partial ? 'partial' : f.undone ? 'undone' : 'applied');
+}
+
+/**
+ * Each file of `s` summed up, a rename's two paths linked to each other — while both halves are
+ * in the same state (one half undone on its own is two changes again).
+ */
+function fileSummaries(s: ChangeSet): W.FileSummary[] {
+  const from = findRenames(s.files);
+  if (from.size > 0) {
+    const byPath = new Map(s.files.map((f) => [f.path, f]));
+    for (const [n, o] of [...from]) if (fileState(byPath.get(n)!) !== fileState(byPath.get(o)!)) from.delete(n);
+  }
+  if (from.size === 0) return s.files.map((f) => fileSummary(f));
+  const to = new Map([...from].map(([n, o]) => [o, n]));
+  return s.files.map((f) => {
+    const o = from.get(f.path);
+    const n = to.get(f.path);
+    return fileSummary(f, o !== undefined ? { renamedFrom: o } : n !== undefined ? { renamedTo: n } : undefined);
+  });
 }
 
 /** A change set as `changes/list` and `takeback list --json` give it: its files summed up, with a label. */
 export function toSetSummary(s: ChangeSet): W.ChangeSetSummary {
+  const files = fileSummaries(s);
   let added = 0;
   let removed = 0;
-  for (const f of s.files) {
+  for (const f of files) {
     added += f.added;
     removed += f.removed;
   }
@@ -105,7 +132,7 @@ export function toSetSummary(s: ChangeSet): W.ChangeSetSummary {
     time: s.time,
     added,
     removed,
-    files: s.files.map(fileSummary),
+    files,
   };
 }
 
@@ -118,7 +145,7 @@ export function toSetDetail(s: ChangeSet): W.ChangeSetDetail {
   const sum = toSetSummary(s);
   return {
     ...sum,
-    files: s.files.map((f) => ({ ...fileSummary(f), before: wireState(f.before), after: wireState(f.after) })),
+    files: sum.files.map((f, i) => ({ ...f, before: wireState(s.files[i]!.before), after: wireState(s.files[i]!.after) })),
     history: s.history,
   };
 }

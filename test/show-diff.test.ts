@@ -61,6 +61,36 @@ describe('takeback show', () => {
     expect(out.split('\n')[1]).toMatch(/ · 5 files changed \+2 −2$/);
   });
 
+  it('list counts and shows a mv as show does: one rename, no lines; --json links its two paths', () => {
+    const row = sb.tb(['list']).stdout.split('\n');
+    expect(row.find((l) => l.includes('#1'))).toMatch(/ 5 files changed \+2 −2/);
+    expect(row).toContain('        m.txt → n.txt  (renamed)');
+    expect(row.some((l) => /^\s+m\.txt\s+\+/.test(l))).toBe(false);
+    const set = sb.json(['list']).sets.find((s: { id: string }) => s.id === '1');
+    expect([set.added, set.removed]).toEqual([2, 2]);
+    const byPath = new Map(set.files.map((f: { path: string }) => [f.path, f]));
+    expect(byPath.get('n.txt')).toMatchObject({ status: 'created', renamedFrom: 'm.txt', added: 0, removed: 0 });
+    expect(byPath.get('m.txt')).toMatchObject({ status: 'deleted', renamedTo: 'n.txt', added: 0, removed: 0 });
+    expect(byPath.get('a.txt')).not.toHaveProperty('renamedFrom');
+  });
+
+  it('a rename with one half undone on its own is two changes again in list, and one after its redo', () => {
+    const r = sb.tb(['run', '--', 'mv', 'a.txt', 'a2.txt']);
+    expect(r.code).toBe(0);
+    const id = sb.json(['list']).sets[0].id;
+    expect(sb.tb(['undo', id, '--file', 'a2.txt']).code).toBe(0);
+    const half = sb.json(['list']).sets[0];
+    expect(half.files.map((f: { path: string; renamedFrom?: string; renamedTo?: string }) => [f.path, f.renamedFrom ?? f.renamedTo ?? null])).toEqual([
+      ['a.txt', null],
+      ['a2.txt', null],
+    ]);
+    expect(sb.tb(['list']).stdout).toMatch(/#\d+  mv a\.txt a2\.txt  2 files changed \+10 −10/);
+    expect(sb.tb(['redo', id]).code).toBe(0);
+    expect(sb.tb(['list']).stdout).toMatch(/#\d+  mv a\.txt a2\.txt  1 file changed \+0 −0/);
+    expect(sb.tb(['undo', id]).code).toBe(0);
+    expect(fs.readFileSync(path.join(sb.ws, 'a.txt'), 'utf8')).toContain('FIVE');
+  });
+
   it('--stat: a line a file, binary sizes, the rename as old => new, and a total', () => {
     const out = sb.tb(['show', '1', '--stat']).stdout;
     const rows = out.trimEnd().split('\n');

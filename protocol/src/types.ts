@@ -89,10 +89,17 @@ export type FileChangeState = 'applied' | 'partial' | 'undone' | 'overwritten';
 export interface FileSummary {
   path: string;
   status: ChangeStatus;
-  /** Lines added (0 for binary files and gaps). */
+  /** Lines added (0 for binary files and gaps, and for either path of a rename). */
   added: number;
-  /** Lines removed. */
+  /** Lines removed (0 for either path of a rename). */
   removed: number;
+  /**
+   * On a path the change created with the same bytes and mode as a path it deleted (a `mv`): that
+   * old path. The set's `added`/`removed` count the rename as no lines. Absent otherwise.
+   */
+  renamedFrom?: string;
+  /** On the deleted path of such a rename: the new path. Absent otherwise. */
+  renamedTo?: string;
   /** False when a capture gap keeps this path from being undone. */
   undoable: boolean;
   gap: GapReason | null;

@@ -37,7 +37,8 @@ const MARK: Record<W.ChangeStatus, string> = { created: 'created', deleted: 'del
 
 /** `3 files changed +24 −7` (folders made or removed on the way are not counted). */
 export function setHeadline(s: W.ChangeSetSummary, p: Paint = painter(false)): string {
-  const files = s.files.filter((f) => f.type !== 'dir');
+  // A rename is one file changed, as in git's diffstat: its deleted half is not counted.
+  const files = s.files.filter((f) => f.type !== 'dir' && f.renamedTo === undefined);
   if (files.length === 0) return `${plural(s.files.length, 'folder')} changed`;
   return `${plural(files.length, 'file')} changed ${counts(p, s.added, s.removed)}`;
 }
@@ -54,7 +55,8 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
   const paired = pairedByOrder(s.source) ? p('dim', ' (paired by order)') : '';
   const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${agent}${paired}${state}`];
   if (s.state === 'expired') return lines;
-  const files = s.files.some((f) => f.type !== 'dir') ? s.files.filter((f) => f.type !== 'dir') : s.files;
+  const shownFiles = s.files.filter((f) => f.renamedTo === undefined);
+  const files = shownFiles.some((f) => f.type !== 'dir') ? shownFiles.filter((f) => f.type !== 'dir') : shownFiles;
   // A long set shows its first files; a file with a capture gap is always shown.
   const shown = files.length <= LIST_FILES_MAX ? files : files.filter((f, i) => i < LIST_FILES_MAX - 1 || f.gap);
   for (const f of shown) {
@@ -68,6 +70,10 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
           : s.state === 'partial' && f.undone
             ? ` ${p('yellow', '[undone]')}`
             : '';
+    if (f.renamedFrom !== undefined) {
+      lines.push(`        ${shownPath(f.renamedFrom)} → ${shownPath(f.path)}  ${p('cyan', '(renamed)')}${undone}`);
+      continue;
+    }
     lines.push(`        ${shownPath(f.path)}  ${counts(p, f.added, f.removed)}${mark}${gap}${undone}${f.hunks ? hunksText(f.hunks, p) : ''}`);
   }
   const hidden = files.length - shown.length;
@@ -143,24 +149,6 @@ function stateText(s: W.FileState): string {
 }
 
 /**
- * `s` counted as `show` lists it: a rename (`diffs`' `renamedFrom`) is one file with no lines
- * added or removed, as in `--stat` and git's, not a deletion and a creation. Without renames, `s`.
- */
-function withRenames(s: W.ChangeSetDetail, diffs: readonly ChangeFileDiff[] | undefined): W.ChangeSetSummary {
-  const renames = diffs?.filter((d) => d.renamedFrom !== undefined) ?? [];
-  if (renames.length === 0) return s;
-  const byPath = new Map(s.files.map((f) => [f.path, f]));
-  const gone = new Set(renames.map((d) => d.renamedFrom!));
-  let added = s.added;
-  let removed = s.removed;
-  for (const d of renames) {
-    added -= byPath.get(d.path)?.added ?? 0;
-    removed -= byPath.get(d.renamedFrom!)?.removed ?? 0;
-  }
-  return { ...s, files: s.files.filter((f) => !gone.has(f.path)), added, removed };
-}
-
-/**
  * `takeback show ID`: the set's header, then per path its counts, states before and after, and —
  * given `diffs` (service/change-diff.ts) — what the agent did to it as a forward diff; a rename
  * is one entry ("old → new"). Then the set's history.
@@ -169,7 +157,7 @@ export function renderShow(s: W.ChangeSetDetail, color: boolean, diffs?: readonl
   const p = painter(color);
   const out = [
     `${p('bold', `Change ${s.id}`)}  ${s.label}  [${s.state}]`,
-    `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline(withRenames(s, diffs), p)}${
+    `turn ${s.turn ?? '-'}${s.agent ? ` · ${s.agent}` : ''} · ${time(s.time)} · ${setHeadline(s, p)}${
       pairedByOrder(s.source) ? ' · paired by order (the agent gives no tool call id)' : ''
     }`,
     '',

@@ -1,5 +1,6 @@
 import type { Workspace } from '../core/open-workspace.js';
 import { unifiedDiff } from '../core/diffs.js';
+import { findRenames } from '../core/renames.js';
 import type { FileChange, FileState } from '../core/types.js';
 
 /*
@@ -23,33 +24,6 @@ export interface ChangeFileDiff {
 /** The sha256 of a regular file's kept bytes, or null. */
 function keptHash(s: FileState): string | null {
   return s.exists && s.type === 'file' ? s.sha256 : null;
-}
-
-/**
- * Renames in one change: a path deleted and another created with the same kept bytes (the same
- * blob) and the same mode. Each deleted path pairs with at most one created path, in path order,
- * so two copies of one file moved to two places pair one to one. Returns new path → old path.
- */
-export function findRenames(files: readonly FileChange[]): Map<string, string> {
-  const gone = new Map<string, FileChange[]>();
-  for (const f of files) {
-    const h = f.status === 'deleted' && !f.gap ? keptHash(f.before) : null;
-    if (h === null) continue;
-    const list = gone.get(h) ?? [];
-    list.push(f);
-    gone.set(h, list);
-  }
-  const renames = new Map<string, string>();
-  if (gone.size === 0) return renames;
-  for (const f of files) {
-    const h = f.status === 'created' && !f.gap ? keptHash(f.after) : null;
-    const list = h === null ? undefined : gone.get(h);
-    if (!list) continue;
-    const i = list.findIndex((d) => d.before.exists && f.after.exists && d.before.mode === f.after.mode);
-    if (i < 0) continue;
-    renames.set(f.path, list.splice(i, 1)[0]!.path);
-  }
-  return renames;
 }
 
 /** The kept bytes of state `s`: null when it is no file, or its bytes were not kept or are missing. */
@@ -83,7 +57,7 @@ function stateNote(f: FileChange): string | null {
 
 /**
  * Each path of change set `id`, forward, in the set's order, with renames folded into one entry
- * (see {@link findRenames}). Reads the kept blobs; writes nothing. Throws as `sets.get` does
+ * (core/renames.ts). Reads the kept blobs; writes nothing. Throws as `sets.get` does
  * (`invalid-id`, `not-found`, `expired`).
  */
 export function changeDiffs(ws: Workspace, id: string): ChangeFileDiff[] {

@@ -107,6 +107,43 @@ describe('an undo through the editor over unsaved text', () => {
     expect(list.sets.find((x) => x.turn === 't1')!.state).toBe('applied');
   });
 
+  it('a buffer opened before the agent, edited unsaved on another line, already holds the undo: the step waits for its save and is recorded then, with no warning', async () => {
+    ws = makeWorkspace();
+    const file = path.join(ws.root, 'code.txt');
+    fs.writeFileSync(file, TWENTY);
+    const { editor: e } = overStdio(ws.root, 'neovim', ws.env);
+    editor = e;
+    e.clientName = 'Neovim';
+    await e.initialize();
+    await e.open('code.txt');
+    // The agent changes the file on disk; the buffer is not reloaded, and the person types in it.
+    writeTurn(ws, inProcessHook(ws), 'code.txt', TWENTY, AGENT, 'sess-m', 'toolu_m1');
+    const mine = TWENTY.replace('line 10\n', 'line 10, mine\n');
+    await e.type('code.txt', mine);
+
+    const u = await e.request<ApplyResult>('undo/apply', { selector: { turn: 't1' } });
+    expect(u.conflicts).toEqual([]);
+    expect(u.written).toBe(true);
+    expect(u.pending).toEqual(['code.txt']);
+    expect(e.text('code.txt')).toBe(mine);
+    expect(fs.readFileSync(file, 'utf8')).toBe(AGENT);
+
+    await e.save(e.uri('code.txt'));
+    await e.until(() => e.changes.some((c) => c.reason === 'undone') || e.messages.some((m) => m.message.includes('not recorded')), 10_000, 'the undo to be recorded');
+    expect(e.messages.filter((m) => m.message.includes('not recorded'))).toEqual([]);
+    const list = await e.request<ListResult>('changes/list', {});
+    expect(list.sets.find((s) => s.turn === 't1')!.state).toBe('undone');
+    expect(fs.readFileSync(file, 'utf8')).toBe(mine);
+
+    // The undo is history like any other: its redo makes the agent's line again, around the person's.
+    await e.close();
+    editor = null;
+    const r = tb(['redo', '--last'], { cwd: ws.root, env: ws.env });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).toBe(AGENT.replace('line 10\n', 'line 10, mine\n'));
+  });
+
   it("an unsaved edit on the agent's own line is a conflict naming the lines of both sides; nothing goes to the editor", async () => {
     const e = await start();
     const mine = AGENT.replace('agent 3\n', 'agent 3, mine\n');

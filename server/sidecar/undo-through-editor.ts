@@ -435,7 +435,9 @@ class PendingSteps {
     const texts = new Map<string, string | null>();
     for (const path of missing) {
       const f = step.plan.files.find((x) => x.path === path);
-      const b = f ? blobText(session, f.target) : null;
+      // A merge the buffer already holds (opened before the agent, edited since, not saved) has
+      // no op, so its bytes were never stored: they are the plan's own.
+      const b = f ? (f.merged ?? blobText(session, f.target)) : null;
       texts.set(path, b ? decodeUtf8(b) : null);
     }
     this.list.push({ step, req, texts, missing });

@@ -3,7 +3,7 @@
 // the person then changes line 10 in the buffer and saves (`:w`). The save is recorded as the
 // person's ("saved in Neovim", outside any turn), the signs (computed from the journal against
 // the buffer) mark only the agent's two lines, never the person's, and `:Takeback undo turn 1`
-// takes back the agent's lines and keeps the person's.
+// takes back the agent's lines and keeps the person's (its preview: "put back, keeping later changes").
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findNvim, missingEditorMessage, type NvimVersion } from './support/editors.js';
@@ -60,6 +60,10 @@ require('takeback.signs').refresh(c.config.root_dir, function() refreshed = true
 H.wait('the signs refreshed', function() return refreshed end)
 H.out.signs_after_save = marks()
 
+vim.cmd('Takeback preview turn 1')
+H.wait('the preview buffer', function() return vim.bo.filetype == 'diff' end)
+H.out.preview = H.lines(0)
+vim.cmd('tabclose')
 local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
 H.out.undo_error = d.error
 H.out.after_undo = H.text(b)
@@ -96,6 +100,40 @@ H.out.said = vim.tbl_map(function(m) return m.msg end, H.messages_since(n))
 H.out.disk_after_undo = H.read(H.path('code.txt'))
 `;
 
+// The person types on line 10 before the agent's Write and does not save: the buffer, never
+// reloaded, already holds what the turn's undo leaves (the person's line kept). The preview says
+// so in words, the undo waits for the person's `:w`, and that save records it.
+const UNSAVED_FIRST = String.raw`
+vim.o.autoread = false
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+H.track('TakebackApplied')
+local b = H.open('code.txt')
+vim.api.nvim_buf_set_lines(b, 9, 10, false, { 'mine 10' })
+H.agent(H.params.data.turn)
+local c = takeback.get_client()
+local function turn_state()
+  local _, list = require('takeback.client').request_sync(c, 'changes/list', {})
+  for _, s in ipairs(list.sets) do
+    if s.turn == 't1' then return s.state end
+  end
+end
+H.wait('the turn to be recorded', function() return turn_state() == 'applied' end)
+vim.cmd('Takeback preview turn 1')
+H.wait('the preview buffer', function() return vim.bo.filetype == 'diff' end)
+H.out.preview = H.lines(0)
+vim.cmd('tabclose')
+local n = #H.messages
+local d = H.cmd_and_wait('Takeback undo turn 1', 'TakebackApplied')
+H.out.undo_error = d.error
+vim.api.nvim_set_current_buf(b)
+vim.cmd('silent write!')
+H.wait('the undo to be recorded', function() return turn_state() == 'undone' end, 10000)
+vim.wait(300)
+H.out.said = vim.tbl_map(function(m) return m.msg end, H.messages_since(n))
+H.out.disk_after_save = H.read(H.path('code.txt'))
+`;
+
 for (const version of ['0.10', '0.12'] as NvimVersion[]) {
   const nvim = findNvim(version);
   const missing = missingEditorMessage(`nvim-${version}`);
@@ -110,6 +148,8 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
       expect(r.signs_before).toEqual([3, 15]);
       expect(r.person).toEqual({ label: 'saved in Neovim', turn: null, editor: 'Neovim', paths: ['code.txt'] });
       expect(r.signs_after_save).toEqual([3, 15]);
+      // The turn's undo is a merge over the person's save, and its preview says so.
+      expect((r.preview as string[]).filter((l) => l.startsWith('# code.txt:'))).toEqual(['# code.txt: put back, keeping later changes']);
       expect(r.undo_error).toBeUndefined();
       const back = TWENTY.replace('line 10\n', 'mine 10\n');
       expect(r.after_undo).toBe(back);
@@ -126,6 +166,19 @@ for (const version of ['0.10', '0.12'] as NvimVersion[]) {
         `takeback: nothing undone for change ${agent}: code.txt changed since by #${person} (saved in Neovim): line 3 changed by the agent and line 3 since — \`:Takeback undo ${agent} ${person}\` takes both back. \`:Takeback undo! ${agent}\` replaces later changes`,
       );
       expect(r.disk_after_undo).toBe(AGENT.replace('agent 3\n', 'mine 3\n'));
+    });
+
+    it('unsaved text typed before the agent changed the file: the preview says the buffer holds the undo already, and the save records it', async () => {
+      if (!nvim) throw new Error(`${missing} (TAKEBACK_REQUIRE_EDITORS=1)`);
+      const c = newCase(nvim, `person-unsaved-${version}`, { 'code.txt': TWENTY });
+      cases.push(c);
+      const r = ok(await runNvim(c, UNSAVED_FIRST, { turn: writeTurn(c, 'code.txt', AGENT, 'sess-person', 'toolu_person3') }, 90_000));
+      const preview = r.preview as string[];
+      expect(preview).toContain('# code.txt: already in place');
+      expect(preview).not.toContain('# code.txt: none');
+      expect(r.undo_error).toBeUndefined();
+      expect((r.said as string[]).filter((m) => m.includes('not recorded'))).toEqual([]);
+      expect(r.disk_after_save).toBe(TWENTY.replace('line 10\n', 'mine 10\n'));
     });
   });
 }

@@ -66,8 +66,12 @@ function M.lines(sel, p)
   end
   for _, f in ipairs(files) do
     table.insert(out, '')
-    -- Words, not the protocol's names: "put back", "unsaved in editor".
-    local head = ('# %s: %s'):format(f.path, (tostring(f.action):gsub('-', ' ')))
+    -- Words, not the protocol's names: "put back", "unsaved in editor"; a merge says that it
+    -- keeps the later edits, and a file the step would leave as it is says so.
+    local words = f.action == 'none' and 'already in place'
+      or f.merged and (step == 'redo' and 'write again, keeping later changes' or 'put back, keeping later changes')
+      or (tostring(f.action):gsub('-', ' '))
+    local head = ('# %s: %s'):format(f.path, words)
     if f.conflict then
       head = head .. ' · conflict: ' .. require('takeback.undo').conflict_detail(f.conflict)
     end
@@ -81,8 +85,6 @@ function M.lines(sel, p)
         table.remove(d)
       end
       vim.list_extend(out, d)
-    elseif not f.note and f.action == 'none' then
-      table.insert(out, '# already in place')
     end
   end
   return out

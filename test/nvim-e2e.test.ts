@@ -435,13 +435,14 @@ H.out.complete_sel = vim.fn.getcompletion('Takeback redo ', 'cmdline')
         'notes.md #4',
         '--',
         'f.txt #3',
-        'x #3',
         'y #3',
         'z #3',
         'notes.md #2',
         'src/lib/new.ts #1',
       ]);
       expect(qf.find((i) => i.file === 'f.txt')?.text).toMatch(/Bash: sed -i .* modified \+1 −1/);
+      // The `mv x y` is one entry at its new path, counting no lines, as `takeback list` shows it.
+      expect(qf.find((i) => i.file === 'y')?.text).toMatch(/Bash: .* · renamed from x$/);
 
       const preview = (r.preview as string[]).join('\n');
       expect(preview).toMatch(/^# takeback: undo turn 1 would change \d+ files/);

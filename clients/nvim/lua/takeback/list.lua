@@ -104,9 +104,13 @@ function M.items(root, list)
       for _, f in ipairs(files) do
         -- Folders the agent created or removed along with files are not entries: they are
         -- undone with their files, and there is nothing to open.
-        if f.type == 'dir' then
+        -- A `mv` is one entry, at its new path, as `takeback list` shows it: the old path is
+        -- gone (nothing to open) and both halves count no lines.
+        if f.type == 'dir' or f.renamedTo then
           goto continue
         end
+        local what = f.renamedFrom and ('renamed from ' .. f.renamedFrom)
+          or ('%s +%d −%d'):format(status_words[f.status] or f.status, f.added or 0, f.removed or 0)
         local extra = {}
         if f.undone and set.state ~= 'undone' then
           table.insert(extra, 'undone')
@@ -117,12 +121,10 @@ function M.items(root, list)
         table.insert(items, {
           filename = util.absolute(root, f.path),
           lnum = 0,
-          text = ('#%s %s · %s +%d −%d%s%s'):format(
+          text = ('#%s %s · %s%s%s'):format(
             set.id,
             set.label or '',
-            status_words[f.status] or f.status,
-            f.added or 0,
-            f.removed or 0,
+            what,
             state,
             #extra > 0 and (' (' .. table.concat(extra, ', ') .. ')') or ''
           ),

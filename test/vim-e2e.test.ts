@@ -74,6 +74,25 @@ describe('finding Vim', () => {
 // A case waits on the editor, the sidecar and the disk in several steps of up to 15 s each: the
 // bound is above their sum, so on a loaded machine a slow step fails with its own message.
 describe.skipIf(!vim && !requireEditors)('Vim 9: the takeback plugin', { timeout: 180_000 }, () => {
+  it.concurrent('list shows a mv as one entry at its new path, as `takeback list` does', async () => {
+    const c = start('mv', BEFORE);
+    const r = ok(
+      await runVim(
+        c,
+        String.raw`
+edit notes.md
+g:Cmd('list', 'TakebackListed')
+g:AgentTurn(P.data.agent)
+g:Cmd('list', 'TakebackListed')
+g:Out.qf = getqflist()->mapnew((_, i) => [i.bufnr > 0 ? bufname(i.bufnr)->fnamemodify(':t') : '', i.text])
+`,
+        { agent: 'mv x y' },
+      ),
+    );
+    const qf = r.qf as [string, string][];
+    expect(qf.slice(1)).toEqual([['y', expect.stringMatching(/^#1 .* · renamed from x$/)]]);
+  });
+
   it.concurrent('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {
     const c = start('undo', BEFORE);
     const r = ok(

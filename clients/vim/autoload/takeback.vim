@@ -601,12 +601,15 @@ def ListItems(root: string, list: dict<any>): list<any>
     for set in run.sets
       var state = set.state != 'applied' ? printf(' [%s]', set.state) : ''
       for f in set.files
-        if f.type == 'dir'
+        # A mv is one entry, at its new path, as `takeback list` shows it: the old path is gone
+        # (nothing to open) and both halves count no lines.
+        if f.type == 'dir' || get(f, 'renamedTo', null) != null
           continue
         endif
+        var what = get(f, 'renamedFrom', null) != null ? 'renamed from ' .. f.renamedFrom
+          : printf('%s +%d −%d', get(status_words, f.status, f.status), f.added, f.removed)
         items->add({filename: root .. '/' .. f.path, lnum: 0, valid: 1,
-          text: printf('#%s %s · %s +%d −%d%s%s', set.id, set.label, get(status_words, f.status, f.status),
-            f.added, f.removed, state, f.undone && set.state != 'undone' ? ' (undone)' : ''),
+          text: printf('#%s %s · %s%s%s', set.id, set.label, what, state, f.undone && set.state != 'undone' ? ' (undone)' : ''),
           user_data: {set: set.id, turn: set.turn, path: f.path, state: set.state}})
       endfor
     endfor

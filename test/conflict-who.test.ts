@@ -98,4 +98,28 @@ describe('a conflict says who changed the file since', () => {
     // Three ids: the command line says "them all".
     expect(sb.tb(['undo', first]).stdout).toMatch(new RegExp(`^\`takeback undo ${first} \\d+ ${gone}\` takes them all back\\.$`, 'm'));
   });
+
+  it("an undo of a whole turn: the undo that takes the later change back too takes the turn's other changes as well", () => {
+    const s = sandbox();
+    sb = s;
+    s.write('app.js', TEN);
+    s.write('other.js', TEN);
+    expect(s.tb(['run', '--', 'true']).code).toBe(0);
+    expect(s.tb(['turn', 'begin', '--label', 'two files']).code).toBe(0);
+    expect(s.tb(['run', '--', 'sed', '-i', 's/^line 5$/agent 5/', 'other.js']).code).toBe(0);
+    expect(s.tb(['run', '--', 'sed', '-i', 's/^line 2$/agent 2/', 'app.js']).code).toBe(0);
+    expect(s.tb(['turn', 'end']).code).toBe(0);
+    const turn = s.json(['list']).sets.map((x: { id: string }) => x.id).sort((a: string, b: string) => Number(a) - Number(b));
+    expect(turn).toHaveLength(2);
+    const later = inTurn(s, ['sed', '-i', 's/^agent 2$/pretty 2/', 'app.js']);
+
+    const out = JSON.parse(s.tb(['undo', '--turn', '1', '--json']).stdout);
+    expect(out.conflicts[0].combined).toEqual([...turn, later]);
+    const hint = `\`takeback undo ${[...turn, later].join(' ')}\` takes them all back.`;
+    expect(s.tb(['undo', '--turn', '1']).stdout.split('\n')).toContain(hint);
+    // What it says to do takes back the whole turn with the later change.
+    expect(s.json(['undo', ...turn, later]).written).toBe(true);
+    expect(s.read('app.js').toString()).toBe(TEN);
+    expect(s.read('other.js').toString()).toBe(TEN);
+  });
 });

@@ -267,7 +267,8 @@ export interface Conflict {
   sets?: string[];
   /**
    * `changed-since` in an undo with later changes in `sets`: the set ids, ascending, of the one
-   * undo that takes those back too (the selected sets and `sets`). A client words it as its own
+   * undo that takes those back too (every set the step selected, not only those on this path,
+   * and `sets`). A client words it as its own
    * command (`takeback undo 2 5`, `:Takeback undo 2 5`); `detail` does not say it. Absent otherwise.
    */
   combined?: string[];

@@ -633,7 +633,7 @@ export function makePlan(
       ...(overlap === undefined ? {} : { overlap }),
     };
     if (only && !gapReason && abs) narrow(ws, file, acc.steps, (narrowing.bytes ?? bytesNow)(path, abs, current), lines, direction);
-    if (file.conflict?.reason === 'changed-since') file.conflict = withWho(ws, file.conflict, path, acc.sets, current, direction);
+    if (file.conflict?.reason === 'changed-since') file.conflict = withWho(ws, file.conflict, path, acc.sets, current, direction, active.map((s) => s.id));
     if (!gapReason && !file.conflict) stillPartial(ws, file, acc.steps);
     files.push(file);
   }

@@ -59,10 +59,20 @@ export function laterChanges(ws: Workspace, path: string, selected: string[], cu
  * who changed the file since in its detail, after its first words ("changed since", "deleted
  * since", "created since"): "by #5 (prettier --write ., turn 3)", "outside takeback", or both.
  * `sets` lists the later changes still in place, and for an undo `combined` the ids of the one
- * undo that takes them back too (both absent when there are none): the command is the client's
- * to word, so the detail does not say it.
+ * undo that takes them back too (both absent when there are none): every set of the step
+ * (`step`, default `selected`: an undo of a whole turn whose one file conflicts still takes the
+ * turn's other changes) and the later ones. The command is the client's to word, so the detail
+ * does not say it.
  */
-export function withWho<C extends { detail: string; sets?: string[]; combined?: string[] }>(ws: Workspace, conflict: C, path: string, selected: string[], current: FileState, direction: 'undo' | 'redo'): C {
+export function withWho<C extends { detail: string; sets?: string[]; combined?: string[] }>(
+  ws: Workspace,
+  conflict: C,
+  path: string,
+  selected: string[],
+  current: FileState,
+  direction: 'undo' | 'redo',
+  step: string[] = selected,
+): C {
   const { sets, outside } = laterChanges(ws, path, selected, current);
   const colon = conflict.detail.indexOf(':');
   const [head, rest] = colon < 0 ? [conflict.detail, ''] : [conflict.detail.slice(0, colon), conflict.detail.slice(colon)];
@@ -73,6 +83,6 @@ export function withWho<C extends { detail: string; sets?: string[]; combined?: 
   if (sets.length === 0) return { ...conflict, detail };
   const later = sets.map((s) => s.id);
   if (direction === 'redo') return { ...conflict, detail, sets: later };
-  const combined = [...new Set([...selected, ...later])].sort((a, b) => Number(a) - Number(b));
+  const combined = [...new Set([...step, ...selected, ...later])].sort((a, b) => Number(a) - Number(b));
   return { ...conflict, detail, sets: later, combined };
 }

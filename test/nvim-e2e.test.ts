@@ -365,6 +365,30 @@ H.out.after_force = { notes = H.text(notes), f = H.text(f), modified = vim.bo[no
       expect(r.after_force).toEqual({ notes: BEFORE['notes.md'], f: BEFORE['f.txt'], modified: false, disk: BEFORE });
     });
 
+    it(':Takeback list names a skipped folder a command changed, beside the files it changed', async () => {
+      const c = start(bin(), `list-gap-${version}`);
+      // Turn 1, whose Bash also installs a package: node_modules is skipped, so it is a capture gap.
+      const turn = turnOne(c.workspace, c.env.HOME!).map((s) => ('sh' in s ? { sh: `${s.sh} && mkdir -p node_modules/p && echo x > node_modules/p/i.js` } : s));
+      const r = ok(
+        await runNvim(
+          c,
+          String.raw`
+local takeback = require('takeback')
+takeback.setup({ cmd = H.params.cmd })
+H.open('notes.md')
+H.agent(H.params.data.turn)
+vim.cmd('Takeback list')
+H.wait('the quickfix list', function()
+  return (vim.fn.getqflist({ title = 1 }).title or ''):match('^takeback') ~= nil
+end)
+H.out.qf = vim.tbl_map(function(it) return it.text end, vim.fn.getqflist())
+`,
+          { turn },
+        ),
+      );
+      expect(r.qf).toContainEqual(expect.stringMatching(/^#3 Bash: .* · created \+0 −0 \(not kept: excluded\)$/));
+    });
+
     it(':Takeback list fills the quickfix list by turn, newest first; preview shows the diff and writes nothing; completion', async () => {
       const c = start(bin(), `list-${version}`);
       const r = ok(

@@ -143,6 +143,9 @@ describe('a skipped folder whose contents change during a command', () => {
       ['out', 'modified', 'excluded'],
       ['src/a.txt', 'modified', null],
     ]);
+    // `list` names them too, though a file of the change is listed (folders alone are not).
+    const listed = sb.tb(['list']).stdout;
+    for (const dir of ['.venv', 'node_modules', 'out']) expect(listed).toMatch(new RegExp(`^ +${dir.replace('.', '\\.')} .*\\[gap: excluded\\]$`, 'm'));
     const preview = sb.tb(['preview', set.id]);
     expect(preview.stdout).toMatch(/node_modules: cannot be restored.*a file rewritten in place inside it is not/);
     // The folder it could not take back is named, and the undo is not a success.

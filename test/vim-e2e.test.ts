@@ -93,6 +93,24 @@ g:Out.qf = getqflist()->mapnew((_, i) => [i.bufnr > 0 ? bufname(i.bufnr)->fnamem
     expect(qf.slice(1)).toEqual([['y', expect.stringMatching(/^#1 .* · renamed from x$/)]]);
   });
 
+  it.concurrent('list names a skipped folder a command changed, beside the files it changed', async () => {
+    const c = start('gap', BEFORE);
+    const r = ok(
+      await runVim(
+        c,
+        String.raw`
+edit notes.md
+g:Cmd('list', 'TakebackListed')
+g:AgentTurn(P.data.agent)
+g:Cmd('list', 'TakebackListed')
+g:Out.qf = getqflist()->mapnew((_, i) => i.text)
+`,
+        { agent: 'echo b > b.txt && mkdir -p node_modules/p && echo x > node_modules/p/i.js' },
+      ),
+    );
+    expect(r.qf as string[]).toContainEqual(expect.stringMatching(/^#1 .* · created \+0 −0 \(not kept: excluded\)$/));
+  });
+
   it.concurrent('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {
     const c = start('undo', BEFORE);
     const r = ok(

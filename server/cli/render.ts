@@ -56,7 +56,9 @@ function renderSet(s: W.ChangeSetSummary, p: Paint, turnAgent: string | null): s
   const lines = [`  ${p('bold', `#${s.id}`)}  ${s.label}  ${p('dim', setHeadline(s, p))}${agent}${paired}${state}`];
   if (s.state === 'expired') return lines;
   const shownFiles = s.files.filter((f) => f.renamedTo === undefined);
-  const files = shownFiles.some((f) => f.type !== 'dir') ? shownFiles.filter((f) => f.type !== 'dir') : shownFiles;
+  // Folders made or removed on the way are left out beside files, but not one with a capture gap
+  // (a skipped folder a command changed): what an undo leaves as it is is always named.
+  const files = shownFiles.some((f) => f.type !== 'dir') ? shownFiles.filter((f) => f.type !== 'dir' || f.gap) : shownFiles;
   // A long set shows its first files; a file with a capture gap is always shown.
   const shown = files.length <= LIST_FILES_MAX ? files : files.filter((f, i) => i < LIST_FILES_MAX - 1 || f.gap);
   for (const f of shown) {

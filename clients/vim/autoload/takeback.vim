@@ -602,14 +602,16 @@ def ListItems(root: string, list: dict<any>): list<any>
       var state = set.state != 'applied' ? printf(' [%s]', set.state) : ''
       for f in set.files
         # A mv is one entry, at its new path, as `takeback list` shows it: the old path is gone
-        # (nothing to open) and both halves count no lines.
-        if f.type == 'dir' || get(f, 'renamedTo', null) != null
+        # (nothing to open) and both halves count no lines. A folder with a capture gap (a skipped
+        # folder a command changed) is an entry: what an undo leaves is always named.
+        if (f.type == 'dir' && get(f, 'gap', null) == null) || get(f, 'renamedTo', null) != null
           continue
         endif
         var what = get(f, 'renamedFrom', null) != null ? 'renamed from ' .. f.renamedFrom
           : printf('%s +%d −%d', get(status_words, f.status, f.status), f.added, f.removed)
         items->add({filename: root .. '/' .. f.path, lnum: 0, valid: 1,
-          text: printf('#%s %s · %s%s%s', set.id, set.label, what, state, f.undone && set.state != 'undone' ? ' (undone)' : ''),
+          text: printf('#%s %s · %s%s%s%s', set.id, set.label, what, state, f.undone && set.state != 'undone' ? ' (undone)' : '',
+            get(f, 'gap', null) != null ? printf(' (not kept: %s)', f.gap) : ''),
           user_data: {set: set.id, turn: set.turn, path: f.path, state: set.state}})
       endfor
     endfor

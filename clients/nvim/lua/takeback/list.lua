@@ -103,10 +103,11 @@ function M.items(root, list)
       end
       for _, f in ipairs(files) do
         -- Folders the agent created or removed along with files are not entries: they are
-        -- undone with their files, and there is nothing to open.
+        -- undone with their files, and there is nothing to open; but a folder with a capture gap
+        -- (a skipped folder a command changed) is one, since what an undo leaves is always named.
         -- A `mv` is one entry, at its new path, as `takeback list` shows it: the old path is
         -- gone (nothing to open) and both halves count no lines.
-        if f.type == 'dir' or f.renamedTo then
+        if (f.type == 'dir' and not f.gap) or f.renamedTo then
           goto continue
         end
         local what = f.renamedFrom and ('renamed from ' .. f.renamedFrom)

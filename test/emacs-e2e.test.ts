@@ -72,6 +72,14 @@ describe.skipIf(!emacs && !requireEditors)('Emacs: takeback.el', { timeout: 180_
     expect(readTree(c.workspace)).toEqual({ ...BEFORE, 'notes.md': BEFORE['notes.md'].replace('# Notes', '# My notes') });
   });
 
+  it.concurrent('ERT takeback-list-files: a mv is one file at its new path; a skipped folder the command changed is named beside the files', async () => {
+    const c = start('list-files');
+    const agent = 'echo b > b.txt && mv x y && mkdir -p node_modules/p && echo x > node_modules/p/i.js';
+    const r = await runErt(c, 'takeback-list-files', writeEmacsParams(c, { agent, before: BEFORE, after: {} }));
+    expect(r.output).toMatch(/Ran 1 tests?, 1 results? as expected/);
+    expect(r.code, r.output).toBe(0);
+  });
+
   it.concurrent('ERT takeback-conflict: a buffer with unsaved text next to the agent\'s line is a conflict and nothing is written; C-u replaces it', async () => {
     const c = start('conflict');
     const r = await runErt(c, 'takeback-conflict', writeEmacsParams(c, { agent: AGENT, before: BEFORE, after: AFTER }));

@@ -385,10 +385,25 @@ newest first."
                            (vector (concat "#" (plist-get set :id))
                                    (or (gethash (plist-get set :turn) seq) "")
                                    (plist-get set :state)
-                                   (mapconcat (lambda (f) (format "%s +%d -%d" (plist-get f :path) (plist-get f :added) (plist-get f :removed)))
-                                              (cl-remove-if (lambda (f) (equal (plist-get f :type) "dir")) (plist-get set :files))
+                                   (mapconcat #'takeback--list-file
+                                              (cl-remove-if #'takeback--list-file-hidden-p (plist-get set :files))
                                               ", ")
                                    (plist-get set :label))))))
+
+(defun takeback--list-file-hidden-p (f)
+  "Non-nil for a file F of a change set that the listing leaves out: a folder made or removed
+on the way (undone with its files), unless it has a capture gap (a skipped folder a command
+changed: what an undo leaves is always named), and the old path of a `mv' (named with the new)."
+  (or (plist-get f :renamedTo)
+      (and (equal (plist-get f :type) "dir") (not (plist-get f :gap)))))
+
+(defun takeback--list-file (f)
+  "How the listing names a file F of a change set: \"a.txt +1 -1\", \"x → y (renamed)\", with
+\" (not kept: REASON)\" for a capture gap."
+  (concat (if (plist-get f :renamedFrom)
+              (format "%s → %s (renamed)" (plist-get f :renamedFrom) (plist-get f :path))
+            (format "%s +%d -%d" (plist-get f :path) (plist-get f :added) (plist-get f :removed)))
+          (if (plist-get f :gap) (format " (not kept: %s)" (plist-get f :gap)) "")))
 
 (defun takeback--list-refresh ()
   (let ((list (takeback--request takeback--list-root :changes/list (make-hash-table))))

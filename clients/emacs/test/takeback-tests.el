@@ -89,6 +89,20 @@ reverted by the package when the sidecar says the journal changed.  Returns (NOT
                                           (equal (takeback-tests--text f) (takeback-tests--after "f.txt")))))
     (list notes f)))
 
+(ert-deftest takeback-list-files ()
+  "list names a `mv' once, at its new path, and a skipped folder the command changed beside the
+files it changed."
+  (setq takeback-command (takeback-tests--p 'cmd))
+  (let ((default-directory (file-name-as-directory (takeback-tests--p 'workspace))))
+    (with-current-buffer (find-file-noselect (takeback-tests--ws "notes.md"))
+      (takeback-list)
+      (takeback-tests--agent)
+      (takeback-list)
+      (with-current-buffer "*takeback*"
+        (goto-char (point-min))
+        (should (equal (aref (tabulated-list-get-entry) 3)
+                       "b.txt +1 -0, node_modules +0 -0 (not kept: excluded), x → y (renamed)"))))))
+
 (ert-deftest takeback-undo ()
   "list shows the change; preview diffs it; undo puts buffers and disk back; `undo' brings
 the agent's change back."

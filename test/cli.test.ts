@@ -283,3 +283,32 @@ describe('the command line', () => {
     expect(sb.tb(['doctor']).stdout).toMatch(/no agent is hooked here: run takeback init/);
   });
 });
+
+describe('list, a turn that a person\'s change came between', () => {
+  it('heads the turn again as "(continued)", not as a second turn of that name', () => {
+    const sb = sandbox({ git: true });
+    try {
+      sb.write('a.txt', 'one\n');
+      sb.write('b.txt', 'two\n');
+      const claude = (ev: object) => expect(sb.hook({ session_id: 'person-between', cwd: sb.ws, ...ev }).code).toBe(0);
+      const bash = (id: string, cmd: string) => {
+        claude({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_use_id: id, tool_input: { command: cmd } });
+        spawnSync('sh', ['-c', cmd], { cwd: sb.ws });
+        claude({ hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: id, tool_input: { command: cmd }, tool_response: {} });
+      };
+      claude({ hook_event_name: 'UserPromptSubmit', prompt: 'two edits' });
+      bash('toolu_c1', 'echo agent >> a.txt');
+      // The person's own command, while the agent's turn is open: not the agent's.
+      expect(sb.tb(['run', '--', 'sh', '-c', 'echo person >> b.txt']).code).toBe(0);
+      bash('toolu_c2', 'echo agent again >> a.txt');
+      const out = sb.tb(['list']).stdout.split('\n');
+      const heads = out.filter((l) => /^(Turn |Outside any turn)/.test(l));
+      expect(heads).toHaveLength(3);
+      expect(heads[0]).toMatch(/^Turn t1 · "two edits" · claude-code/);
+      expect(heads[1]).toBe('Outside any turn');
+      expect(heads[2]).toBe('Turn t1 (continued)');
+    } finally {
+      if (!process.env.TAKEBACK_KEEP_TMP) fs.rmSync(sb.base, { recursive: true, force: true });
+    }
+  });
+});

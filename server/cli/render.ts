@@ -120,12 +120,17 @@ export function renderList(r: W.ListResult, color: boolean, filter: { agent?: st
   }
   const turns = new Map(r.turns.map((t) => [t.id, t]));
   let current: string | null | undefined;
+  // A turn whose sets another's (a person's save) came between is headed again, shortly.
+  const headed = new Set<string>();
   for (const s of r.sets) {
     if (s.turn !== current) {
       current = s.turn;
       if (out.length) out.push('');
       const t = s.turn ? turns.get(s.turn) : undefined;
-      if (t) {
+      if (t && headed.has(t.id)) {
+        out.push(p('bold', `Turn ${t.id}`) + p('dim', ' (continued)'));
+      } else if (t) {
+        headed.add(t.id);
         const label = t.label ? ` · "${t.label}"` : '';
         // The session, shortened: two sessions of one agent in one folder are told apart.
         const session = t.session ? p('dim', ` (session ${t.session.length > 8 ? t.session.slice(0, 8) : t.session})`) : '';

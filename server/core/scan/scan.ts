@@ -618,6 +618,7 @@ class ScanWalk {
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
     if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
+    const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
     const out: PackedEntry[] = [];
     const seen = new Set<string>();
     const readBefore = this.toRead.size;
@@ -625,7 +626,7 @@ class ScanWalk {
       const name = names[k]!;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
       const rel = dir === '' ? name : `${dir}/${name}`;
-      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, isDir(k)))) {
+      if (filter.isExcluded(name, rel) || (testers !== null && filter.ignoredChild(testers, name, isDir(k)))) {
         if (isDir(k) && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, statOf(k));
         continue;
       }

@@ -21,11 +21,29 @@ export function isSecretPath(path: string): boolean {
   for (let i = 0; i < parts.length - 1; i++) {
     if (SECRET_DIRS.has(parts[i]!)) return true;
   }
-  const name = parts[parts.length - 1] ?? '';
+  return isSecretName(parts[parts.length - 1] ?? '', parts[parts.length - 2]);
+}
+
+/** True when a file named `name` in a folder named `parent` (undefined at the top) is a secret by its name alone. */
+function isSecretName(name: string, parent: string | undefined): boolean {
   if (SECRET_FILES.has(name)) return true;
-  if (name === 'config.json' && parts[parts.length - 2] === '.docker') return true;
+  if (name === 'config.json' && parent === '.docker') return true;
   const lower = name.toLowerCase();
   return SECRET_SUFFIXES.some((s) => lower.endsWith(s));
+}
+
+/**
+ * {@link isSecretPath} for the children of folder `dir` (relative, `/`-separated, '' for the
+ * top): `(name) => isSecretPath(dir/name)`, the folder's part worked out once (a walk asks for
+ * every file of a folder).
+ */
+export function secretsIn(dir: string): (name: string) => boolean {
+  const whole = (name: string) => isSecretPath(dir === '' ? name : `${dir}/${name}`);
+  if (dir.includes('\\') || dir.includes('//') || dir.startsWith('/')) return whole;
+  const parts = dir === '' ? [] : dir.split('/');
+  if (parts.some((p) => SECRET_DIRS.has(p))) return () => true;
+  const parent = parts[parts.length - 1];
+  return (name) => (name.includes('\\') || name.includes('/') ? whole(name) : isSecretName(name, parent));
 }
 
 /*

@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from './snapshot-index.js';
-import { holdsSecret, isSecretPath } from '../secrets.js';
+import { holdsSecret, isSecretPath, secretsIn } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
@@ -522,10 +522,12 @@ class ScanWalk {
   }
 
   /**
-   * The entry for `rel` now, given its stat and the last one (`p`): the last one when nothing
-   * moved, else a new one (a file's hash is filled in when it is read, after the limits).
+   * The entry for `rel` (named `name`, in the folder at absolute `dirAbs`) now, given its stat and
+   * the last one (`p`): the last one when nothing moved, else a new one (a file's hash is filled in
+   * when it is read, after the limits). `secretOf`: {@link secretsIn} of its folder, when the
+   * caller has it.
    */
-  private look(name: string, rel: string, abs: string, st: Stat, p: PackedEntry | undefined): PackedEntry | null {
+  private look(name: string, rel: string, dirAbs: string, st: Stat, p: PackedEntry | undefined, secretOf?: (name: string) => boolean): PackedEntry | null {
     const type = typeOf(st);
     const mode = st.mode & 0o7777;
     if (type === 'dir') {
@@ -537,19 +539,19 @@ class ScanWalk {
     const e: PackedEntry = { name, type, mode, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: null };
     if (type === 'symlink') {
       try {
-        e.target = readlinkSync(abs);
+        e.target = readlinkSync(`${dirAbs}/${name}`);
       } catch {
         return null;
       }
       return e;
     }
-    const secret = isSecretPath(rel);
+    const secret = secretOf ? secretOf(name) : isSecretPath(rel);
     const oid = this.git && !secret && isRegular(st) ? this.git.vouches(rel, st) : null;
     if (oid) {
       e.git = oid;
       return e;
     }
-    this.toRead.set(e, { rel, abs, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
+    this.toRead.set(e, { rel, abs: `${dirAbs}/${name}`, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
     return e;
   }
 
@@ -619,6 +621,7 @@ class ScanWalk {
     if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
     const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
+    const secretOf = secretsIn(dir);
     const out: PackedEntry[] = [];
     const seen = new Set<string>();
     const readBefore = this.toRead.size;
@@ -630,7 +633,6 @@ class ScanWalk {
         if (isDir(k) && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, statOf(k));
         continue;
       }
-      const cabs = `${abs}/${name}`;
       const p = byName?.get(name);
       const raw = badNames?.get(name);
       if (raw) {
@@ -645,7 +647,7 @@ class ScanWalk {
       }
       const st = statOf(k);
       if (!st) continue;
-      const e = this.look(name, rel, cabs, st, p);
+      const e = this.look(name, rel, abs, st, p, secretOf);
       if (!e) continue;
       seen.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
@@ -766,7 +768,7 @@ class ScanWalk {
         e = raw ? notUtf8Entry(p.name, raw, p) : null;
       } else {
         const st = lstatOrNull(`${abs}/${p.name}`);
-        e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+        e = st ? this.look(p.name, rel, abs, st, p) : null;
       }
       if (!e) {
         this.removed(rel, p);

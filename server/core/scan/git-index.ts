@@ -26,18 +26,24 @@ export interface GitIndexEntry {
   size32: number;
 }
 
+/** The stat fields of a file that git's index is checked against. */
+export type GitStat = { mtimeMs: number; ctimeMs: number; ino: number; size: number };
+
 /**
  * A work tree's git index: its usable entries and the index file's own mtime (git's racy line).
- * `entries` maps a path to where its entry starts in `buf` (the index file's bytes): an entry's
- * fields are read from there when the path is looked up ({@link GitIndex.vouches}), not for
- * every path up front.
+ * `folders` maps a folder ('' for the root) to its files' names, each to where its entry starts
+ * in the index file's bytes: an entry's fields are read from there when the path is looked up
+ * ({@link GitIndex.vouches}), not for every path up front; a walk looks up a folder once and
+ * then each child by its name ({@link GitIndex.vouchesIn}).
  */
 export interface GitIndex {
   gitDir: string;
-  entries: Map<string, number>;
+  folders: Map<string, Map<string, number>>;
   mtimeMs: number;
   /** The blob id of `path` when its entry matches the stat `st` (see {@link statMatchesGit}), else null. */
-  vouches(path: string, st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }): string | null;
+  vouches(path: string, st: GitStat): string | null;
+  /** {@link vouches} for the children of folder `dir` by name; null when the index has no usable file there. */
+  vouchesIn(dir: string): ((name: string, st: GitStat) => string | null) | null;
   /** What {@link trackedExcludedDirs} gives for the names {@link readGitIndex} was asked about (empty when none were). */
   trackedExcluded: string[];
 }
@@ -249,10 +255,9 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
   const idx = readIndexFile(gitDir);
   if (!idx) return null;
   const { buf, hashLen } = idx;
-  const entries = new Map<string, number>();
+  const folders = new Map<string, Map<string, number>>();
   const asked = new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)));
   const kept = new Set<string>();
-  const last = { src: Buffer.alloc(0), ps: 0, len: -1 };
   /** Adds the folders of `dir` (a folder of an entry) that have one of the asked names. */
   const folderOf = (dir: string) => {
     let from = 0;
@@ -263,12 +268,26 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
       from = slash + 1;
     }
   };
+  // The folder of the last entry (its bytes `src[ps..ps+len)`, len -1 at the root; -2 before the
+  // first) and its names (null: a folder whose path cannot be named on cat-file's input).
+  const last = { src: buf, ps: 0, len: -2 };
+  let names: Map<string, number> | null = null;
   let o: number;
   try {
     o = walkIndex(idx, (start, src, ps, pe, flags, extended) => {
-      if (asked.size > 0) {
-        const slash = newFolder(src, ps, pe, last);
-        if (slash > 0) folderOf(src.toString('utf8', ps, ps + slash));
+      let slash = pe - ps - 1;
+      while (slash >= 0 && src[ps + slash] !== 0x2f) slash--;
+      let same = slash === last.len;
+      for (let k = 0; same && k < slash; k++) same = src[ps + k] === last.src[last.ps + k];
+      if (!same) {
+        // The index is sorted: a folder's entries come in runs, and only a run's first makes strings.
+        last.src = src;
+        last.ps = ps;
+        last.len = slash;
+        const dir = slash < 0 ? '' : src.toString('utf8', ps, ps + slash);
+        if (asked.size > 0 && slash > 0) folderOf(dir);
+        if (dir.includes('\n')) names = null;
+        else if (!(names = folders.get(dir) ?? null)) folders.set(dir, (names = new Map()));
       }
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
@@ -279,9 +298,10 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
       const mtimeMs = buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6;
       const size32 = buf.readUInt32BE(start + 36);
       if (mtimeMs >= indexMtime || size32 === 0) return; // racy, or smudged by git as racy
-      const path = src.toString('utf8', ps, pe);
-      if (path.includes('\n')) return; // cannot be named on cat-file's input
-      entries.set(path, start);
+      if (!names) return;
+      const name = src.toString('utf8', ps + slash + 1, pe);
+      if (name.includes('\n')) return; // cannot be named on cat-file's input
+      names.set(name, start);
     });
     // Extensions: a split index ("link") or sparse folders ("sdir") leave entries out.
     while (o + 8 <= buf.length - hashLen) {
@@ -293,23 +313,34 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
   } catch {
     return null; // a torn or foreign index: do without it
   }
+  /** The blob id of the entry at `start` when it matches the stat `st`: its fields read where they are, the id made only for a match. */
+  const matchAt = (start: number, st: GitStat): string | null =>
+    statMatches(
+      st,
+      buf.readUInt32BE(start + 36),
+      buf.readUInt32BE(start + 20),
+      buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6,
+      buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
+    )
+      ? buf.toString('hex', start + 40, start + 40 + hashLen)
+      : null;
   return {
     gitDir,
-    entries,
+    folders,
     mtimeMs: indexMtime,
     trackedExcluded: [...kept].sort(),
     vouches(path, st) {
-      const start = entries.get(path);
-      if (start === undefined) return null;
-      // The entry's fields read where they are: no object an entry, and its id only when it matches.
-      const matches = statMatches(
-        st,
-        buf.readUInt32BE(start + 36),
-        buf.readUInt32BE(start + 20),
-        buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6,
-        buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
-      );
-      return matches ? buf.toString('hex', start + 40, start + 40 + hashLen) : null;
+      const slash = path.lastIndexOf('/');
+      const start = folders.get(slash < 0 ? '' : path.slice(0, slash))?.get(path.slice(slash + 1));
+      return start === undefined ? null : matchAt(start, st);
+    },
+    vouchesIn(dir) {
+      const names = folders.get(dir);
+      if (!names) return null;
+      return (name, st) => {
+        const start = names.get(name);
+        return start === undefined ? null : matchAt(start, st);
+      };
     },
   };
 }

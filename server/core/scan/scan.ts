@@ -304,6 +304,12 @@ function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean
   return new ScanWalk(opts, forceFull, rulesFound).run();
 }
 
+/** What {@link ScanWalk.look} asks of a folder's children, worked out once a folder: whether a name is a secret there, and git's entries there (null: none). */
+interface FolderLook {
+  secretOf: (name: string) => boolean;
+  vouch: ((name: string, st: Stat) => string | null) | null;
+}
+
 /** Where a file to be read is, its stat, and what it was (see {@link ScanWalk.look}). */
 interface ToRead {
   rel: string;
@@ -524,10 +530,10 @@ class ScanWalk {
   /**
    * The entry for `rel` (named `name`, in the folder at absolute `dirAbs`) now, given its stat and
    * the last one (`p`): the last one when nothing moved, else a new one (a file's hash is filled in
-   * when it is read, after the limits). `secretOf`: {@link secretsIn} of its folder, when the
-   * caller has it.
+   * when it is read, after the limits). `folder`: what the caller worked out once for its folder
+   * (a walk's listing), else each is asked about the whole path.
    */
-  private look(name: string, rel: string, dirAbs: string, st: Stat, p: PackedEntry | undefined, secretOf?: (name: string) => boolean): PackedEntry | null {
+  private look(name: string, rel: string, dirAbs: string, st: Stat, p: PackedEntry | undefined, folder?: FolderLook): PackedEntry | null {
     const type = typeOf(st);
     const mode = st.mode & 0o7777;
     if (type === 'dir') {
@@ -545,8 +551,8 @@ class ScanWalk {
       }
       return e;
     }
-    const secret = secretOf ? secretOf(name) : isSecretPath(rel);
-    const oid = this.git && !secret && isRegular(st) ? this.git.vouches(rel, st) : null;
+    const secret = folder ? folder.secretOf(name) : isSecretPath(rel);
+    const oid = !this.git || secret || !isRegular(st) ? null : folder ? (folder.vouch?.(name, st) ?? null) : this.git.vouches(rel, st);
     if (oid) {
       e.git = oid;
       return e;
@@ -621,7 +627,7 @@ class ScanWalk {
     if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
     const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
-    const secretOf = secretsIn(dir);
+    const folder: FolderLook = { secretOf: secretsIn(dir), vouch: this.git?.vouchesIn(dir) ?? null };
     const out: PackedEntry[] = [];
     const seen = new Set<string>();
     const readBefore = this.toRead.size;
@@ -647,7 +653,7 @@ class ScanWalk {
       }
       const st = statOf(k);
       if (!st) continue;
-      const e = this.look(name, rel, abs, st, p, secretOf);
+      const e = this.look(name, rel, abs, st, p, folder);
       if (!e) continue;
       seen.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);

@@ -200,6 +200,11 @@ describe('secrets by place, asked a folder at a time', () => {
         if (of(name)) secret++;
       }
     }
+    // A name's secret suffix, told by what follows its last dot, as by any of the suffixes it ends with.
+    const suffixes = ['.pem', '.key', '.p12', '.pfx', '.jks', '.keystore', '.kdbx', '.gpg', '.asc', '.ppk'];
+    for (const name of ['a.PEM', '.pem', 'x.tar.gpg', 'x.\u212Aey', 'İ.key', 'x.keys', 'key', 'a.b.', 'ΑΣ.asc', 'x.Σpem', 'p12', 'a.kdbx.bak']) {
+      expect(isSecretPath(`d/${name}`), name).toBe(suffixes.some((x) => name.toLowerCase().endsWith(x)));
+    }
     expect(secret).toBeGreaterThan(30);
     expect(secret).toBeLessThan(dirs.length * names.length - 20);
   });

@@ -12,7 +12,8 @@ const SECRET_FILES = new Set([
   'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', 'id_ecdsa_sk', 'id_ed25519_sk',
   '.netrc', '_netrc', '.git-credentials', '.pgpass', '.pypirc', 'credentials.json', 'secring.gpg',
 ]);
-const SECRET_SUFFIXES = ['.pem', '.key', '.p12', '.pfx', '.jks', '.keystore', '.kdbx', '.gpg', '.asc', '.ppk'];
+/** Each one dot and what follows it: a name ends with one when what follows its last dot is one (lower-cased). */
+const SECRET_SUFFIXES = new Set(['.pem', '.key', '.p12', '.pfx', '.jks', '.keystore', '.kdbx', '.gpg', '.asc', '.ppk']);
 
 /** True when `path` (any separators, relative or absolute) lies in a secret place. */
 export function isSecretPath(path: string): boolean {
@@ -28,8 +29,8 @@ export function isSecretPath(path: string): boolean {
 function isSecretName(name: string, parent: string | undefined): boolean {
   if (SECRET_FILES.has(name)) return true;
   if (name === 'config.json' && parent === '.docker') return true;
-  const lower = name.toLowerCase();
-  return SECRET_SUFFIXES.some((s) => lower.endsWith(s));
+  const dot = name.lastIndexOf('.');
+  return dot >= 0 && SECRET_SUFFIXES.has(name.slice(dot).toLowerCase());
 }
 
 /**

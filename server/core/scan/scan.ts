@@ -629,7 +629,9 @@ class ScanWalk {
     const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
     const folder: FolderLook = { secretOf: secretsIn(dir), vouch: this.git?.vouchesIn(dir) ?? null };
     const out: PackedEntry[] = [];
-    const seen = new Set<string>();
+    // The names met, for the last row's entries not met again and for names that decode alike:
+    // neither is there in a folder listed for the first time with every name valid UTF-8.
+    const seen = prev !== null || badNames !== null ? new Set<string>() : null;
     const readBefore = this.toRead.size;
     for (let k = 0; k < names.length; k++) {
       const name = names[k]!;
@@ -643,10 +645,10 @@ class ScanWalk {
       const raw = badNames?.get(name);
       if (raw) {
         // Not valid UTF-8: its path cannot be spelled (Node decoded it lossily), so its entry is a gap.
-        if (seen.has(name)) continue;
+        if (seen!.has(name)) continue;
         const e = notUtf8Entry(name, raw, p);
         if (!e) continue;
-        seen.add(name);
+        seen!.add(name);
         if (full) this.count(e);
         out.push(e);
         continue;
@@ -655,7 +657,7 @@ class ScanWalk {
       if (!st) continue;
       const e = this.look(name, rel, abs, st, p, folder);
       if (!e) continue;
-      seen.add(name);
+      seen?.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
       if (e.type === 'dir' && (full || !rows.has(rel) || gone.has(rel))) queue.push(rel);
       if (e.type === 'dir' && this.unknownBefore.has(dir)) this.unknownBefore.add(rel);
@@ -664,7 +666,7 @@ class ScanWalk {
       if (opts.onProgress && full && e.type !== 'dir' && this.listedFiles % 1000 === 0) opts.onProgress(this.listedFiles);
     }
     for (const p of prev ?? []) {
-      if (seen.has(p.name)) continue;
+      if (seen!.has(p.name)) continue;
       const rel = dir === '' ? p.name : `${dir}/${p.name}`;
       this.removed(rel, p);
       if (p.type === 'dir') this.dropTree(rel);

@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import ignore from 'ignore';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FolderRules, RULES_CACHE_BOUND, ScanFilter } from '../server/core/scan/filter.js';
+import { spawnSync } from 'node:child_process';
+import { scanAndCommit } from '../server/core/capture/scan-commit.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
+import { decodeRow } from '../server/core/scan/packed.js';
+import { FolderRules, RULES_CACHE_BOUND, ruleDepths, ScanFilter } from '../server/core/scan/filter.js';
+import { sandbox } from './support/takeback.js';
 
 const made: string[] = [];
 afterEach(() => {
@@ -50,5 +55,111 @@ describe('ScanFilter over more paths than the rules cache holds', () => {
     }
     expect(filter.skips('pkg/kept.log', false)).toBe(false);
     expect(filter.skips('a.log', false)).toBe(true);
+  });
+});
+
+describe("a folder's children asked about by name", () => {
+  // Lines of every kind: by name, folder-only, anchored at one depth and another, wildcards in an
+  // anchored line, negations of both kinds, and lines read whole (`**`, a bracket, an escape).
+  const POOL = ['*.log', '!keep.log', 'build/', '/scratch/', 'a/b', '/x', 'd/*.ts', 'a/*', 'q?', '!q1', 'mod*/', '!mod2/', 'a/b/c/', '*.gen.ts', '!a/keep.gen.ts', '# a comment', '', '  ', 'foo  ', 'x/y/z/w'];
+  const WHOLE = ['**/deep', 'a/**/c', '[ab].txt', '\\#hash', '/'];
+  const NAMES = ['a.log', 'keep.log', 'build', 'scratch', 'a', 'b', 'c', 'x', 'd', 'e.ts', 'q1', 'q2', 'mod1', 'mod2', 'f.gen.ts', 'keep.gen.ts', 'foo', 'deep', 'y', 'z', 'w', 'a.txt', '#hash', 'plain'];
+
+  /** A small generator of the same numbers each run (the test must fail the same way twice). */
+  const seeded = (seed: number) => () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+
+  it('gives the verdict of the whole path, for rules of every kind and folders of every depth', () => {
+    const rnd = seeded(18);
+    let checked = 0;
+    let ignored = 0;
+    for (let set = 0; set < 60; set++) {
+      const lines = Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => POOL[Math.floor(rnd() * POOL.length)]!);
+      if (set % 5 === 4) lines.push(WHOLE[Math.floor(rnd() * WHOLE.length)]!);
+      const texts = set % 3 === 0 ? [lines.slice(0, 2).join('\n'), lines.slice(2).join('\n')] : [lines.join('\n')];
+      const rules = new FolderRules(texts);
+      const plain = ignore();
+      for (const t of texts) plain.add(t);
+      for (let k = 0; k < 40; k++) {
+        const depth = Math.floor(rnd() * 5);
+        const sub = Array.from({ length: depth }, () => NAMES[Math.floor(rnd() * NAMES.length)]!).join('/');
+        const children = rules.childrenOf(sub);
+        for (const name of NAMES) {
+          for (const isDir of [false, true]) {
+            const whole = `${sub === '' ? '' : `${sub}/`}${name}${isDir ? '/' : ''}`;
+            const want = plain.test(whole);
+            const got = children(name, isDir);
+            expect({ ignored: got.ignored, unignored: got.unignored }, `${JSON.stringify(texts)} ${whole}`).toEqual({ ignored: want.ignored, unignored: want.unignored });
+            checked++;
+            if (want.ignored) ignored++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(100_000);
+    expect(ignored).toBeGreaterThan(checked / 20);
+  });
+
+  it('reads anchored lines by their depth and leaves whole what it cannot read with certainty', () => {
+    expect(ruleDepths(['*.log\n/scratch/\n# c\n!keep.log\nd/*.ts\n'])).toEqual({ basename: ['*.log', '!keep.log'], depth: 2 });
+    expect(ruleDepths(['build/\n', 'a/b/c/\n'])).toEqual({ basename: ['build/'], depth: 3 });
+    // git's own exclude file, all comments (one of them a bracket): nothing read whole.
+    expect(ruleDepths(['# *.[oa]\n# *~\n', '*.log\n'])).toEqual({ basename: ['*.log'], depth: 0 });
+    for (const whole of ['**/x', 'a/**', '[/]x', '\\!x', 'a//b', '/', 'a\r\nb', '\uFEFFx']) expect(ruleDepths([whole]).depth, whole).toBe(Infinity);
+  });
+});
+
+describe('the first scan with rules asked by name', () => {
+  it('keeps exactly the paths the filter keeps by whole paths: nested rules, negations, tracked and ignored, odd names', () => {
+    const sb = sandbox({ git: true });
+    sb.write('.gitignore', '*.log\n/scratch/\nbuild/\n!keep.log\nmod*/\n!mod2/\nlib/gen/\n');
+    for (let p = 0; p < 3; p++) {
+      for (let m = 0; m < 4; m++) for (const f of ['index.ts', 'a.log', 'keep.log', 'x.gen.ts', 'keep.gen.ts']) sb.write(`pkg${p}/mod${m}/${f}`, `${p}${m}${f}\n`);
+      sb.write(`pkg${p}/src/mod9/deep/er/f.ts`, 'deep\n');
+      sb.write(`pkg${p}/scratch/s.txt`, 'not at the root: kept\n');
+    }
+    sb.write('pkg1/.gitignore', '*.gen.ts\n!keep.gen.ts\n/mod3/\nsrc/*/deep/\n');
+    sb.write('pkg2/mod2/.gitignore', '!a.log\nindex.ts\n');
+    sb.write('scratch/t.txt', 'ignored at the root\n');
+    sb.write('build/out.js', 'ignored\n');
+    sb.write('lib/gen/tracked.ts', 'an ignored folder holding a tracked file\n');
+    sb.write('lib/main.ts', 'kept\n');
+    sb.write('tracked.log', 'tracked, and ignored\n');
+    fs.writeFileSync(sb.abs('pkg0/new\nline.log'), 'a newline in the name\n');
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${sb.ws}/pkg0/`), Buffer.from([0x6e, 0xff, 0x2e, 0x6c, 0x6f, 0x67])]), 'not utf-8\n');
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${sb.ws}/pkg0/`), Buffer.from([0x6f, 0xfe, 0x2e, 0x74, 0x73])]), 'not utf-8\n');
+    const env = { ...sb.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+    expect(spawnSync('sh', ['-c', 'git add . && git add -f lib/gen/tracked.ts tracked.log && git commit -qm init'], { cwd: sb.ws, env }).status).toBe(0);
+
+    // The paths the filter keeps when asked about each whole path, as the scan asked before.
+    const filter = new ScanFilter(sb.ws, ['.git', 'node_modules']);
+    const want: string[] = [];
+    const walk = (dir: string) => {
+      for (const d of fs.readdirSync(dir === '' ? sb.ws : sb.abs(dir), { withFileTypes: true })) {
+        const rel = dir === '' ? d.name : `${dir}/${d.name}`;
+        if (filter.skips(rel, d.isDirectory())) continue;
+        want.push(rel);
+        if (d.isDirectory()) walk(rel);
+      }
+    };
+    walk('');
+    expect(want).toContain('pkg2/mod2/a.log');
+    expect(want).not.toContain('tracked.log');
+    expect(want).not.toContain('pkg1/src/mod9/deep');
+
+    for (const native of ['1', '0']) {
+      const was = process.env.TAKEBACK_NATIVE_LIST;
+      process.env.TAKEBACK_NATIVE_LIST = native;
+      const ws = openWorkspace({ workspace: sb.ws, env: { ...sb.env, TAKEBACK_HOME: path.join(sb.base, `home-${native}`) } });
+      try {
+        expect(ws.journal.write(() => scanAndCommit(ws)).status).toBe('baseline');
+        const got: string[] = [];
+        for (const [dir, row] of ws.journal.snapshot.rows()) for (const e of decodeRow(row)) got.push(dir === '' ? e.name : `${dir}/${e.name}`);
+        expect(got.sort(), `TAKEBACK_NATIVE_LIST=${native}`).toEqual([...want].sort());
+      } finally {
+        ws.journal.close();
+        if (was === undefined) delete process.env.TAKEBACK_NATIVE_LIST;
+        else process.env.TAKEBACK_NATIVE_LIST = was;
+      }
+    }
   });
 });

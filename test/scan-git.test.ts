@@ -87,6 +87,35 @@ describe('git-backed snapshots', () => {
     expect(sb.read('dist/bundle.js').toString()).toBe('bundle 1\n');
   });
 
+  it("git's index is looked up a folder at a time as by whole paths, its folders' entries interleaved in its order", async () => {
+    const sb = sandbox({ git: true });
+    // Sorted by bytes, `a/b-x` and `a/c` (folder a) come either side of `a/b/c` (folder a/b).
+    const files = ['top.txt', 'a/b-x', 'a/b/c', 'a/c', 'a/b/d/e.ts', 'déjà/é.txt', 'z/z'];
+    for (const f of files) sb.write(f, `${f}\n`);
+    fs.mkdirSync(sb.abs('new\nline'));
+    fs.writeFileSync(sb.abs('new\nline/f'), 'a newline in its folder\n');
+    commitAll(sb);
+    await sleep(1100);
+    sb.sh('git update-index --refresh');
+    for (const version of ['2', '4']) {
+      sb.sh(`git update-index --index-version ${version}`);
+      const gi = readGitIndex(sb.ws)!;
+      for (const f of files) {
+        const st = fs.lstatSync(sb.abs(f));
+        const slash = f.lastIndexOf('/');
+        const oid = gi.vouches(f, st);
+        expect(oid, f).toMatch(/^[0-9a-f]{40}$/);
+        expect(gi.vouchesIn(slash < 0 ? '' : f.slice(0, slash))!(f.slice(slash + 1), st), f).toBe(oid);
+        expect(gi.vouches(f, { ...st, size: st.size + 1 })).toBeNull();
+      }
+      // A path with a newline cannot be named to cat-file: never vouched for.
+      expect(gi.vouches('new\nline/f', fs.lstatSync(sb.abs('new\nline/f')))).toBeNull();
+      expect(gi.vouchesIn('new\nline')).toBeNull();
+      expect(gi.vouchesIn('nowhere')).toBeNull();
+      expect([...gi.folders.get('a')!.keys()].sort()).toEqual(['b-x', 'c']);
+    }
+  });
+
   it("the folders kept are read off git's index, version 2 and version 4 (paths prefix-compressed) alike", () => {
     const sb = sandbox({ git: true });
     for (const f of ['dist/a.js', 'dist/sub/b.js', 'pkg/build/c.txt', 'pkg/builder/d.txt', 'src/x.ts', 'node_modules/m/i.js', 'déjà/out/é.txt', 'top/node_modules/x/node_modules/y.js', 'src/out']) sb.write(f, `${f}\n`);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { lintSource } from '@secretlint/core';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import { describe, expect, it } from 'vitest';
-import { holdsSecret } from '../server/core/secrets.js';
+import { holdsSecret, isSecretPath, secretsIn } from '../server/core/secrets.js';
 import { sandbox, walkAll, type Sandbox } from './support/takeback.js';
 
 /** A 1Password service account token: `ops_` and base64 of a JSON object (the rule decodes it). */
@@ -184,5 +184,28 @@ describe('a file that holds a secret is a capture gap, its bytes never kept', ()
     expect(sb.read('a.txt')).toEqual(fs.readFileSync(s.env));
     expect(sb.read('b.txt').toString()).toBe('b1\n');
     expect(anyFileContains(sb.home, s.NEW_GITHUB)).toBeNull();
+  });
+});
+
+describe('secrets by place, asked a folder at a time', () => {
+  it('answers for each child as isSecretPath does for its whole path', () => {
+    const dirs = ['', 'src', 'a/.ssh', '.ssh', 'x/.docker', '.docker', 'deep/.aws/sub', 'back\\slash', 'a\\.ssh', 'home/.gnupg/x', '.sshx', 'K'];
+    const names = ['id_rsa', 'config.json', 'server.PEM', 'x.\u212Aey', 'key', 'a.keystore', 'plain.ts', '.netrc', 'in\\.ssh\\f', 'x\\id_rsa', '.docker', 'notes.gpg.txt', 'c.asc'];
+    let secret = 0;
+    for (const dir of dirs) {
+      const of = secretsIn(dir);
+      for (const name of names) {
+        const whole = dir === '' ? name : `${dir}/${name}`;
+        expect(of(name), whole).toBe(isSecretPath(whole));
+        if (of(name)) secret++;
+      }
+    }
+    // A name's secret suffix, told by what follows its last dot, as by any of the suffixes it ends with.
+    const suffixes = ['.pem', '.key', '.p12', '.pfx', '.jks', '.keystore', '.kdbx', '.gpg', '.asc', '.ppk'];
+    for (const name of ['a.PEM', '.pem', 'x.tar.gpg', 'x.\u212Aey', 'İ.key', 'x.keys', 'key', 'a.b.', 'ΑΣ.asc', 'x.Σpem', 'p12', 'a.kdbx.bak']) {
+      expect(isSecretPath(`d/${name}`), name).toBe(suffixes.some((x) => name.toLowerCase().endsWith(x)));
+    }
+    expect(secret).toBeGreaterThan(30);
+    expect(secret).toBeLessThan(dirs.length * names.length - 20);
   });
 });

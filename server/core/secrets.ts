@@ -12,7 +12,8 @@ const SECRET_FILES = new Set([
   'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', 'id_ecdsa_sk', 'id_ed25519_sk',
   '.netrc', '_netrc', '.git-credentials', '.pgpass', '.pypirc', 'credentials.json', 'secring.gpg',
 ]);
-const SECRET_SUFFIXES = ['.pem', '.key', '.p12', '.pfx', '.jks', '.keystore', '.kdbx', '.gpg', '.asc', '.ppk'];
+/** Each one dot and what follows it: a name ends with one when what follows its last dot is one (lower-cased). */
+const SECRET_SUFFIXES = new Set(['.pem', '.key', '.p12', '.pfx', '.jks', '.keystore', '.kdbx', '.gpg', '.asc', '.ppk']);
 
 /** True when `path` (any separators, relative or absolute) lies in a secret place. */
 export function isSecretPath(path: string): boolean {
@@ -21,11 +22,29 @@ export function isSecretPath(path: string): boolean {
   for (let i = 0; i < parts.length - 1; i++) {
     if (SECRET_DIRS.has(parts[i]!)) return true;
   }
-  const name = parts[parts.length - 1] ?? '';
+  return isSecretName(parts[parts.length - 1] ?? '', parts[parts.length - 2]);
+}
+
+/** True when a file named `name` in a folder named `parent` (undefined at the top) is a secret by its name alone. */
+function isSecretName(name: string, parent: string | undefined): boolean {
   if (SECRET_FILES.has(name)) return true;
-  if (name === 'config.json' && parts[parts.length - 2] === '.docker') return true;
-  const lower = name.toLowerCase();
-  return SECRET_SUFFIXES.some((s) => lower.endsWith(s));
+  if (name === 'config.json' && parent === '.docker') return true;
+  const dot = name.lastIndexOf('.');
+  return dot >= 0 && SECRET_SUFFIXES.has(name.slice(dot).toLowerCase());
+}
+
+/**
+ * {@link isSecretPath} for the children of folder `dir` (relative, `/`-separated, '' for the
+ * top): `(name) => isSecretPath(dir/name)`, the folder's part worked out once (a walk asks for
+ * every file of a folder).
+ */
+export function secretsIn(dir: string): (name: string) => boolean {
+  const whole = (name: string) => isSecretPath(dir === '' ? name : `${dir}/${name}`);
+  if (dir.includes('\\') || dir.includes('//') || dir.startsWith('/')) return whole;
+  const parts = dir === '' ? [] : dir.split('/');
+  if (parts.some((p) => SECRET_DIRS.has(p))) return () => true;
+  const parent = parts[parts.length - 1];
+  return (name) => (name.includes('\\') || name.includes('/') ? whole(name) : isSecretName(name, parent));
 }
 
 /*

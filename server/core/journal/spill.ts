@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { SYNC_EACH_MAX, syncAll } from '../durable.js';
 import { processExists } from '../proc.js';
 
 /*
@@ -70,6 +71,7 @@ export function reserveSpill(journalDir: string): boolean {
   if (names.length >= SPILL_SLOTS) return anyQueued;
   const have = new Set(names.map((n) => n.split('.')[1]));
   const zeros = Buffer.alloc(SLOT_BYTES);
+  const made: { tmp: string; slot: string }[] = [];
   for (let n = 0; n < SPILL_SLOTS; n++) {
     const num = String(n).padStart(2, '0');
     if (have.has(num)) continue;
@@ -78,12 +80,18 @@ export function reserveSpill(journalDir: string): boolean {
     const fd = openSync(tmp, 'w', 0o600);
     try {
       writeSync(fd, zeros, 0, SLOT_BYTES, 0);
-      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, join(dir, `f.${num}`));
+    made.push({ tmp, slot: join(dir, `f.${num}`) });
   }
+  // Every slot's zeros on the disk before any is named free: synced a batch at a time, each
+  // batch's syncs in flight together (a new journal's 32 slots, one after the other, were a
+  // commit of the filesystem's journal each), never a syncfs of the whole filesystem.
+  for (let i = 0; i < made.length; i += SYNC_EACH_MAX) {
+    if (!syncAll(made.slice(i, i + SYNC_EACH_MAX).map((m) => m.tmp), [], dir)) throw new Error(`the spill's slots in ${dir} could not be synced`);
+  }
+  for (const m of made) renameSync(m.tmp, m.slot);
   syncDir(dir);
   return anyQueued;
 }

@@ -65,18 +65,76 @@ export function excludedIn(root: string, paths: readonly string[]): string[] {
  */
 export const RULES_CACHE_BOUND = 16_384;
 
+/** A verdict of the rules on one path, as `Ignore.test` gives it. */
+export type RulesVerdict = { ignored: boolean; unignored: boolean };
+
+/** Tests the children of one folder by name (`isDir`: a folder, matched with git's trailing `/`). */
+export type ChildTester = (name: string, isDir: boolean) => RulesVerdict;
+
+/**
+ * Which lines of rule texts match by a path's last segment alone, and how deep the others reach.
+ * A pattern with no slash but a trailing one matches the last segment at any depth; one with a
+ * slash at its start or in its middle is anchored to the rules' folder and, without `**`, matches
+ * paths of exactly as many segments as it has (a `*` or `?` never crosses a slash). `basename`:
+ * the texts' lines of the first kind, in their order; `depth`: the most segments a line of the
+ * second kind has (0: none), Infinity when a line is not read here with certainty (a `**`, a
+ * bracket, an escape, a carriage return, a byte order mark): then every path is matched whole.
+ */
+export function ruleDepths(texts: readonly string[]): { basename: string[]; depth: number } {
+  const basename: string[] = [];
+  let depth = 0;
+  for (const text of texts) {
+    if (text.charCodeAt(0) === 0xfeff) return { basename: [], depth: Infinity };
+    for (const line of text.split('\n')) {
+      // A comment is one whatever it holds (git's own exclude file comments out `*.[oa]`).
+      if (line.startsWith('#')) continue;
+      if (/[\r\\[]|\*\*/.test(line)) return { basename: [], depth: Infinity };
+      let body = line.replace(/ +$/, '');
+      if (body === '') continue;
+      if (body.startsWith('!')) body = body.slice(1);
+      if (body.endsWith('/')) body = body.slice(0, -1);
+      if (body === '') return { basename: [], depth: Infinity };
+      if (!body.includes('/')) {
+        basename.push(line);
+        continue;
+      }
+      const segments = (body.startsWith('/') ? body.slice(1) : body).split('/');
+      if (segments.some((x) => x === '')) return { basename: [], depth: Infinity };
+      depth = Math.max(depth, segments.length);
+    }
+  }
+  return { basename, depth };
+}
+
 /**
  * One folder's rules (its `.gitignore`, at the root with `.git/info/exclude` after it), matched
  * with the `ignore` package: {@link test} answers as `Ignore.test` does (`{ ignored, unignored }`
  * for a path relative to the folder, `/`-separated, a trailing `/` for a folder).
+ *
+ * A walk asks about every child of a folder it lists: {@link childrenOf} answers for them with the
+ * folder's own verdict taken once, and, for children deeper than any anchored line reaches
+ * ({@link ruleDepths}), with only the lines that match by name, tested on the name (whose verdicts
+ * repeat across folders: `index.ts`, `*.log`). The same verdict as {@link test} on the whole path:
+ * a child of an ignored folder is ignored by it, and an anchored line cannot match a path of
+ * another depth.
  */
 export class FolderRules {
   private ig: Ignore;
   private tests = 0;
+  /** The lines that match by name alone, as one text (null: none), and their instance. */
+  private readonly baseText: string | null;
+  private base: Ignore | null;
+  private baseTests = 0;
+  /** The most segments an anchored line has (Infinity: every path is matched whole). */
+  private readonly depth: number;
 
   /** `texts`: the rule files' contents, in the order git reads them. */
   constructor(private readonly texts: readonly string[]) {
     this.ig = FolderRules.compile(texts);
+    const d = ruleDepths(texts);
+    this.depth = d.depth;
+    this.baseText = d.basename.length > 0 ? d.basename.join('\n') : null;
+    this.base = this.baseText === null ? null : FolderRules.compile([this.baseText]);
   }
 
   /** One `ignore` instance of `texts`, each added whole (an array's items would be taken as single patterns). */
@@ -87,14 +145,40 @@ export class FolderRules {
   }
 
   /** The verdict of these rules on `path` (relative to their folder). Throws as `Ignore.test` does on a path that is not relative. */
-  test(path: string): { ignored: boolean; unignored: boolean } {
+  test(path: string): RulesVerdict {
     if (++this.tests > RULES_CACHE_BOUND) {
       this.ig = FolderRules.compile(this.texts);
       this.tests = 1;
     }
     return this.ig.test(path);
   }
+
+  /** The verdict of the lines that match by name alone on `name` (a trailing `/` for a folder). */
+  private testName(name: string): RulesVerdict {
+    if (!this.base) return NO_VERDICT;
+    if (++this.baseTests > RULES_CACHE_BOUND) {
+      this.base = FolderRules.compile([this.baseText!]);
+      this.baseTests = 1;
+    }
+    return this.base.test(name);
+  }
+
+  /**
+   * The verdicts on the children of folder `sub` (relative to these rules' folder, '' for the
+   * folder itself), each as {@link test} gives on `sub/name` (`name/` for a folder).
+   */
+  childrenOf(sub: string): ChildTester {
+    const prefix = sub === '' ? '' : `${sub}/`;
+    let childDepth = 1;
+    for (let i = prefix.indexOf('/'); i >= 0; i = prefix.indexOf('/', i + 1)) childDepth++;
+    if (childDepth <= this.depth) return (name, isDir) => this.test(isDir ? `${prefix}${name}/` : `${prefix}${name}`);
+    const own = sub === '' ? null : this.test(prefix);
+    if (own?.ignored) return () => own;
+    return (name, isDir) => this.testName(isDir ? `${name}/` : name);
+  }
 }
+
+const NO_VERDICT: RulesVerdict = Object.freeze({ ignored: false, unignored: false });
 
 /**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
@@ -194,6 +278,25 @@ export class ScanFilter {
     for (const [dir, ig] of chain) {
       const sub = dir === '' ? rel : rel.slice(dir.length + 1);
       const r = ig.test(isDir ? `${sub}/` : sub);
+      if (r.ignored) ignored = true;
+      else if (r.unignored) ignored = false;
+    }
+    return ignored;
+  }
+
+  /**
+   * The testers of the children of folder `dir` (workspace-relative) under `chain` (its
+   * {@link chainFor}), for {@link ignoredChild}: the folder's part of each path worked out once.
+   */
+  childTesters(chain: [string, FolderRules][], dir: string): ChildTester[] {
+    return chain.map(([d, ig]) => ig.childrenOf(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1)));
+  }
+
+  /** {@link ignoredIn} for the child `name` of the folder whose {@link childTesters} `testers` are. */
+  ignoredChild(testers: ChildTester[], name: string, isDir: boolean): boolean {
+    let ignored = false;
+    for (let i = 0; i < testers.length; i++) {
+      const r = testers[i]!(name, isDir);
       if (r.ignored) ignored = true;
       else if (r.unignored) ignored = false;
     }

@@ -26,18 +26,24 @@ export interface GitIndexEntry {
   size32: number;
 }
 
+/** The stat fields of a file that git's index is checked against. */
+export type GitStat = { mtimeMs: number; ctimeMs: number; ino: number; size: number };
+
 /**
  * A work tree's git index: its usable entries and the index file's own mtime (git's racy line).
- * `entries` maps a path to where its entry starts in `buf` (the index file's bytes): an entry's
- * fields are read from there when the path is looked up ({@link GitIndex.vouches}), not for
- * every path up front.
+ * `folders` maps a folder ('' for the root) to its files' names, each to where its entry starts
+ * in the index file's bytes: an entry's fields are read from there when the path is looked up
+ * ({@link GitIndex.vouches}), not for every path up front; a walk looks up a folder once and
+ * then each child by its name ({@link GitIndex.vouchesIn}).
  */
 export interface GitIndex {
   gitDir: string;
-  entries: Map<string, number>;
+  folders: Map<string, Map<string, number>>;
   mtimeMs: number;
   /** The blob id of `path` when its entry matches the stat `st` (see {@link statMatchesGit}), else null. */
-  vouches(path: string, st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }): string | null;
+  vouches(path: string, st: GitStat): string | null;
+  /** {@link vouches} for the children of folder `dir` by name; null when the index has no usable file there. */
+  vouchesIn(dir: string): ((name: string, st: GitStat) => string | null) | null;
   /** What {@link trackedExcludedDirs} gives for the names {@link readGitIndex} was asked about (empty when none were). */
   trackedExcluded: string[];
 }
@@ -68,10 +74,11 @@ function readIndexFile(gitDir: string): IndexFile | null {
 
 /**
  * Calls `fn` with each entry of the index: where it starts in `buf` (its stat fields and object
- * id are there), its path's bytes, its flags and extended flags. Returns the offset just after
- * the entries (where the extensions begin); throws on a torn index.
+ * id are there), its path's bytes (`src[ps..pe)`: the index's own bytes, or in a version 4
+ * index the path rebuilt), its flags and extended flags. Returns the offset just after the
+ * entries (where the extensions begin); throws on a torn index.
  */
-function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: number, extended: number) => void): number {
+function walkIndex(idx: IndexFile, fn: (start: number, src: Buffer, ps: number, pe: number, flags: number, extended: number) => void): number {
   const { buf, version, count, hashLen } = idx;
   let o = 12;
   let prev: Buffer = Buffer.alloc(0);
@@ -86,7 +93,6 @@ function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: numb
       extended = buf.readUInt16BE(o);
       o += 2;
     }
-    let path: Buffer;
     if (version === 4) {
       // The name is the previous name less N bytes, plus a NUL-terminated suffix.
       let c = buf[o++]!;
@@ -97,21 +103,42 @@ function walkIndex(idx: IndexFile, fn: (start: number, path: Buffer, flags: numb
       }
       const end = buf.indexOf(0, o);
       if (end < 0) throw new Error('torn index');
-      path = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(o, end)]);
+      const path = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(o, end)]);
       o = end + 1;
       prev = path;
+      fn(start, path, 0, path.length, flags, extended);
     } else {
       // The flags' low 12 bits hold the name's length (0xfff: that long or longer, found by its NUL).
       const len = flags & 0xfff;
       const end = len < 0xfff ? o + len : buf.indexOf(0, o);
       if (end < 0 || end >= buf.length || buf[end] !== 0) throw new Error('torn index');
-      path = buf.subarray(o, end);
+      const ps = o;
       // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
       o = start + ((end - start + 8) & ~7);
+      fn(start, buf, ps, end, flags, extended);
     }
-    fn(start, path, flags, extended);
   }
   return o;
+}
+
+/**
+ * The length of the folder part of the path `src[ps..pe)` when that folder is not the one of the
+ * path `last` was set to (and sets `last` to this path's), else -1; -1 too for a path at the root.
+ * The index is sorted, so a folder's entries come in runs: only the first of a run makes a string.
+ */
+function newFolder(src: Buffer, ps: number, pe: number, last: { src: Buffer; ps: number; len: number }): number {
+  let slash = pe - ps - 1;
+  while (slash >= 0 && src[ps + slash] !== 0x2f) slash--;
+  if (slash < 0) return -1;
+  if (slash === last.len) {
+    let k = 0;
+    while (k < slash && src[ps + k] === last.src[last.ps + k]) k++;
+    if (k === slash) return -1;
+  }
+  last.src = src;
+  last.ps = ps;
+  last.len = slash;
+  return slash;
 }
 
 /**
@@ -130,21 +157,12 @@ export function trackedExcludedDirs(root: string, names: readonly string[]): str
   const kept = new Set<string>();
   // The index is sorted: entries of one folder come in runs, and only the first of a run is
   // looked at (its folder's bytes compared with the last run's, no string made for the rest).
-  let prev: Buffer = Buffer.alloc(0);
-  let prevLen = -1;
+  const last = { src: Buffer.alloc(0), ps: 0, len: -1 };
   try {
-    walkIndex(idx, (_start, path) => {
-      let slash = path.length - 1;
-      while (slash >= 0 && path[slash] !== 0x2f) slash--;
-      if (slash < 0) return; // at the root: no folder
-      if (slash === prevLen) {
-        let k = 0;
-        while (k < slash && path[k] === prev[k]) k++;
-        if (k === slash) return;
-      }
-      prev = path;
-      prevLen = slash;
-      const dir = path.toString('utf8', 0, slash);
+    walkIndex(idx, (_start, src, ps, pe) => {
+      const slash = newFolder(src, ps, pe, last);
+      if (slash < 0) return;
+      const dir = src.toString('utf8', ps, ps + slash);
       let from = 0;
       for (let cut = dir.indexOf('/'); ; cut = dir.indexOf('/', from)) {
         const end = cut < 0 ? dir.length : cut;
@@ -237,10 +255,9 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
   const idx = readIndexFile(gitDir);
   if (!idx) return null;
   const { buf, hashLen } = idx;
-  const entries = new Map<string, number>();
+  const folders = new Map<string, Map<string, number>>();
   const asked = new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)));
   const kept = new Set<string>();
-  let prevDir: string | null = null;
   /** Adds the folders of `dir` (a folder of an entry) that have one of the asked names. */
   const folderOf = (dir: string) => {
     let from = 0;
@@ -251,18 +268,26 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
       from = slash + 1;
     }
   };
+  // The folder of the last entry (its bytes `src[ps..ps+len)`, len -1 at the root; -2 before the
+  // first) and its names (null: a folder whose path cannot be named on cat-file's input).
+  const last = { src: buf, ps: 0, len: -2 };
+  let names: Map<string, number> | null = null;
   let o: number;
   try {
-    o = walkIndex(idx, (start, pathBytes, flags, extended) => {
-      let p: string | null = null;
-      if (asked.size > 0) {
-        p = pathBytes.toString('utf8');
-        const slash = p.lastIndexOf('/');
-        const dir = slash < 0 ? '' : p.slice(0, slash);
-        if (dir !== prevDir) {
-          prevDir = dir;
-          if (dir !== '') folderOf(dir);
-        }
+    o = walkIndex(idx, (start, src, ps, pe, flags, extended) => {
+      let slash = pe - ps - 1;
+      while (slash >= 0 && src[ps + slash] !== 0x2f) slash--;
+      let same = slash === last.len;
+      for (let k = 0; same && k < slash; k++) same = src[ps + k] === last.src[last.ps + k];
+      if (!same) {
+        // The index is sorted: a folder's entries come in runs, and only a run's first makes strings.
+        last.src = src;
+        last.ps = ps;
+        last.len = slash;
+        const dir = slash < 0 ? '' : src.toString('utf8', ps, ps + slash);
+        if (asked.size > 0 && slash > 0) folderOf(dir);
+        if (dir.includes('\n')) names = null;
+        else if (!(names = folders.get(dir) ?? null)) folders.set(dir, (names = new Map()));
       }
       const stage = (flags >> 12) & 3;
       const assumeValid = flags & 0x8000;
@@ -273,9 +298,10 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
       const mtimeMs = buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6;
       const size32 = buf.readUInt32BE(start + 36);
       if (mtimeMs >= indexMtime || size32 === 0) return; // racy, or smudged by git as racy
-      const path = p ?? pathBytes.toString('utf8');
-      if (path.includes('\n')) return; // cannot be named on cat-file's input
-      entries.set(path, start);
+      if (!names) return;
+      const name = src.toString('utf8', ps + slash + 1, pe);
+      if (name.includes('\n')) return; // cannot be named on cat-file's input
+      names.set(name, start);
     });
     // Extensions: a split index ("link") or sparse folders ("sdir") leave entries out.
     while (o + 8 <= buf.length - hashLen) {
@@ -287,23 +313,34 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
   } catch {
     return null; // a torn or foreign index: do without it
   }
-  const entryAt = (start: number): GitIndexEntry => ({
-    oid: buf.toString('hex', start + 40, start + 40 + hashLen),
-    mtimeMs: buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6,
-    ctimeMs: buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
-    ino32: buf.readUInt32BE(start + 20),
-    size32: buf.readUInt32BE(start + 36),
-  });
+  /** The blob id of the entry at `start` when it matches the stat `st`: its fields read where they are, the id made only for a match. */
+  const matchAt = (start: number, st: GitStat): string | null =>
+    statMatches(
+      st,
+      buf.readUInt32BE(start + 36),
+      buf.readUInt32BE(start + 20),
+      buf.readUInt32BE(start + 8) * 1000 + buf.readUInt32BE(start + 12) / 1e6,
+      buf.readUInt32BE(start) * 1000 + buf.readUInt32BE(start + 4) / 1e6,
+    )
+      ? buf.toString('hex', start + 40, start + 40 + hashLen)
+      : null;
   return {
     gitDir,
-    entries,
+    folders,
     mtimeMs: indexMtime,
     trackedExcluded: [...kept].sort(),
     vouches(path, st) {
-      const start = entries.get(path);
-      if (start === undefined) return null;
-      const g = entryAt(start);
-      return statMatchesGit(st, g) ? g.oid : null;
+      const slash = path.lastIndexOf('/');
+      const start = folders.get(slash < 0 ? '' : path.slice(0, slash))?.get(path.slice(slash + 1));
+      return start === undefined ? null : matchAt(start, st);
+    },
+    vouchesIn(dir) {
+      const names = folders.get(dir);
+      if (!names) return null;
+      return (name, st) => {
+        const start = names.get(name);
+        return start === undefined ? null : matchAt(start, st);
+      };
     },
   };
 }
@@ -330,12 +367,12 @@ function commonDir(gitDir: string): string {
 
 /** True when a (non-BigInt) lstat of a file matches git's entry for it. */
 export function statMatchesGit(st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }, g: GitIndexEntry): boolean {
-  return (
-    st.size % TWO32 === g.size32 &&
-    st.ino % TWO32 === g.ino32 &&
-    Math.abs(st.mtimeMs - g.mtimeMs) < 0.001 &&
-    Math.abs(st.ctimeMs - g.ctimeMs) < 0.001
-  );
+  return statMatches(st, g.size32, g.ino32, g.mtimeMs, g.ctimeMs);
+}
+
+/** {@link statMatchesGit} against an entry's fields: the low 32 bits of size and inode, times in ms. */
+function statMatches(st: { mtimeMs: number; ctimeMs: number; ino: number; size: number }, size32: number, ino32: number, mtimeMs: number, ctimeMs: number): boolean {
+  return st.size % TWO32 === size32 && st.ino % TWO32 === ino32 && Math.abs(st.mtimeMs - mtimeMs) < 0.001 && Math.abs(st.ctimeMs - ctimeMs) < 0.001;
 }
 
 /** The git object id `bytes` would have as a blob (SHA-1, or SHA-256 when `oid` is 64 digits long). */

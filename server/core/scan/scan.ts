@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from './snapshot-index.js';
-import { holdsSecret, isSecretPath } from '../secrets.js';
+import { holdsSecret, isSecretPath, secretsIn } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
@@ -304,6 +304,12 @@ function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean
   return new ScanWalk(opts, forceFull, rulesFound).run();
 }
 
+/** What {@link ScanWalk.look} asks of a folder's children, worked out once a folder: whether a name is a secret there, and git's entries there (null: none). */
+interface FolderLook {
+  secretOf: (name: string) => boolean;
+  vouch: ((name: string, st: Stat) => string | null) | null;
+}
+
 /** Where a file to be read is, its stat, and what it was (see {@link ScanWalk.look}). */
 interface ToRead {
   rel: string;
@@ -522,10 +528,12 @@ class ScanWalk {
   }
 
   /**
-   * The entry for `rel` now, given its stat and the last one (`p`): the last one when nothing
-   * moved, else a new one (a file's hash is filled in when it is read, after the limits).
+   * The entry for `rel` (named `name`, in the folder at absolute `dirAbs`) now, given its stat and
+   * the last one (`p`): the last one when nothing moved, else a new one (a file's hash is filled in
+   * when it is read, after the limits). `folder`: what the caller worked out once for its folder
+   * (a walk's listing), else each is asked about the whole path.
    */
-  private look(name: string, rel: string, abs: string, st: Stat, p: PackedEntry | undefined): PackedEntry | null {
+  private look(name: string, rel: string, dirAbs: string, st: Stat, p: PackedEntry | undefined, folder?: FolderLook): PackedEntry | null {
     const type = typeOf(st);
     const mode = st.mode & 0o7777;
     if (type === 'dir') {
@@ -537,19 +545,19 @@ class ScanWalk {
     const e: PackedEntry = { name, type, mode, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, sha256: null, git: null, target: null, gap: null };
     if (type === 'symlink') {
       try {
-        e.target = readlinkSync(abs);
+        e.target = readlinkSync(`${dirAbs}/${name}`);
       } catch {
         return null;
       }
       return e;
     }
-    const secret = isSecretPath(rel);
-    const oid = this.git && !secret && isRegular(st) ? this.git.vouches(rel, st) : null;
+    const secret = folder ? folder.secretOf(name) : isSecretPath(rel);
+    const oid = !this.git || secret || !isRegular(st) ? null : folder ? (folder.vouch?.(name, st) ?? null) : this.git.vouches(rel, st);
     if (oid) {
       e.git = oid;
       return e;
     }
-    this.toRead.set(e, { rel, abs, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
+    this.toRead.set(e, { rel, abs: `${dirAbs}/${name}`, st, prev: p, secret, racyOnly: Boolean(sameStat && p?.git) });
     return e;
   }
 
@@ -618,35 +626,38 @@ class ScanWalk {
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
     if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
+    const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
+    const folder: FolderLook = { secretOf: secretsIn(dir), vouch: this.git?.vouchesIn(dir) ?? null };
     const out: PackedEntry[] = [];
-    const seen = new Set<string>();
+    // The names met, for the last row's entries not met again and for names that decode alike:
+    // neither is there in a folder listed for the first time with every name valid UTF-8.
+    const seen = prev !== null || badNames !== null ? new Set<string>() : null;
     const readBefore = this.toRead.size;
     for (let k = 0; k < names.length; k++) {
       const name = names[k]!;
       if (name === '.gitignore' && knownRules && !full && !knownRules.has(dir === '' ? name : `${dir}/${name}`)) throw new RulesMoved();
       const rel = dir === '' ? name : `${dir}/${name}`;
-      if (filter.isExcluded(name, rel) || (chain.length > 0 && filter.ignoredIn(chain, rel, isDir(k)))) {
+      if (filter.isExcluded(name, rel) || (testers !== null && filter.ignoredChild(testers, name, isDir(k)))) {
         if (isDir(k) && name !== '.git' && !filter.excludedPaths.includes(rel)) this.metSkipped(rel, statOf(k));
         continue;
       }
-      const cabs = `${abs}/${name}`;
       const p = byName?.get(name);
       const raw = badNames?.get(name);
       if (raw) {
         // Not valid UTF-8: its path cannot be spelled (Node decoded it lossily), so its entry is a gap.
-        if (seen.has(name)) continue;
+        if (seen!.has(name)) continue;
         const e = notUtf8Entry(name, raw, p);
         if (!e) continue;
-        seen.add(name);
+        seen!.add(name);
         if (full) this.count(e);
         out.push(e);
         continue;
       }
       const st = statOf(k);
       if (!st) continue;
-      const e = this.look(name, rel, cabs, st, p);
+      const e = this.look(name, rel, abs, st, p, folder);
       if (!e) continue;
-      seen.add(name);
+      seen?.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
       if (e.type === 'dir' && (full || !rows.has(rel) || gone.has(rel))) queue.push(rel);
       if (e.type === 'dir' && this.unknownBefore.has(dir)) this.unknownBefore.add(rel);
@@ -655,7 +666,7 @@ class ScanWalk {
       if (opts.onProgress && full && e.type !== 'dir' && this.listedFiles % 1000 === 0) opts.onProgress(this.listedFiles);
     }
     for (const p of prev ?? []) {
-      if (seen.has(p.name)) continue;
+      if (seen!.has(p.name)) continue;
       const rel = dir === '' ? p.name : `${dir}/${p.name}`;
       this.removed(rel, p);
       if (p.type === 'dir') this.dropTree(rel);
@@ -765,7 +776,7 @@ class ScanWalk {
         e = raw ? notUtf8Entry(p.name, raw, p) : null;
       } else {
         const st = lstatOrNull(`${abs}/${p.name}`);
-        e = st ? this.look(p.name, rel, `${abs}/${p.name}`, st, p) : null;
+        e = st ? this.look(p.name, rel, abs, st, p) : null;
       }
       if (!e) {
         this.removed(rel, p);

@@ -74,41 +74,30 @@ describe('finding Vim', () => {
 // A case waits on the editor, the sidecar and the disk in several steps of up to 15 s each: the
 // bound is above their sum, so on a loaded machine a slow step fails with its own message.
 describe.skipIf(!vim && !requireEditors)('Vim 9: the takeback plugin', { timeout: 180_000 }, () => {
-  it.concurrent('list shows a mv as one entry at its new path, as `takeback list` does', async () => {
-    const c = start('mv', BEFORE);
-    const r = ok(
+  /** The quickfix list of `:Takeback list` after an agent's turn that ran `agent`, each entry as `item` (a Vim lambda body over `i`) makes it. */
+  const listAfterTurn = async (name: string, agent: string, item: string) =>
+    ok(
       await runVim(
-        c,
+        start(name, BEFORE),
         String.raw`
 edit notes.md
 g:Cmd('list', 'TakebackListed')
 g:AgentTurn(P.data.agent)
 g:Cmd('list', 'TakebackListed')
-g:Out.qf = getqflist()->mapnew((_, i) => [i.bufnr > 0 ? bufname(i.bufnr)->fnamemodify(':t') : '', i.text])
+g:Out.qf = getqflist()->mapnew((_, i) => ${item})
 `,
-        { agent: 'mv x y' },
+        { agent },
       ),
-    );
-    const qf = r.qf as [string, string][];
+    ).qf;
+
+  it.concurrent('list shows a mv as one entry at its new path, as `takeback list` does', async () => {
+    const qf = (await listAfterTurn('mv', 'mv x y', "[i.bufnr > 0 ? bufname(i.bufnr)->fnamemodify(':t') : '', i.text]")) as [string, string][];
     expect(qf.slice(1)).toEqual([['y', expect.stringMatching(/^#1 .* · renamed from x$/)]]);
   });
 
   it.concurrent('list names a skipped folder a command changed, beside the files it changed', async () => {
-    const c = start('gap', BEFORE);
-    const r = ok(
-      await runVim(
-        c,
-        String.raw`
-edit notes.md
-g:Cmd('list', 'TakebackListed')
-g:AgentTurn(P.data.agent)
-g:Cmd('list', 'TakebackListed')
-g:Out.qf = getqflist()->mapnew((_, i) => i.text)
-`,
-        { agent: 'echo b > b.txt && mkdir -p node_modules/p && echo x > node_modules/p/i.js' },
-      ),
-    );
-    expect(r.qf as string[]).toContainEqual(expect.stringMatching(/^#1 .* · created \+0 −0 \(not kept: excluded\)$/));
+    const qf = await listAfterTurn('gap', 'echo b > b.txt && mkdir -p node_modules/p && echo x > node_modules/p/i.js', 'i.text');
+    expect(qf as string[]).toContainEqual(expect.stringMatching(/^#1 .* · created \+0 −0 \(not kept: excluded\)$/));
   });
 
   it.concurrent('list shows the change; undo puts buffers and disk back byte for byte; `u` brings the agent’s change back', async () => {

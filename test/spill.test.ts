@@ -5,7 +5,9 @@
 // The stuck lock is a real writer of the journal stopped with SIGSTOP while it holds the lock.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { reserveSpill, SLOT_BYTES, SPILL_SLOTS, spillDir } from '../server/core/journal/spill.js';
 import { canMount, REQUIRED, smallDisk } from './support/disk.js';
 import { sandbox, setsOf, stoppedWriter } from './support/takeback.js';
 import { hookEvent, hookOk } from './support/hook-events.js';
@@ -83,6 +85,44 @@ describe.skipIf(!mountable)('a full disk under TAKEBACK_HOME', () => {
     const d = sb.json(['doctor']);
     expect(d.unkept.count).toBe(1);
     expect(sb.tb(['list']).stdout).toMatch(/1 change could not be kept \(disk full, at /);
+  });
+});
+
+describe.skipIf(!mountable)("the spill's slots set aside on a disk that fills", () => {
+  const slots = (dir: string) => fs.readdirSync(spillDir(dir)).sort();
+
+  it('a reservation the disk cut short leaves no half made slot of its own; the next one, with space back, makes all of them', () => {
+    const disk = smallDisk(1024);
+    // Room for fewer slots than a spill needs (32 of 8 KiB): the disk fills part-way through.
+    const room = fs.statfsSync(disk.dir).bavail * fs.statfsSync(disk.dir).bsize;
+    fs.writeFileSync(path.join(disk.dir, 'filler'), Buffer.alloc(room - 10 * SLOT_BYTES));
+    expect(() => reserveSpill(disk.dir)).toThrow(/ENOSPC/);
+    const left = slots(disk.dir);
+    expect(left.filter((n) => n.startsWith('c.'))).toEqual([]);
+    expect(left.filter((n) => n.startsWith('f.'))).toEqual([]); // none named free before all are on the disk
+    disk.free();
+    expect(reserveSpill(disk.dir)).toBe(false);
+    const made = slots(disk.dir);
+    expect(made).toEqual(Array.from({ length: SPILL_SLOTS }, (_, i) => `f.${String(i).padStart(2, '0')}`));
+    for (const n of made) expect(fs.statSync(path.join(spillDir(disk.dir), n)).size).toBe(SLOT_BYTES);
+  });
+
+  it("a half made slot of a process that is gone is made again, a live process's is left to it", () => {
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-spill-'));
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    reserveSpill(dir);
+    const gone = spawnSync('true').pid!; // a process that has exited
+    const live = process.ppid;
+    fs.renameSync(path.join(spillDir(dir), 'f.05'), path.join(spillDir(dir), `c.05.${gone}.new`));
+    fs.truncateSync(path.join(spillDir(dir), `c.05.${gone}.new`), 100);
+    fs.renameSync(path.join(spillDir(dir), 'f.06'), path.join(spillDir(dir), `c.06.${live}.new`));
+    reserveSpill(dir);
+    const now = slots(dir);
+    expect(now).toContain('f.05');
+    expect(now).not.toContain(`c.05.${gone}.new`);
+    expect(fs.statSync(path.join(spillDir(dir), 'f.05')).size).toBe(SLOT_BYTES);
+    expect(now).toContain(`c.06.${live}.new`);
+    expect(now).not.toContain('f.06');
   });
 });
 

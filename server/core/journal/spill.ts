@@ -67,29 +67,45 @@ export function reserveSpill(journalDir: string): boolean {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     names = [];
   }
+  // A slot left half made (`.new`) by this process or by one that is gone holds no record and
+  // no space to count on: removed, and made again below, so that a reservation a full disk cut
+  // short does not leave its slots missing for as long as a long-lived process runs.
+  names = names.filter((n) => {
+    if (!n.startsWith('c.') || !n.endsWith('.new')) return true;
+    const pid = Number(n.split('.')[2]);
+    if (pid !== process.pid && processExists(pid)) return true;
+    rmSync(join(dir, n), { force: true });
+    return false;
+  });
   const anyQueued = names.some((n) => n.startsWith('q.'));
   if (names.length >= SPILL_SLOTS) return anyQueued;
   const have = new Set(names.map((n) => n.split('.')[1]));
   const zeros = Buffer.alloc(SLOT_BYTES);
   const made: { tmp: string; slot: string }[] = [];
-  for (let n = 0; n < SPILL_SLOTS; n++) {
-    const num = String(n).padStart(2, '0');
-    if (have.has(num)) continue;
-    // Written as `c.` first, so that a slot half made by a full disk is never taken as free.
-    const tmp = join(dir, `c.${num}.${process.pid}.new`);
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeSync(fd, zeros, 0, SLOT_BYTES, 0);
-    } finally {
-      closeSync(fd);
+  try {
+    for (let n = 0; n < SPILL_SLOTS; n++) {
+      const num = String(n).padStart(2, '0');
+      if (have.has(num)) continue;
+      // Written as `c.` first, so that a slot half made by a full disk is never taken as free.
+      const tmp = join(dir, `c.${num}.${process.pid}.new`);
+      made.push({ tmp, slot: join(dir, `f.${num}`) });
+      const fd = openSync(tmp, 'w', 0o600);
+      try {
+        writeSync(fd, zeros, 0, SLOT_BYTES, 0);
+      } finally {
+        closeSync(fd);
+      }
     }
-    made.push({ tmp, slot: join(dir, `f.${num}`) });
-  }
-  // Every slot's zeros on the disk before any is named free: synced a batch at a time, each
-  // batch's syncs in flight together (a new journal's 32 slots, one after the other, were a
-  // commit of the filesystem's journal each), never a syncfs of the whole filesystem.
-  for (let i = 0; i < made.length; i += SYNC_EACH_MAX) {
-    if (!syncAll(made.slice(i, i + SYNC_EACH_MAX).map((m) => m.tmp), [], dir)) throw new Error(`the spill's slots in ${dir} could not be synced`);
+    // Every slot's zeros on the disk before any is named free: synced a batch at a time, each
+    // batch's syncs in flight together (a new journal's 32 slots, one after the other, were a
+    // commit of the filesystem's journal each), never a syncfs of the whole filesystem.
+    for (let i = 0; i < made.length; i += SYNC_EACH_MAX) {
+      if (!syncAll(made.slice(i, i + SYNC_EACH_MAX).map((m) => m.tmp), [], dir)) throw new Error(`the spill's slots in ${dir} could not be synced`);
+    }
+  } catch (e) {
+    // None is named free: the half made ones go, and the next reservation makes them again.
+    for (const m of made) rmSync(m.tmp, { force: true });
+    throw e;
   }
   for (const m of made) renameSync(m.tmp, m.slot);
   syncDir(dir);

@@ -263,4 +263,20 @@ describe('replaying a real Claude Code session', () => {
       ['t1', false],
     ]);
   });
+
+  it('doctor leaves alone a turn that began over an hour ago and is still at work, and names it once it has been quiet as long', () => {
+    const sb = sandbox();
+    sb.tb(['turn', 'begin', '--label', 'a long script']);
+    const db = new Database(path.join(sb.journalDir(), 'journal.db'));
+    db.prepare('UPDATE turns SET started_at = started_at - ?').run(3 * 60 * 60 * 1000);
+    // A command of no session joins the script's turn: the turn is at work now.
+    expect(sb.tb(['run', '--', 'sh', '-c', 'echo made > made.txt']).code).toBe(0);
+    expect(sb.json(['list']).sets.map((s: any) => s.turn)).toEqual(['t1']);
+    expect(sb.json(['doctor']).problems).toEqual([]);
+    db.prepare('UPDATE sets SET created_at = created_at - ?').run(2 * 60 * 60 * 1000);
+    db.close();
+    expect(sb.json(['doctor']).problems).toEqual([
+      "turn t1 (cli, 'a long script') began 3 h ago, nothing heard of it for 2 h, and never ended (its prompt may have failed before the agent stopped, or the agent was killed): `takeback turn end --id t1` ends it",
+    ]);
+  });
 });

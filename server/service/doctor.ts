@@ -70,17 +70,19 @@ function lockProblem(lock: LockState): string {
 const STALE_TURN_MS = 60 * 60 * 1000;
 
 /**
- * What doctor says of a turn open for over {@link STALE_TURN_MS}: an agent whose prompt failed
- * before it could say it stopped (or was killed) leaves it so, and every change seen until it
- * ends is taken for the turn's. It names the turn and what ends it: the same session's next
- * prompt, or `takeback turn end`.
+ * What doctor says of a turn open with nothing heard of it (no change set, no tool call begun)
+ * for over {@link STALE_TURN_MS}, `last` its last event (ms since the epoch): an agent whose
+ * prompt failed before it could say it stopped (or was killed) leaves it so, and every change
+ * seen until it ends is taken for the turn's. It names the turn, how long since it began and
+ * since its last event, and what ends it: the same session's next prompt, or `takeback turn end`.
  */
-function staleTurnProblem(t: Turn): string {
-  const hours = Math.max(1, Math.floor((Date.now() - t.start) / (60 * 60 * 1000)));
+function staleTurnProblem(t: Turn, last: number): string {
+  const hoursSince = (at: number) => Math.max(1, Math.floor((Date.now() - at) / (60 * 60 * 1000)));
   const who = [t.agent, t.label ? `'${t.label}'` : null].filter(Boolean).join(', ');
   const end = `\`takeback turn end --id ${t.id}\``;
   const ends = t.session ? `the session's next prompt ends it, as does ${end}` : `${end} ends it`;
-  return `turn ${t.id}${who ? ` (${who})` : ''} began ${hours} h ago and never ended (its prompt may have failed before the agent stopped, or the agent was killed): ${ends}`;
+  const quiet = last > t.start ? `, nothing heard of it for ${hoursSince(last)} h,` : '';
+  return `turn ${t.id}${who ? ` (${who})` : ''} began ${hoursSince(t.start)} h ago${quiet} and never ended (its prompt may have failed before the agent stopped, or the agent was killed): ${ends}`;
 }
 
 /**
@@ -116,7 +118,8 @@ export function journalHealth(ws: Workspace, version: string, outside: string[])
   const captures = journal.captures.counts(STALE_CAPTURE_MS);
   // The command line closes such calls (repairLostEnds) before doctor looks: left when it could not.
   if (captures.stale > 0) problems.push(`${captures.stale} tool call(s) began over an hour ago and never ended (the agent may have been killed)`);
-  problems.push(...journal.turns.openBegunBefore(Date.now() - STALE_TURN_MS).map(staleTurnProblem));
+  // Only a turn quiet as long: one that began hours ago and still records changes is at work.
+  problems.push(...journal.turns.quietSince(Date.now() - STALE_TURN_MS, { scripts: true }).map(({ turn, last }) => staleTurnProblem(turn, last)));
   const lostTurns = lostTurnsProblem(journal.turns.endedLost(5));
   if (lostTurns) problems.push(lostTurns);
   const txns = journal.txns.all().length;

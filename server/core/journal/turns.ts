@@ -82,15 +82,15 @@ export class Turns {
    * change set, its newest tool call still in flight): no change set recorded and no tool call
    * begun since. Their end was lost (the agent killed, its stop event never sent). A turn of no
    * session (a script's `takeback turn begin`) is ended by its script, however long it takes:
-   * never among them.
+   * among them only with `scripts`.
    */
-  quietSince(before: number): { turn: Turn; last: number }[] {
+  quietSince(before: number, opts: { scripts?: boolean } = {}): { turn: Turn; last: number }[] {
     const rows = this.db
       .prepare(
         `SELECT t.*, max(t.started_at,
              coalesce((SELECT max(s.created_at) FROM sets s WHERE s.turn = t.id), 0),
              coalesce((SELECT max(c.started_at) FROM captures c WHERE c.turn = t.id), 0)) AS last
-           FROM turns t WHERE t.ended_at IS NULL AND t.session IS NOT NULL AND t.started_at < ?
+           FROM turns t WHERE t.ended_at IS NULL ${opts.scripts ? '' : 'AND t.session IS NOT NULL'} AND t.started_at < ?
            AND NOT EXISTS (SELECT 1 FROM sets s WHERE s.turn = t.id AND s.created_at >= ?)
            AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.turn = t.id AND c.started_at >= ?)
          ORDER BY t.seq`,
@@ -114,12 +114,6 @@ export class Turns {
         : this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL ORDER BY seq DESC LIMIT 1').get()
     ) as TurnRow | undefined;
     return row ? toTurn(row) : null;
-  }
-
-  /** The turns not ended that began before `before` (ms since the epoch), oldest first. */
-  openBegunBefore(before: number): Turn[] {
-    const rows = this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND started_at < ? ORDER BY seq').all(before) as TurnRow[];
-    return rows.map(toTurn);
   }
 
   /**

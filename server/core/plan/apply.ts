@@ -23,6 +23,7 @@ import {
   putBackContext,
   removeJob,
   removeTemp,
+  stateThrough,
   writeContext,
   writeJob,
   writeState,
@@ -66,12 +67,23 @@ export interface ApplyResult {
 /**
  * Writes `op.to` to disk with {@link writeState} (or only the mode, when that is all that
  * differs), one op at a time, through `ctx`'s folders (see putBackContext): how a failed step's
- * writes are put back.
+ * writes are put back. With `sure`, only over what the step wrote (`op.from`, which the step put
+ * there): a path that holds anything else was changed since by someone else (a person's save
+ * between the step's write and its failure) and is left as it is, throwing `busy` "changed
+ * meanwhile" — their change is not the step's to take back. Without `sure` (a write cut short,
+ * which may have left part of its bytes) it is put back whatever is there.
  */
-function putBackWriter(ws: Workspace, ctx: WriteContext): (op: TxnOp, bytes: Buffer | null, tag: string) => void {
-  return (op, bytes, tag) => {
+function putBackWriter(ws: Workspace, ctx: WriteContext): (op: TxnOp, bytes: Buffer | null, tag: string, sure: boolean) => void {
+  return (op, bytes, tag, sure) => {
+    let found: Found | null | undefined;
+    if (sure) {
+      const now = stateThrough(ws.root, op.path, ctx);
+      if (!sameState(now.state, op.from)) throw new TakebackError('busy', `${op.path} changed meanwhile, left as it is`, { failures: [op.path] });
+      // Folders have no identity the write checks again (writeState makes or keeps one).
+      if (!(op.to.exists && op.to.type === 'dir') && !(op.from.exists && op.from.type === 'dir')) found = now.found;
+    }
     if (modeOnly(op)) chmodState(ws.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
-    else writeState(ws.root, op.path, op.to, bytes, tag, [], ctx);
+    else writeState(ws.root, op.path, op.to, bytes, tag, [], ctx, found);
   };
 }
 
@@ -100,7 +112,7 @@ function folderOp(op: TxnOp): boolean {
  * order) and notes to `notes`; the first failure is thrown after every job started has finished,
  * with its temporary file removed. `pool`, when given, is the worker started for this step.
  */
-function writeOnDisk(ws: Workspace, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null, ctx: WriteContext): void {
+function writeOnDisk(ws: Workspace, ops: StepOp[], tag: string, done: TxnOp[], notes: string[], pool: WritePool | null, ctx: WriteContext, unsure: Set<TxnOp>): void {
   const { root } = ws;
   let batch: StepOp[] = [];
   /** Runs `part` (consecutive ops of a batch) as one batch of jobs. */
@@ -125,6 +137,7 @@ function writeOnDisk(ws: Workspace, ops: StepOp[], tag: string, done: TxnOp[], n
         // and its folders stay open, since the worker may yet use them.
         if (o.status === 'unknown') {
           done.push(part[i]!.op);
+          unsure.add(part[i]!.op);
           keepFoldersOpen(ctx);
         }
         failure ??= withPlainPaths(ctx, o.error);
@@ -349,16 +362,18 @@ function writeInLock(ws: Workspace, ops: StepOp[], direction: 'undo' | 'redo', t
   const ctx = writeContext(ws.root);
   const putBack = putBackWriter(ws, putBackContext(ctx));
   const done: TxnOp[] = [];
+  const unsure = new Set<TxnOp>();
   const notes: string[] = [];
   try {
-    writeOnDisk(ws, ops, txnId, done, notes, pool, ctx);
+    writeOnDisk(ws, ops, txnId, done, notes, pool, ctx, unsure);
   } catch (e) {
-    // Put back what was already written, newest first, from the copies kept above.
+    // Put back what was already written, newest first, from the copies kept above; only over
+    // what the step wrote (see putBackWriter).
     const failures: string[] = [];
     for (const op of done.reverse()) {
       try {
         const back = op.from.exists && op.from.type === 'file' && op.from.sha256 ? journal.blobs.get(op.from.sha256) : null;
-        putBack({ path: op.path, from: op.to, to: op.from }, back, `${txnId}r`);
+        putBack({ path: op.path, from: op.to, to: op.from }, back, `${txnId}r`, !unsure.has(op));
       } catch (e2) {
         failures.push(`${op.path}: ${(e2 as Error).message}`);
       }

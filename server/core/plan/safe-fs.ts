@@ -1,9 +1,11 @@
-import { chmodSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, realpathSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TakebackError } from '../errors.js';
 import type { FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import type { Found } from './job-steps.js';
+import { readFd } from '../fsstate.js';
+import { sha256 } from '../store/blobs.js';
+import { foundOf, type Found } from './job-steps.js';
 import { runJobSync, type ChmodJob, type RemoveJob, type WriteJob } from './jobs.js';
 
 /*
@@ -376,11 +378,49 @@ function removeAt(abs: string): boolean {
 }
 
 /**
+ * What is at workspace path `rel` now, read through `ctx`'s folders (the ones a step wrote
+ * through, even when moved since) and never through a link: its state (a file by its bytes'
+ * sha256, whatever they hold; a link by its target; a folder by its mode) and its identity for a
+ * write that must find it unchanged (`found`, null: nothing there). Nothing there also when a
+ * folder on the way is gone. Throws `outside-workspace` when a folder on the way is a link.
+ */
+export function stateThrough(root: string, rel: string, ctx: WriteContext): { state: FileState; found: Found | null } {
+  const folder = folderOf(root, ctx, splitRel(rel)[0], rel, false);
+  const none = { state: { exists: false } as FileState, found: null };
+  if (!folder) return none;
+  const at = entry(folder, splitRel(rel)[1]);
+  const st = lstatOrNull(at);
+  if (!st) return none;
+  const mode = st.mode & 0o7777;
+  if (st.isSymbolicLink()) return { state: { exists: true, type: 'symlink', target: readlinkSync(at), mode }, found: foundOf(st) };
+  if (st.isDirectory()) return { state: { exists: true, type: 'dir', mode }, found: foundOf(st) };
+  if (!st.isFile()) return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, found: foundOf(st) };
+  let fd: number;
+  try {
+    fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return none;
+    if (code === 'ELOOP') return stateThrough(root, rel, ctx); // became a link: look again
+    return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, found: foundOf(st) };
+  }
+  try {
+    const fst = fstatSync(fd);
+    const bytes = readFd(fd, fst.size);
+    return { state: { exists: true, type: 'file', sha256: sha256(bytes), size: bytes.length, mode: fst.mode & 0o7777 }, found: foundOf(fst) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Puts workspace path `rel` into state `to`: `bytes` are the verified bytes of a file state.
  * Never follows a link at `rel` itself (a link there is replaced, not written through), nor on
  * the way (every call goes through folders opened by `ctx`, or by a fresh context let go at the
  * end). Returns a note when something was left as it was (a folder that is not empty), else
- * null. Files, links and removals are the steps of jobs.ts, run on this thread.
+ * null. With `found` (a file, link or removal), nothing is written when the path holds something
+ * else right before the write (`busy`, "changed meanwhile"). Files, links and removals are the
+ * steps of jobs.ts, run on this thread.
  */
 export function writeState(
   root: string,
@@ -390,12 +430,13 @@ export function writeState(
   tag: string,
   made: string[] = [],
   ctx?: WriteContext,
+  found?: Found | null,
 ): string | null {
   return withContext(root, ctx, (c) => {
-    if (!to.exists) return runJobSync(removeJob(root, rel, c));
+    if (!to.exists) return runJobSync(removeJob(root, rel, c, found));
     const [dirRel, name] = splitRel(rel);
     const folder = folderOf(root, c, dirRel, rel, true, made)!;
-    if (to.type !== 'dir') return runJobSync(writeJob(root, c, rel, to, bytes, tag, false));
+    if (to.type !== 'dir') return runJobSync(writeJob(root, c, rel, to, bytes, tag, false, found));
     const at = entry(folder, name);
     const cur = lstatOrNull(at);
     if (cur && !cur.isDirectory()) removeAt(at);

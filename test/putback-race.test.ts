@@ -65,3 +65,41 @@ describe("a failed step puts back only what it wrote", () => {
     }, 120_000);
   }
 });
+
+describe('a step killed part-way, and the person saves before takeback next starts', () => {
+  it("the next start's roll back keeps the save, puts back what the step wrote and a write in place it was cut short in", async () => {
+    const sb = sandbox();
+    sb.write('a.bin', big(1));
+    sb.write('b.txt', 'b before\n');
+    const cBefore = 'c before, line one\nc before, line two\n';
+    sb.write('c.txt', cBefore);
+    expect(sb.tb(['run', '--', 'true']).code).toBe(0);
+    const cAgent = 'C BY THE AGENT, LINE ONE\nC BY THE AGENT, LINE TWO\n';
+    expect(sb.tb(['run', '--', 'sh', '-c', `head -c 307200 /dev/zero | tr '\\0' '\\2' > a.bin && echo 'b by the agent' > b.txt && printf '${cAgent.replace(/\n/g, '\\n')}' > c.txt`]).code).toBe(0);
+    const id = sb.json(['list']).sets.at(-1).id as string;
+
+    const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(so, '/a.bin') }, stdio: 'ignore' });
+    onTestFinished(() => {
+      child.kill('SIGKILL');
+    });
+    const exited = new Promise((r) => child.on('close', r));
+    await untilStopped(child);
+    child.kill('SIGKILL');
+    await exited;
+    // Killed right after it put a.bin back: the person then saves a.bin, and c.txt holds what a
+    // write in place of it cut short after 10 bytes leaves (the step's first bytes, then the
+    // agent's from there on: the undo writes the bytes from before over the agent's).
+    expect(sb.read('a.bin').equals(big(1))).toBe(true);
+    const saved = big(3);
+    fs.writeFileSync(sb.abs('a.bin'), saved);
+    fs.writeFileSync(sb.abs('c.txt'), cBefore.slice(0, 10) + cAgent.slice(10));
+
+    // Any command starts the roll back.
+    const list = sb.json(['list']);
+    expect(sb.read('a.bin').equals(saved), "the person's save of a.bin was written over by the roll back").toBe(true);
+    expect(sb.read('b.txt').toString()).toBe('b by the agent\n');
+    expect(sb.read('c.txt').toString()).toBe(cAgent);
+    expect(list.sets.find((s: any) => s.id === id).files.every((f: any) => !f.undone)).toBe(true);
+    expect(fs.readdirSync(sb.ws).filter((n) => n.includes('.takeback-'))).toEqual([]);
+  }, 120_000);
+});

@@ -26,6 +26,10 @@ export function recoverTxns(ws: { root: string; journal: Journal }): number {
           const abs = fromWorkspacePath(root, op.path);
           const now = readState(abs, { maxFileBytes: Number.MAX_SAFE_INTEGER });
           if (sameState(now.state, op.from)) continue;
+          // Someone else's since the step was cut short (a person's save before this start): theirs
+          // to keep, and the next scan sees it as their change. Only what the step wrote, or a
+          // write in place it was cut short in, is put back.
+          if (!sameState(now.state, op.to) && !cutShort(now.bytes, op, journal)) continue;
           const from = op.from;
           const bytes = from.exists && from.type === 'file' && from.sha256 ? journal.blobs.get(from.sha256) : null;
           writeState(root, op.path, from, bytes, `${t.id}r`);
@@ -41,6 +45,40 @@ export function recoverTxns(ws: { root: string; journal: Journal }): number {
     journal.db.prepare('DELETE FROM meta WHERE key = ?').run(`txn:${t.id}`);
   }
   return rolledBack;
+}
+
+/**
+ * True when `now` (the bytes at a path, undefined: not a file whose bytes could be read) may be
+ * what a write of file `op.to` that was cut short (by a kill or a power cut) leaves there: no
+ * bytes yet (a new file renamed in before its bytes reached the disk), the step's bytes up to
+ * some point or with blocks of zeros where they had not reached it, or — written in place over
+ * file `op.from` — the step's bytes up to some offset followed by the file's bytes from before
+ * from there (the write goes from the start; a shorter file is cut last). The mode is not
+ * looked at (it may not be set yet). Also true when the bytes of either side are not kept (it
+ * cannot be told apart: put back, as any step's write). False for anything else: bytes no write
+ * of `op` leaves, someone else's since.
+ */
+function cutShort(now: Buffer | undefined, op: { from: FileState; to: FileState }, journal: Journal): boolean {
+  const { from, to } = op;
+  if (!now || !(to.exists && to.type === 'file')) return false;
+  const b = to.sha256 ? journal.blobs.get(to.sha256) : null;
+  if (!b) return true;
+  if (now.length <= b.length) {
+    let i = 0;
+    while (i < now.length && (now[i] === b[i] || now[i] === 0)) i++;
+    if (i === now.length) return true;
+  }
+  if (!(from.exists && from.type === 'file')) return false;
+  const a = from.sha256 ? journal.blobs.get(from.sha256) : null;
+  if (!a) return true;
+  // In place: some k with now[0, k) = b[0, k) and now[k, …) = a[k, …), now as long as the
+  // longer of a and k. p: how far now begins as b does; j: from where now ends as a does.
+  let p = 0;
+  while (p < now.length && p < b.length && now[p] === b[p]) p++;
+  if (now.length !== a.length) return p === now.length && now.length > a.length; // k = now's length
+  let j = now.length;
+  while (j > 0 && now[j - 1] === a[j - 1]) j--;
+  return j <= p;
 }
 
 /**

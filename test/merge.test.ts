@@ -276,4 +276,25 @@ describe('mergeBytes', () => {
     const r = mergeBytes(B(base), B(ours), B(theirs));
     expect(r).toEqual({ ok: true, bytes: B(base.replace('line 15000\n', 'mine\n').replace('line 1200\n', 'theirs\n')) });
   });
+
+  it('a 21,000-line file rewritten whole since (a formatter, every line new) is an overlap naming both sides, not a give-up', () => {
+    const base = lines('line', 21_000);
+    const ours = lines('person', 21_000);
+    const theirs = base.replace('line 3\n', 'the agent\n');
+    expect(mergeBytes(B(base), B(ours), B(theirs))).toEqual({ ok: false, overlaps: [{ change: { start: 3, end: 3 }, since: { start: 1, end: 21_000 } }] });
+    // Rewritten whole but for the agent's line: still no line both sides keep, one overlap, as in a short file.
+    const kept = ours.replace('person 3\n', 'line 3\n');
+    expect(mergeBytes(B(base), B(kept), B(theirs))).toEqual({ ok: false, overlaps: [{ change: { start: 3, end: 3 }, since: { start: 1, end: 21_000 } }] });
+  });
+
+  it('a region longer than the three-way merge is given, where one side left it as it was or both made it the same, takes the other side', () => {
+    const base = `top\n${lines('old', 3_000)}middle\nbottom\n`;
+    const rewritten = `top\n${lines('new', 3_000)}middle\nbottom\n`;
+    // The later edit rewrote the region, the step leaves it as it was (it changes the last line): the later edit stays.
+    expect(mergeBytes(B(base), B(rewritten), B(base.replace('bottom', 'BOTTOM')))).toEqual({ ok: true, bytes: B(rewritten.replace('bottom', 'BOTTOM')) });
+    // The step rewrote it the same way.
+    expect(mergeBytes(B(base), B(rewritten), B(rewritten.replace('bottom', 'BOTTOM')))).toEqual({ ok: true, bytes: B(rewritten.replace('bottom', 'BOTTOM')) });
+    // The step rewrote it, the later edit left it as it was.
+    expect(mergeBytes(B(base), B(base.replace('bottom', 'BOTTOM')), B(rewritten))).toEqual({ ok: true, bytes: B(rewritten.replace('bottom', 'BOTTOM')) });
+  });
 });

@@ -15,11 +15,23 @@ import { diff3Merge } from 'node-diff3';
  * regions: the lines of the base that both sides keep — found by the `diff` package's Myers
  * diff, linear in the lines when the changes are few — split the three files into independent
  * regions (as diff3's own stable chunks do), and only the regions where a side changed something
- * go to node-diff3.
+ * go to node-diff3; a region too long for it is decided without it (see mergeBytes). The diff
+ * runs on the lines both sides have (a line of one side only is never kept), so a file rewritten
+ * whole since costs as little as one barely touched, and comes out as an overlap that names the
+ * lines, not a give-up.
  */
 
 /** Edits past which a side's diff gives up (a file rewritten whole): the merge is then a conflict. */
 const MAX_EDIT_LENGTH = 20_000;
+/**
+ * The diff's work, at most: lines (both sides) times edits followed, about 3 s on a slow
+ * machine. A longer pair of files is followed through fewer edits, so no undo waits a minute on
+ * its merge; the bound depends on the files alone, never on the clock, so a merge comes out the
+ * same on any machine.
+ */
+const MAX_DIFF_WORK = 40_000_000;
+/** Lines of a region (on any side) past which it is not given to node-diff3, whose LCS is quadratic (see region in mergeBytes). */
+const DIFF3_MAX_LINES = 2_000;
 
 /** A range of lines, 1-based and inclusive; `end < start` is an empty range just before `start`. */
 export interface LineRange {
@@ -56,11 +68,25 @@ export function splitLines(bytes: Buffer): string[] {
 
 /**
  * For each line of `base` (0-based), the index of the same line in `other` when the diff keeps
- * it, else -1; null when the two differ past what the diff follows (MAX_EDIT_LENGTH).
+ * it, else -1; null when the two differ past what the diff follows (MAX_EDIT_LENGTH edits, fewer
+ * for long files: MAX_DIFF_WORK).
+ *
+ * A line found on one side only is never kept, so the diff runs on the lines both sides have:
+ * the same longest common subsequence, and a side that rewrote much of the file (each new line
+ * an edit) costs no more than one that rewrote little.
  */
 export function keptLines(base: string[], other: string[]): Int32Array | null {
   const map = new Int32Array(base.length).fill(-1);
-  const parts = diffArrays(base, other, { maxEditLength: MAX_EDIT_LENGTH });
+  const inOther = new Set(other);
+  const inBase = new Set(base);
+  const bi: number[] = [];
+  const oi: number[] = [];
+  for (let i = 0; i < base.length; i++) if (inOther.has(base[i]!)) bi.push(i);
+  for (let j = 0; j < other.length; j++) if (inBase.has(other[j]!)) oi.push(j);
+  const b = bi.map((i) => base[i]!);
+  const o = oi.map((j) => other[j]!);
+  const edits = Math.max(1, Math.min(MAX_EDIT_LENGTH, Math.floor(MAX_DIFF_WORK / Math.max(1, b.length + o.length))));
+  const parts = diffArrays(b, o, { maxEditLength: edits });
   if (!parts) return null;
   let i = 0;
   let j = 0;
@@ -69,7 +95,7 @@ export function keptLines(base: string[], other: string[]): Int32Array | null {
     if (p.added) j += n;
     else if (p.removed) i += n;
     else {
-      for (let k = 0; k < n; k++) map[i + k] = j + k;
+      for (let k = 0; k < n; k++) map[bi[i + k]!] = oi[j + k]!;
       i += n;
       j += n;
     }
@@ -85,27 +111,15 @@ export function keptLines(base: string[], other: string[]): Int32Array | null {
  * when nothing differs.
  */
 function changedSpan(from: string[], to: string[], side: 'from' | 'to'): { from: number; to: number } {
-  let lo = Infinity;
-  let hi = -Infinity;
-  let i = 0;
-  let j = 0;
-  for (const p of diffArrays(from, to)) {
-    const n = p.count ?? p.value.length;
-    const at = side === 'from' ? i : j;
-    const own = side === 'from' ? p.removed : p.added;
-    if (p.added || p.removed) {
-      lo = Math.min(lo, at);
-      hi = Math.max(hi, own ? at + n : at);
-    }
-    if (p.added) j += n;
-    else if (p.removed) i += n;
-    else {
-      i += n;
-      j += n;
-    }
-  }
-  if (lo === Infinity) return { from: 0, to: side === 'from' ? from.length : to.length };
-  return { from: lo, to: hi };
+  // A diff keeps the lines both begin and end with, and changes something at the first and the
+  // last line where they differ: the span is what lies between, without diffing.
+  const short = Math.min(from.length, to.length);
+  let head = 0;
+  while (head < short && from[head] === to[head]) head++;
+  if (head === from.length && head === to.length) return { from: 0, to: side === 'from' ? from.length : to.length };
+  let tail = 0;
+  while (tail < short - head && from[from.length - 1 - tail] === to[to.length - 1 - tail]) tail++;
+  return { from: head, to: (side === 'from' ? from.length : to.length) - tail };
 }
 
 /**
@@ -142,6 +156,20 @@ export function mergeBytes(base: Buffer, ours: Buffer, theirs: Buffer): MergeOut
     const oSeg = o.slice(oi, oEnd);
     const aSeg = a.slice(ai, aEnd);
     const bSeg = b.slice(bi, bEnd);
+    if (Math.max(oSeg.length, aSeg.length, bSeg.length) > DIFF3_MAX_LINES) {
+      // Too long for node-diff3 (quadratic): every base line in a region is changed by one side
+      // at least (one both keep would end it), so both sides' changes tile it — one overlap over
+      // each side's changed lines, unless one side left it as it was or both made it the same.
+      const same = (x: string[], y: string[]) => x.length === y.length && x.every((l, k) => l === y[k]);
+      if (same(aSeg, oSeg) || same(aSeg, bSeg)) out.push(...bSeg);
+      else if (same(bSeg, oSeg)) out.push(...aSeg);
+      else {
+        const change = changedSpan(oSeg, bSeg, 'from');
+        const since = changedSpan(oSeg, aSeg, 'to');
+        overlaps.push({ change: { start: oi + change.from + 1, end: oi + change.to }, since: { start: ai + since.from + 1, end: ai + since.to } });
+      }
+      return;
+    }
     for (const r of diff3Merge(aSeg, oSeg, bSeg, { excludeFalseConflicts: true })) {
       if (r.ok) {
         for (const l of r.ok) out.push(l);

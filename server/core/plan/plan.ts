@@ -289,7 +289,7 @@ function tryMerge(ws: Workspace, steps: WalkStep[], expected: FileState, target:
     const theirs = textBlob(ws, s.to);
     if (!base || !theirs) return null;
     const r = mergeBytes(base, now, theirs);
-    if (!r.ok) return { detail: r.tooManyEdits ? 'changed since, too much to merge' : overlapText(r.overlaps) };
+    if (!r.ok) return { detail: r.tooManyEdits ? 'too much to merge' : overlapText(r.overlaps) };
     now = r.bytes;
   }
   return { merged: now, target: { exists: true, type: 'file', mode: target.mode, size: now.length, sha256: sha256(now) } };

@@ -30,6 +30,8 @@ const MAX_EDIT_LENGTH = 20_000;
  * same on any machine.
  */
 const MAX_DIFF_WORK = 40_000_000;
+/** Edits a diff of two whole sides follows before the lines of one side only are set aside (see keptLines). */
+const FEW_EDITS = 64;
 /** Lines of a region (on any side) past which it is not given to node-diff3, whose LCS is quadratic (see region in mergeBytes). */
 const DIFF3_MAX_LINES = 2_000;
 
@@ -77,6 +79,23 @@ export function splitLines(bytes: Buffer): string[] {
  */
 export function keptLines(base: string[], other: string[]): Int32Array | null {
   const map = new Int32Array(base.length).fill(-1);
+  // Few edits (most merges): the diff of the whole is cheapest, no lines set aside.
+  const few = diffArrays(base, other, { maxEditLength: FEW_EDITS });
+  if (few) {
+    let i = 0;
+    let j = 0;
+    for (const p of few) {
+      const n = p.count ?? p.value.length;
+      if (p.added) j += n;
+      else if (p.removed) i += n;
+      else {
+        for (let k = 0; k < n; k++) map[i + k] = j + k;
+        i += n;
+        j += n;
+      }
+    }
+    return map;
+  }
   const inOther = new Set(other);
   const inBase = new Set(base);
   const bi: number[] = [];

@@ -24,7 +24,7 @@ import {
   type RowTotals,
 } from './packed.js';
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
-import { checkIndex, type ChangeHints } from './checker.js';
+import { checkIndex, type ChangeHints, type RowsUnder } from './checker.js';
 import { mainReader, type StatWorker } from './stat-check.js';
 import { LIST_BATCH, listFolders, type ListedStat, type Listing } from './listing.js';
 
@@ -289,6 +289,8 @@ export interface ScanRowsOptions {
    * Only read.
    */
   totals?: RowTotals;
+  /** The folders of the rows under a folder, when the caller keeps them sorted (the snapshot index's `rowsUnder`): a hinted folder then costs the rows under it. */
+  under?: RowsUnder;
   /** The last look's meta (null: none, a baseline). */
   prevMeta: ScanMeta | null;
   /** Where the bytes of the files read go. */
@@ -731,7 +733,7 @@ class ScanWalk {
    */
   private checkWarm(): RowScanOutcome | null {
     const { root, rows, next, gone, opts } = this;
-    const { dirs, result } = checkIndex({ root, rows, racyMs: this.racyMs, worker: opts.worker, hints: opts.hints });
+    const { dirs, result } = checkIndex({ root, rows, racyMs: this.racyMs, worker: opts.worker, hints: opts.hints, under: opts.under });
     const dirty = new Set(result.dirty.map((i) => dirs[i]!));
     const suspects = new Map<string, number[]>();
     for (let k = 0; k < result.suspects.length; k += 2) {

@@ -462,8 +462,10 @@ class ScanWalk {
     let stamp: string | null = null;
     if (st) {
       const own = `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.mode & 0o7777}`;
-      // The folders below it are found again when its own stat moved (a folder made in it).
-      const known = was?.startsWith(`${own}:`) ? this.prevBelow[rel] : undefined;
+      // The folders below it are found again when its own stat moved (a folder made in it). One
+      // the last scan found none below (none kept in `skippedBelow`) is a leaf while its own stat
+      // holds: not listed again (its stamp of no folders is checked against the last one all the same).
+      const known = was?.startsWith(`${own}:`) ? (this.prevBelow[rel] ?? []) : undefined;
       const b = belowStamp(`${this.root}/${rel}`, this.config.excludePaths, known, was?.split(':')[4]);
       stamp = `${own}:${b.stamp}`;
       if (b.below.length > 0) this.skippedBelow.set(rel, b.below);

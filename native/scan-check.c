@@ -7,8 +7,9 @@
  * Why: a warm scan of 100,000 files is 100,000 lstat calls. From C one costs about 1.8 µs here;
  * through Node's fs binding about 4.5 µs (a JavaScript string made and encoded per path, the
  * binding's request, the stat array filled), which made a new process's scan slower than
- * `git status` (bench/RESULTS.md, fourth round). Here the paths are built from the row's bytes
- * and the rows are shared out between threads, as git's preload-index does.
+ * `git status` (bench/RESULTS.md, fourth round). Here each folder is opened once and its
+ * children stated by the name bytes of its row (fstatat: one name resolved a child, not the whole
+ * path), and the rows are shared out between threads, as git's preload-index does.
  *
  * checkRows(root, dirs, data, offsets, racyMs, threads) -> { dirty: number[], suspects: number[] }
  *   root     the workspace's absolute path (string)
@@ -29,7 +30,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "napi-util.h"
 
 #ifdef __APPLE__
@@ -95,6 +98,24 @@ static uint16_t u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static double ms(struct timespec t) { return (double)t.tv_sec * 1000 + (double)t.tv_nsec / 1e6; }
 static int near(double a, double b) { return a == b || fabs(a - b) < 0.001; }
 
+/*
+ * The folder at `path`, opened to stat its children by name (fstatat): the kernel then resolves
+ * one name a child instead of every component of its absolute path again, as git's fscache does
+ * on Windows. O_PATH needs no read permission on the folder (a folder one may search but not list
+ * is checked as lstat would check it); without O_PATH (macOS), a folder that cannot be opened is
+ * checked by full paths. Never follows a link: a link where the folder was fails here, and its
+ * lstat (the caller's fallback) says it is no folder. -1 when it cannot be opened.
+ */
+static int open_folder(const char *path) {
+#ifdef O_PATH
+  return open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#else
+  return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#endif
+}
+
+static int check_entries(lane_t *lane, size_t i, char *path, const uint8_t *row, size_t len, size_t abs_len, int dfd);
+
 /* Checks row `i` into `lane`. Returns -1 when memory runs out. */
 static int check_row(lane_t *lane, size_t i, char *path) {
   job_t *job = lane->job;
@@ -114,9 +135,25 @@ static int check_row(lane_t *lane, size_t i, char *path) {
   path[abs_len] = 0;
   double smt = f64(row + 8), sct = f64(row + 16), sino = f64(row + 24);
   struct stat st;
-  if (lstat(path, &st) != 0 || (st.st_mode & S_IFMT) != S_IFDIR || !(smt < job->racy_ms) || !near(ms(MTIM(st)), smt) || !near(ms(CTIM(st)), sct) || (double)st.st_ino != sino) {
+  /* The folder's own stat from the descriptor its children are stated through: the same folder. */
+  int dfd = open_folder(path);
+  int got = dfd >= 0 ? fstat(dfd, &st) : lstat(path, &st);
+  if (got != 0 || (st.st_mode & S_IFMT) != S_IFDIR || !(smt < job->racy_ms) || !near(ms(MTIM(st)), smt) || !near(ms(CTIM(st)), sct) || (double)st.st_ino != sino) {
+    if (dfd >= 0) close(dfd);
     return push(&lane->dirty, (int32_t)i);
   }
+  int r = check_entries(lane, i, path, row, len, abs_len, dfd);
+  if (dfd >= 0) close(dfd);
+  return r;
+}
+
+/*
+ * Checks the entries of row `i` (`row`, `len` bytes; its folder's absolute path in `path`, of
+ * `abs_len` bytes), each stated by name through `dfd`, or by full path when it is -1.
+ */
+static int check_entries(lane_t *lane, size_t i, char *path, const uint8_t *row, size_t len, size_t abs_len, int dfd) {
+  job_t *job = lane->job;
+  struct stat st;
   uint32_t count = u32(row + 32);
   size_t o = HEADER_BYTES;
   path[abs_len] = '/';
@@ -146,7 +183,7 @@ static int check_row(lane_t *lane, size_t i, char *path) {
     memcpy(path + abs_len + 1, name, name_len);
     path[abs_len + 1 + name_len] = 0;
     int suspect;
-    if (lstat(path, &st) != 0) {
+    if ((dfd >= 0 ? fstatat(dfd, path + abs_len + 1, &st, AT_SYMLINK_NOFOLLOW) : lstat(path, &st)) != 0) {
       suspect = 1;
     } else {
       unsigned fmt = st.st_mode & S_IFMT;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { encodeRow, UNKNOWN_STAMP, type DirStamp, type PackedEntry } from '../server/core/scan/packed.js';
+import { decodeRow, encodeRow, UNKNOWN_STAMP, type DirStamp, type PackedEntry } from '../server/core/scan/packed.js';
 import { haveNativeCheck, nativeCheckRows } from '../server/core/scan/native.js';
 import { checkAll, StatWorker, type CheckInput, type CheckResult } from '../server/core/scan/stat-check.js';
 import { REPO_ROOT, sandbox } from './support/takeback.js';
@@ -22,8 +22,10 @@ function rowsOf(root: string): Map<string, Buffer> {
     const st = fs.lstatSync(abs);
     const stamp: DirStamp = { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino };
     const entries: PackedEntry[] = [];
-    for (const name of fs.readdirSync(abs).sort()) {
-      const s = fs.lstatSync(path.join(abs, name));
+    // By the names' bytes: a name that is not UTF-8 is packed decoded (U+FFFD), as the scan packs it.
+    for (const raw of fs.readdirSync(abs, { encoding: 'buffer' }).sort(Buffer.compare)) {
+      const name = raw.toString('utf8');
+      const s = fs.lstatSync(Buffer.concat([Buffer.from(`${abs}/`), raw]));
       const type = TYPE(s);
       const n = entries.length;
       entries.push({
@@ -121,6 +123,50 @@ describe('the native warm-scan check', () => {
     const early = inputOf(sb.ws, rowsOf(sb.ws), 0);
     expect(named(early, nativeCheckRows(early, 10_000, 1)!)).toEqual(named(early, checkAll(early)));
     expect(named(early, checkAll(early)).dirty.length).toBe(early.dirs.length);
+  });
+
+  it.runIf(haveNativeCheck())('stating each folder’s children by name through the folder opened once: the same verdicts on odd names, links, modes, a folder it may search but not list, removed and added files', () => {
+    const sb = sandbox();
+    const odd = Buffer.from([0x6f, 0x64, 0x64, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]); // not UTF-8
+    for (let d = 0; d < 4; d++) for (let f = 0; f < 6; f++) sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${sb.abs('d0')}/`), odd]), 'odd name\n');
+    sb.write('d1/é.txt', 'é\n');
+    fs.symlinkSync('f0.txt', sb.abs('d1/link'));
+    fs.symlinkSync('d2', sb.abs('dirlink'));
+    sb.write('locked/inner.txt', 'inner\n', 0o600);
+    sb.write('d3/run.sh', '#!/bin/sh\n', 0o755);
+    const rows = rowsOf(sb.ws);
+    // A row for the link to a folder, as if a folder had stood there: a link is no folder.
+    rows.set('dirlink', rows.get('d2')!);
+    // Searchable, not listable: its row made before, given the folder's stat after the mode change.
+    fs.chmodSync(sb.abs('locked'), 0o311);
+    const ls = fs.lstatSync(sb.abs('locked'));
+    rows.set('locked', encodeRow({ mtimeMs: ls.mtimeMs, ctimeMs: ls.ctimeMs, ino: ls.ino }, decodeRow(rows.get('locked')!)));
+    try {
+      const racy = Date.now() + 10_000;
+      const still = inputOf(sb.ws, rows, racy);
+      const jsStill = named(still, checkAll(still));
+      expect(jsStill.dirty).toEqual(['dirlink']);
+      expect(named(still, nativeCheckRows(still, 1000, 1)!)).toEqual(jsStill);
+      // The odd name's entry holds its name decoded (U+FFFD), which names no file: both look
+      // again; and at the root's entry of the folder whose mode changed.
+      expect(jsStill.suspects).toEqual([expect.stringMatching(/^#\d+$/), expect.stringMatching(/^d0#\d+$/)]);
+
+      fs.appendFileSync(sb.abs('locked/inner.txt'), 'more\n');
+      fs.chmodSync(sb.abs('d3/run.sh'), 0o644);
+      fs.rmSync(sb.abs('d1/link'));
+      fs.writeFileSync(sb.abs('d1/link'), 'a file where a link was\n');
+      fs.rmSync(sb.abs('d2/f3.txt'));
+      fs.rmSync(sb.abs('d3'), { recursive: true });
+      sb.write('d1/new.txt', 'new\n');
+      const moved = inputOf(sb.ws, rows, racy);
+      const js = named(moved, checkAll(moved));
+      expect(js.dirty).toEqual(['', 'd1', 'd2', 'd3', 'dirlink']); // the root lost d3
+      expect(js.suspects).toEqual(expect.arrayContaining([expect.stringMatching(/^locked#0$/)]));
+      for (const threads of [1, 3]) expect(named(moved, nativeCheckRows(moved, 10_000, threads === 1 ? Number.POSITIVE_INFINITY : 1)!), `threads ${threads}`).toEqual(js);
+    } finally {
+      fs.chmodSync(sb.abs('locked'), 0o755);
+    }
   });
 
   it('the JavaScript fallback on two threads (the stat worker) finds what it finds on one', () => {

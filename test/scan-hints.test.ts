@@ -42,6 +42,43 @@ describe('change hints for the warm scan', () => {
     expect(hintedRows(rows, 100, { paths: new Set(['']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b', 'c']);
   });
 
+  it('the rows under a hinted folder, found in the folders kept sorted, are those a pass over every row finds, as folders come and go', () => {
+    const sb = sandbox();
+    for (const d of ['a', 'a/b', 'a/b/c', 'a-b', 'a.b', 'ab', 'é', 'z/y']) sb.write(`${d}/f.txt`, `${d}\n`);
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      const snap = opened.journal.snapshot;
+      const scan = () => opened.journal.write(() => scanAndCommit(opened));
+      const same = (step: string) => {
+        const rows = snap.rows();
+        for (const f of [...rows.keys()].filter((k) => k !== '')) {
+          const pass = [...rows.keys()].filter((k) => k.startsWith(`${f}/`)).sort();
+          expect(snap.rowsUnder(rows, f).sort(), `${step}: under ${f}`).toEqual(pass);
+          const hints = { paths: new Set([f]), sinceMs: 0 };
+          expect(hintedRows(rows, 1, hints, (d) => snap.rowsUnder(rows, d))?.sort(), `${step}: hinted ${f}`).toEqual(hintedRows(rows, 1, hints)?.sort());
+        }
+      };
+      scan();
+      same('baseline');
+      sb.write('a/b/new/deep/g.txt', 'new\n');
+      sb.write('a-b/c/h.txt', 'h\n');
+      scan();
+      same('folders added');
+      fs.rmSync(sb.abs('a/b'), { recursive: true });
+      fs.renameSync(sb.abs('z'), sb.abs('a/z'));
+      scan();
+      same('a folder removed, one moved under another');
+      for (let i = 0; i < 300; i++) sb.write(`many/m${i}/f.txt`, `${i}\n`); // past the edits kept in step: sorted anew
+      scan();
+      same('many folders at once');
+      fs.rmSync(sb.abs('many/m7'), { recursive: true });
+      scan();
+      same('one of many removed');
+    } finally {
+      opened.journal.close();
+    }
+  });
+
   it('a folder replaced by another of the same name: hinted by its name alone, the rows under it are looked at again', () => {
     const sb = sandbox();
     sb.write('a/sub/old.txt', 'old\n');

@@ -69,7 +69,7 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
   const started = asked && scanTimer ? performance.now() : 0;
   const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
-  const r = scanRows({ root, rows, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
+  const r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
   if (asked && scanTimer) scanTimer(root, performance.now() - started, given !== undefined);
   if (r.status === 'too-large') {
     if (rows.size > 0) journal.snapshot.clear();

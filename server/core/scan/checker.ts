@@ -58,14 +58,21 @@ export function statWorkerFor(files: number): StatWorker | null {
 }
 
 /**
+ * The folders of the rows under folder `dir` (not '' and not `dir` itself), at any depth: what
+ * the snapshot index's `rowsUnder` gives, without a pass over every row.
+ */
+export type RowsUnder = (dir: string) => Iterable<string>;
+
+/**
  * The rows that `hints` say may have moved: each hinted path's nearest folder that has a row
  * (its own folder's, or, for a path in a folder the index does not know, the nearest one above:
  * the folder that gained it), and for a hinted path that is a folder with a row, that row and
  * every row under it (a folder moved or replaced moves everything below it, which a watcher may
- * not report path by path). Null (check them all) without hints, or with hints that do not cover
- * the scan whose racy line is `racyMs` (see {@link ChangeHints}).
+ * not report path by path; found by `under` when given, else by a pass over every row). Null
+ * (check them all) without hints, or with hints that do not cover the scan whose racy line is
+ * `racyMs` (see {@link ChangeHints}).
  */
-export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number, hints?: ChangeHints): string[] | null {
+export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number, hints?: ChangeHints, under?: RowsUnder): string[] | null {
   if (!hints || !(hints.sinceMs <= racyMs)) return null;
   const out = new Set<string>();
   const folders = new Set<string>();
@@ -84,7 +91,9 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
       }
     }
   }
-  if (folders.size > 0 && !folders.has('')) {
+  if (folders.size > 0 && !folders.has('') && under) {
+    for (const f of folders) for (const k of under(f)) out.add(k);
+  } else if (folders.size > 0 && !folders.has('')) {
     for (const k of rows.keys()) {
       for (let i = k.indexOf('/'); i >= 0; i = k.indexOf('/', i + 1)) {
         if (folders.has(k.slice(0, i))) {
@@ -108,9 +117,10 @@ export function checkIndex(opts: {
   racyMs: number;
   worker?: StatWorker | null;
   hints?: ChangeHints;
+  under?: RowsUnder;
 }): { dirs: string[]; result: CheckResult } {
   const { root, rows, racyMs } = opts;
-  const dirs = hintedRows(rows, racyMs, opts.hints) ?? [...rows.keys()];
+  const dirs = hintedRows(rows, racyMs, opts.hints, opts.under) ?? [...rows.keys()];
   let paths = 0;
   const offsets = new Int32Array(dirs.length + 1);
   let total = 0;

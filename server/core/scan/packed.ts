@@ -73,6 +73,29 @@ export interface RowCounts {
   keptBytes: number;
 }
 
+/** Files, kept bytes, copied files and pending files summed over rows (for the limits and the meta). */
+export interface RowTotals {
+  files: number;
+  bytes: number;
+  copied: number;
+  pending: number;
+}
+
+/** Totals of no rows. */
+export function noTotals(): RowTotals {
+  return { files: 0, bytes: 0, copied: 0, pending: 0 };
+}
+
+/** Adds (`sign` 1) or takes away (`sign` -1) the counts in row `buf`'s header to `t`, in place; returns `t`. */
+export function addRowTotals(t: RowTotals, buf: Uint8Array, sign: 1 | -1 = 1): RowTotals {
+  const c = rowCounts(buf);
+  t.files += sign * c.files;
+  t.bytes += sign * c.keptBytes;
+  t.copied += sign * c.copied;
+  t.pending += sign * c.pending;
+  return t;
+}
+
 export const UNKNOWN_STAMP: DirStamp = Object.freeze({ mtimeMs: NaN, ctimeMs: NaN, ino: NaN });
 
 /**

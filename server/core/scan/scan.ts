@@ -8,9 +8,11 @@ import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
 import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
+  addRowTotals,
   decodeRow,
   encodeRow,
   isCopied,
+  noTotals,
   rowCounts,
   rowStamp,
   toIndexEntry,
@@ -19,9 +21,10 @@ import {
   isUnlisted,
   type DirStamp,
   type PackedEntry,
+  type RowTotals,
 } from './packed.js';
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
-import { checkIndex, type ChangeHints } from './checker.js';
+import { checkIndex, type ChangeHints, type RowsUnder } from './checker.js';
 import { mainReader, type StatWorker } from './stat-check.js';
 import { LIST_BATCH, listFolders, type ListedStat, type Listing } from './listing.js';
 
@@ -280,6 +283,14 @@ export interface ScanRowsOptions {
   root: string;
   /** The last look's packed rows (folder → row), as the snapshot index keeps them. */
   rows: Map<string, Uint8Array>;
+  /**
+   * The counts of every row of `rows` summed, when the caller keeps them (the snapshot index's
+   * `totals()`): a warm scan then takes away the rows it touched instead of summing the others.
+   * Only read.
+   */
+  totals?: RowTotals;
+  /** The folders of the rows under a folder, when the caller keeps them sorted (the snapshot index's `rowsUnder`): a hinted folder then costs the rows under it. */
+  under?: RowsUnder;
   /** The last look's meta (null: none, a baseline). */
   prevMeta: ScanMeta | null;
   /** Where the bytes of the files read go. */
@@ -451,8 +462,10 @@ class ScanWalk {
     let stamp: string | null = null;
     if (st) {
       const own = `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.mode & 0o7777}`;
-      // The folders below it are found again when its own stat moved (a folder made in it).
-      const known = was?.startsWith(`${own}:`) ? this.prevBelow[rel] : undefined;
+      // The folders below it are found again when its own stat moved (a folder made in it). One
+      // the last scan found none below (none kept in `skippedBelow`) is a leaf while its own stat
+      // holds: not listed again (its stamp of no folders is checked against the last one all the same).
+      const known = was?.startsWith(`${own}:`) ? (this.prevBelow[rel] ?? []) : undefined;
       const b = belowStamp(`${this.root}/${rel}`, this.config.excludePaths, known, was?.split(':')[4]);
       stamp = `${own}:${b.stamp}`;
       if (b.below.length > 0) this.skippedBelow.set(rel, b.below);
@@ -722,7 +735,7 @@ class ScanWalk {
    */
   private checkWarm(): RowScanOutcome | null {
     const { root, rows, next, gone, opts } = this;
-    const { dirs, result } = checkIndex({ root, rows, racyMs: this.racyMs, worker: opts.worker, hints: opts.hints });
+    const { dirs, result } = checkIndex({ root, rows, racyMs: this.racyMs, worker: opts.worker, hints: opts.hints, under: opts.under });
     const dirty = new Set(result.dirty.map((i) => dirs[i]!));
     const suspects = new Map<string, number[]>();
     for (let k = 0; k < result.suspects.length; k += 2) {
@@ -742,15 +755,7 @@ class ScanWalk {
     while (this.queue.length > 0) this.list(this.queue.pop()!); // new folders, and what is under them
     this.vouchByGit();
     for (const row of next.values()) for (const e of row.entries) this.count(e);
-    const rest = { files: 0, bytes: 0, copied: 0, pending: 0 };
-    for (const [dir, buf] of rows) {
-      if (next.has(dir) || gone.has(dir)) continue;
-      const c = rowCounts(buf);
-      rest.files += c.files;
-      rest.copied += c.copied;
-      rest.bytes += c.keptBytes;
-      rest.pending += c.pending;
-    }
+    const rest = untouchedTotals(rows, next, gone, opts.totals);
     this.listedFiles += rest.files;
     this.copied += rest.copied;
     this.keptBytes += rest.bytes;
@@ -931,12 +936,27 @@ class ScanWalk {
   }
 }
 
-/** Files, kept bytes, copied files and pending files summed over rows. */
-interface RowTotals {
-  files: number;
-  bytes: number;
-  copied: number;
-  pending: number;
+/**
+ * The totals of the rows of `rows` that a warm look left as they were (neither in `next` nor
+ * `gone`): `all` (every row's, summed) less the rows it touched, when the caller keeps it, else
+ * summed over the others.
+ */
+function untouchedTotals(rows: Map<string, Uint8Array>, next: Map<string, NextRow>, gone: Set<string>, all: RowTotals | undefined): RowTotals {
+  if (!all) {
+    const t = noTotals();
+    for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) addRowTotals(t, buf);
+    return t;
+  }
+  const t = { ...all };
+  for (const dir of next.keys()) {
+    const buf = rows.get(dir);
+    if (buf) addRowTotals(t, buf, -1);
+  }
+  for (const dir of gone) {
+    const buf = rows.get(dir);
+    if (buf && !next.has(dir)) addRowTotals(t, buf, -1);
+  }
+  return t;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { decodeRow, fromIndexEntry, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit } from './packed.js';
+import { addRowTotals, decodeRow, fromIndexEntry, noTotals, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit, type RowTotals } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
 type Db = Database.Database;
@@ -43,6 +43,21 @@ export interface ScanMeta {
   skippedBelow?: Record<string, string[]>;
 }
 
+/** Past this many rows written or removed at once, the sorted folders are sorted anew when next asked for (see `rowsUnder`). */
+const SORTED_EDITS_MAX = 256;
+
+/** The first position of sorted `list` whose string is not before `s` (by UTF-16 code units, as `<`). */
+function lowerBound(list: readonly string[], s: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]! < s) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * The persisted snapshot index of one workspace: only the first scan reads every file. Kept
  * packed, one row a folder (`scan/packed.ts`): a warm scan loads it in one query and checks it
@@ -54,9 +69,12 @@ export class SnapshotIndex {
    * write of the rows (by any process) sets a new random generation in `meta`, in the same
    * transaction: a long-lived process (the sidecar) reloads the rows only when the generation
    * moved, instead of reading megabytes of rows for every scan. A random token, not a counter:
-   * a rolled-back write's generation can never come back and match other rows.
+   * a rolled-back write's generation can never come back and match other rows. `totals` are the
+   * counts of every cached row summed (null until asked for), kept in step by {@link writeRows}:
+   * a warm scan of a large index needs them for the rows it did not touch, and summing 50,000
+   * rows' headers for every event costs more than the rest of a hinted scan.
    */
-  private cache: { gen: string; rows: Map<string, Buffer> } | null = null;
+  private cache: { gen: string; rows: Map<string, Buffer>; totals: RowTotals | null; sorted: string[] | null } | null = null;
 
   constructor(private readonly db: Db) {}
 
@@ -80,8 +98,23 @@ export class SnapshotIndex {
     if (this.cache && gen !== '' && this.cache.gen === gen) return this.cache.rows;
     const out = new Map<string, Buffer>();
     for (const r of this.db.prepare('SELECT dir, data FROM snapshot_rows').raw().all() as [string, Buffer][]) out.set(r[0], r[1]);
-    this.cache = gen === '' ? null : { gen, rows: out };
+    this.cache = gen === '' ? null : { gen, rows: out, totals: null, sorted: null };
     return out;
+  }
+
+  /**
+   * The counts of every row of `rows` (a map {@link rows} gave, by default the one it gives now)
+   * summed: files, kept bytes, copied and pending files. Kept with this process's cached rows, so
+   * a long-lived process sums them once and then only adds and takes away the rows it writes;
+   * for rows not cached, summed anew. Callers only read the object.
+   */
+  totals(rows: Map<string, Buffer> = this.rows()): RowTotals {
+    const c = this.cache && this.cache.rows === rows && this.cache.gen === this.generation() ? this.cache : null;
+    if (c?.totals) return c.totals;
+    const t = noTotals();
+    for (const buf of rows.values()) addRowTotals(t, buf);
+    if (c) c.totals = t;
+    return t;
   }
 
   /**
@@ -92,17 +125,57 @@ export class SnapshotIndex {
   writeRows(put: Map<string, Uint8Array>, del: Iterable<string>): void {
     const ins = this.db.prepare('INSERT OR REPLACE INTO snapshot_rows (dir, data) VALUES (?, ?)');
     const rm = this.db.prepare('DELETE FROM snapshot_rows WHERE dir = ?');
-    const cached = this.cache && this.cache.gen === this.generation() ? this.cache.rows : null;
-    for (const d of del) {
+    const current = this.cache && this.cache.gen === this.generation() ? this.cache : null;
+    const cached = current ? current.rows : null;
+    const totals = current ? current.totals : null;
+    // The sorted folders are kept in step a folder at a time for a few; past that, sorted anew when next asked for.
+    const dels = Array.isArray(del) ? (del as string[]) : [...del];
+    let sorted = current && current.sorted && put.size + dels.length <= SORTED_EDITS_MAX ? current.sorted : null;
+    for (const d of dels) {
       rm.run(d);
+      const was = cached?.get(d);
+      if (was && totals) addRowTotals(totals, was, -1);
+      if (was && sorted) {
+        const k = lowerBound(sorted, d);
+        if (sorted[k] === d) sorted.splice(k, 1);
+        else sorted = null;
+      }
       cached?.delete(d);
     }
     for (const [d, b] of put) {
       ins.run(d, b);
-      cached?.set(d, Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      if (!cached) continue;
+      const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+      const was = cached.get(d);
+      if (totals) {
+        if (was) addRowTotals(totals, was, -1);
+        addRowTotals(totals, buf);
+      }
+      if (!was && sorted) sorted.splice(lowerBound(sorted, d), 0, d);
+      cached.set(d, buf);
     }
     const gen = this.bump();
-    this.cache = cached ? { gen, rows: cached } : null;
+    this.cache = cached ? { gen, rows: cached, totals, sorted } : null;
+  }
+
+  /**
+   * The folders of the rows of `rows` (a map {@link rows} gave) that lie under folder `dir`
+   * (workspace-relative, not '': `dir/...` at any depth; not `dir` itself). Found by a binary
+   * search in the folders sorted, kept with this process's cached rows: a watcher's hint naming
+   * a folder costs the rows under it, not a pass over every row.
+   */
+  rowsUnder(rows: Map<string, Buffer>, dir: string): string[] {
+    const c = this.cache && this.cache.rows === rows && this.cache.gen === this.generation() ? this.cache : null;
+    let sorted = c?.sorted ?? null;
+    if (!sorted) {
+      sorted = [...rows.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      if (c) c.sorted = sorted;
+    }
+    // Every folder that starts with `dir/` comes in one run of the sorted list, from where it would go.
+    const prefix = `${dir}/`;
+    const out: string[] = [];
+    for (let k = lowerBound(sorted, prefix); k < sorted.length && sorted[k]!.startsWith(prefix); k++) out.push(sorted[k]!);
+    return out;
   }
 
   /** The entry of workspace path `path`, or undefined when the index holds none: only its folder's row is read. */

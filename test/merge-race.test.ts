@@ -6,22 +6,13 @@
 // stopped, saying why) or it is in the step's own record (what the step found, so that a redo
 // puts it back). And the same stopped undo holding the journal: an agent's hooks behind it
 // return, each after one wait of about a second, their events queued and folded in after.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { overStdio } from './support/lsp-client.js';
-import { buildPause, pauseEnv, TXN_RECORD, untilStopped } from './support/pause.js';
+import { pauseEnv, pauseLibrary, stoppedRun, TXN_RECORD, untilStopped } from './support/pause.js';
 import { BIN, hookLog, lines, sandbox, type Sandbox } from './support/takeback.js';
 
-let helperDir: string;
-let so: string;
-
-beforeAll(() => {
-  helperDir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-pause-'));
-  so = buildPause(helperDir);
-});
-afterAll(() => fs.rmSync(helperDir, { recursive: true, force: true }));
+const pauseSo = pauseLibrary();
 
 const TEN = lines('line', 10);
 
@@ -68,20 +59,13 @@ describe("the person saves between a merged undo's plan and its write", () => {
   for (const how of ['in-place', 'rename'] as const) {
     it(`the CLI (a save ${how}): the save is not lost, and the step says what it did`, async () => {
       const { sb, id } = setUp();
-      const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(so, TXN_RECORD) }, stdio: ['ignore', 'pipe', 'pipe'] });
-      onTestFinished(() => {
-        child.kill('SIGKILL');
-      });
-      let out = '';
-      child.stdout!.on('data', (d) => (out += String(d)));
-      child.stderr!.on('data', (d) => (out += String(d)));
-      const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-      await untilStopped(child);
+      const { child, out: printed, exited } = await stoppedRun(BIN, ['undo', id], sb.ws, { ...sb.env, ...pauseEnv(pauseSo(), TXN_RECORD) });
       // Same length as the file the plan read, other bytes (line 9's "9" for an "X").
       const saved = withLine(withLine(withLine(TEN, 2, 'agent 2'), 8, 'line 8 // mine'), 9, 'line X');
       save(sb, saved, how);
       child.kill('SIGCONT');
       const code = await exited;
+      const out = printed();
       expectKept(sb, saved, `exit ${code}: ${out}`);
       // A step that stopped says so and exits non-zero; the journal still holds the sed as applied.
       if (sb.read('app.js').toString() === saved) {
@@ -94,7 +78,7 @@ describe("the person saves between a merged undo's plan and its write", () => {
 
   it('the sidecar over stdio: the save is not lost', async () => {
     const { sb, id } = setUp();
-    const { editor, child } = overStdio(sb.ws, 'headless', { ...sb.env, ...pauseEnv(so, TXN_RECORD) });
+    const { editor, child } = overStdio(sb.ws, 'headless', { ...sb.env, ...pauseEnv(pauseSo(), TXN_RECORD) });
     onTestFinished(() => {
       child.kill('SIGKILL');
     });
@@ -167,19 +151,11 @@ describe('a merged undo stopped while it holds the journal', () => {
     const { sb, id } = setUp();
     sb.write('b.txt', 'b before\n');
     expect(sb.tb(['run', '--', 'true']).code).toBe(0);
-    const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(so, TXN_RECORD) }, stdio: ['ignore', 'pipe', 'pipe'] });
-    onTestFinished(() => {
-      child.kill('SIGKILL');
-    });
-    let out = '';
-    child.stdout!.on('data', (d) => (out += String(d)));
-    child.stderr!.on('data', (d) => (out += String(d)));
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-    await untilStopped(child);
+    const { child, out, exited } = await stoppedRun(BIN, ['undo', id], sb.ws, { ...sb.env, ...pauseEnv(pauseSo(), TXN_RECORD) });
     turnBehindTheLock(sb, child.pid!);
     child.kill('SIGCONT');
-    expect(await exited, out).toBe(0);
-    expect(out).toContain('app.js: put back, keeping later changes');
+    expect(await exited, out()).toBe(0);
+    expect(out()).toContain('app.js: put back, keeping later changes');
     nothingLost(sb);
   }, 180_000);
 
@@ -187,7 +163,7 @@ describe('a merged undo stopped while it holds the journal', () => {
     const { sb, id } = setUp();
     sb.write('b.txt', 'b before\n');
     expect(sb.tb(['run', '--', 'true']).code).toBe(0);
-    const { editor, child } = overStdio(sb.ws, 'headless', { ...sb.env, ...pauseEnv(so, TXN_RECORD) });
+    const { editor, child } = overStdio(sb.ws, 'headless', { ...sb.env, ...pauseEnv(pauseSo(), TXN_RECORD) });
     onTestFinished(() => {
       child.kill('SIGKILL');
     });

@@ -5,19 +5,11 @@
 // path still holds it: the person's save of the first file is kept, and the step says so.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { buildPause, pauseEnv, untilStopped } from './support/pause.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { pauseEnv, pauseLibrary, stoppedRun, untilStopped } from './support/pause.js';
 import { BIN, sandbox } from './support/takeback.js';
 
-let helperDir: string;
-let so: string;
-
-beforeAll(() => {
-  helperDir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-pause-'));
-  so = buildPause(helperDir);
-});
-afterAll(() => fs.rmSync(helperDir, { recursive: true, force: true }));
+const pauseSo = pauseLibrary();
 
 /** 300 KiB of `c`: over the in-place limit, so a step writes it by renaming a new file in. */
 const big = (c: number) => Buffer.alloc(300 * 1024, c);
@@ -33,15 +25,7 @@ describe("a failed step puts back only what it wrote", () => {
       expect(sb.read('a.bin').equals(big(2))).toBe(true);
       const id = sb.json(['list']).sets.at(-1).id as string;
 
-      const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(so, '/a.bin') }, stdio: ['ignore', 'pipe', 'pipe'] });
-      onTestFinished(() => {
-        child.kill('SIGKILL');
-      });
-      let out = '';
-      child.stdout!.on('data', (d) => (out += String(d)));
-      child.stderr!.on('data', (d) => (out += String(d)));
-      const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-      await untilStopped(child);
+      const { child, out: printed, exited } = await stoppedRun(BIN, ['undo', id], sb.ws, { ...sb.env, ...pauseEnv(pauseSo(), '/a.bin') });
       // The step has just put a.bin back as it was before the agent; b.txt is still to come.
       expect(sb.read('a.bin').equals(big(1))).toBe(true);
       const saved = big(3);
@@ -53,6 +37,7 @@ describe("a failed step puts back only what it wrote", () => {
       fs.writeFileSync(sb.abs('b.txt'), 'b by the person\n');
       child.kill('SIGCONT');
       const code = await exited;
+      const out = printed();
 
       expect(code, out).not.toBe(0);
       expect(sb.read('a.bin').equals(saved), `the person's save of a.bin was written over: ${out}`).toBe(true);
@@ -78,7 +63,7 @@ describe('a step killed part-way, and the person saves before takeback next star
     expect(sb.tb(['run', '--', 'sh', '-c', `head -c 307200 /dev/zero | tr '\\0' '\\2' > a.bin && echo 'b by the agent' > b.txt && printf '${cAgent.replace(/\n/g, '\\n')}' > c.txt`]).code).toBe(0);
     const id = sb.json(['list']).sets.at(-1).id as string;
 
-    const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(so, '/a.bin') }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, 'undo', id], { cwd: sb.ws, env: { ...sb.env, ...pauseEnv(pauseSo(), '/a.bin') }, stdio: 'ignore' });
     onTestFinished(() => {
       child.kill('SIGKILL');
     });

@@ -1,7 +1,8 @@
 // Stopping a real takeback process at an exact point (pause/pause.c, preloaded): right after the
 // rename that puts an undo's transaction record in place, between its plan and its first write
 // to the workspace. The test acts there (the person saves a file, a kill -9), then lets it go on.
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, onTestFinished } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import { until } from './procs.js';
@@ -37,4 +38,38 @@ export async function untilStopped(child: ChildProcess, ms = 60_000): Promise<vo
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`pid ${child.pid} exited (${child.exitCode ?? child.signalCode}) before stopping`);
     return stopped(child.pid!);
   }, ms);
+}
+
+/**
+ * The preloaded library built once for the test file that calls this (in its own temporary
+ * folder, removed after the file's tests): call at the top level; the getter gives its path once
+ * the file's tests run.
+ */
+export function pauseLibrary(): () => string {
+  let dir = '';
+  let so = '';
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-pause-'));
+    so = buildPause(dir);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return () => so;
+}
+
+/**
+ * `node <bin> ...args` in `cwd` with `env`, stopped where `env` says (see {@link pauseEnv}):
+ * resolves once it has stopped itself, with the process (killed when the test ends), what it
+ * printed so far and later (`out()`, stdout and stderr together) and its exit code to come.
+ */
+export async function stoppedRun(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; out: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  onTestFinished(() => {
+    child.kill('SIGKILL');
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  child.stderr!.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  await untilStopped(child);
+  return { child, out: () => out, exited };
 }

@@ -81,21 +81,7 @@ export function keptLines(base: string[], other: string[]): Int32Array | null {
   const map = new Int32Array(base.length).fill(-1);
   // Few edits (most merges): the diff of the whole is cheapest, no lines set aside.
   const few = diffArrays(base, other, { maxEditLength: FEW_EDITS });
-  if (few) {
-    let i = 0;
-    let j = 0;
-    for (const p of few) {
-      const n = p.count ?? p.value.length;
-      if (p.added) j += n;
-      else if (p.removed) i += n;
-      else {
-        for (let k = 0; k < n; k++) map[i + k] = j + k;
-        i += n;
-        j += n;
-      }
-    }
-    return map;
-  }
+  if (few) return keep(few, map, null, null);
   const inOther = new Set(other);
   const inBase = new Set(base);
   const bi: number[] = [];
@@ -106,7 +92,14 @@ export function keptLines(base: string[], other: string[]): Int32Array | null {
   const o = oi.map((j) => other[j]!);
   const edits = Math.max(1, Math.min(MAX_EDIT_LENGTH, Math.floor(MAX_DIFF_WORK / Math.max(1, b.length + o.length))));
   const parts = diffArrays(b, o, { maxEditLength: edits });
-  if (!parts) return null;
+  return parts ? keep(parts, map, bi, oi) : null;
+}
+
+/**
+ * `map` with each line the diff `parts` keeps set to its index on the other side; `bi`/`oi` map
+ * the diffed lines back to the whole sides' indices (null: the diff was of the whole sides).
+ */
+function keep(parts: { count?: number; value: string[]; added?: boolean; removed?: boolean }[], map: Int32Array, bi: number[] | null, oi: number[] | null): Int32Array {
   let i = 0;
   let j = 0;
   for (const p of parts) {
@@ -114,7 +107,7 @@ export function keptLines(base: string[], other: string[]): Int32Array | null {
     if (p.added) j += n;
     else if (p.removed) i += n;
     else {
-      for (let k = 0; k < n; k++) map[bi[i + k]!] = oi[j + k]!;
+      for (let k = 0; k < n; k++) map[bi ? bi[i + k]! : i + k] = oi ? oi[j + k]! : j + k;
       i += n;
       j += n;
     }

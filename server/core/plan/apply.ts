@@ -71,16 +71,18 @@ export interface ApplyResult {
  * there): a path that holds anything else was changed since by someone else (a person's save
  * between the step's write and its failure) and is left as it is, throwing `busy` "changed
  * meanwhile" — their change is not the step's to take back. Without `sure` (a write cut short,
- * which may have left part of its bytes) it is put back whatever is there.
+ * which may have left part of its bytes), and for a folder, it is put back whatever is there.
  */
 function putBackWriter(ws: Workspace, ctx: WriteContext): (op: TxnOp, bytes: Buffer | null, tag: string, sure: boolean) => void {
   return (op, bytes, tag, sure) => {
     let found: Found | null | undefined;
-    if (sure) {
+    // A folder holds no bytes of anyone's to lose (what is in it has its own ops), and its mode
+    // may be set only after what is inside it: put back as it was, unchecked.
+    const folder = (op.to.exists && op.to.type === 'dir') || (op.from.exists && op.from.type === 'dir');
+    if (sure && !folder) {
       const now = stateThrough(ws.root, op.path, ctx);
       if (!sameState(now.state, op.from)) throw new TakebackError('busy', `${op.path} changed meanwhile, left as it is`, { failures: [op.path] });
-      // Folders have no identity the write checks again (writeState makes or keeps one).
-      if (!(op.to.exists && op.to.type === 'dir') && !(op.from.exists && op.from.type === 'dir')) found = now.found;
+      found = now.found;
     }
     if (modeOnly(op)) chmodState(ws.root, op.path, op.to.exists ? op.to.mode : 0, ctx);
     else writeState(ws.root, op.path, op.to, bytes, tag, [], ctx, found);

@@ -91,9 +91,10 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
       }
     }
   }
-  if (folders.size > 0 && !folders.has('') && under) {
+  if (folders.has('')) return [...rows.keys()];
+  if (under) {
     for (const f of folders) for (const k of under(f)) out.add(k);
-  } else if (folders.size > 0 && !folders.has('')) {
+  } else if (folders.size > 0) {
     for (const k of rows.keys()) {
       for (let i = k.indexOf('/'); i >= 0; i = k.indexOf('/', i + 1)) {
         if (folders.has(k.slice(0, i))) {
@@ -102,7 +103,7 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
         }
       }
     }
-  } else if (folders.has('')) return [...rows.keys()];
+  }
   return [...out];
 }
 

@@ -103,13 +103,22 @@ export class SnapshotIndex {
   }
 
   /**
+   * The cache when `rows` is its map. Its totals and sorted folders describe that map as it is
+   * (only {@link writeRows} changes it, and keeps them in step), whatever another process wrote
+   * since: no look at the generation, which would be a query for every hinted folder of a scan.
+   */
+  private cachedFor(rows: Map<string, Buffer>): NonNullable<SnapshotIndex['cache']> | null {
+    return this.cache && this.cache.rows === rows ? this.cache : null;
+  }
+
+  /**
    * The counts of every row of `rows` (a map {@link rows} gave, by default the one it gives now)
    * summed: files, kept bytes, copied and pending files. Kept with this process's cached rows, so
    * a long-lived process sums them once and then only adds and takes away the rows it writes;
    * for rows not cached, summed anew. Callers only read the object.
    */
   totals(rows: Map<string, Buffer> = this.rows()): RowTotals {
-    const c = this.cache && this.cache.rows === rows && this.cache.gen === this.generation() ? this.cache : null;
+    const c = this.cachedFor(rows);
     if (c?.totals) return c.totals;
     const t = noTotals();
     for (const buf of rows.values()) addRowTotals(t, buf);
@@ -165,7 +174,7 @@ export class SnapshotIndex {
    * a folder costs the rows under it, not a pass over every row.
    */
   rowsUnder(rows: Map<string, Buffer>, dir: string): string[] {
-    const c = this.cache && this.cache.rows === rows && this.cache.gen === this.generation() ? this.cache : null;
+    const c = this.cachedFor(rows);
     let sorted = c?.sorted ?? null;
     if (!sorted) {
       sorted = [...rows.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

@@ -61,8 +61,10 @@ function isNotFound(e: unknown): boolean {
  * `maxFileBytes` (`too-large`) and a file that cannot be read (`unreadable`: permissions, a
  * socket or a device). The file is opened with `O_NOFOLLOW` and measured with `fstat` on the same
  * descriptor, so a file swapped for a link between the look and the read is not followed.
+ * `anyBytes` hashes a file's bytes whatever they hold (no look for a secret in them): for a
+ * comparison with a state written before, never for bytes to keep.
  */
-export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; secret?: boolean }): ReadState {
+export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; secret?: boolean; anyBytes?: boolean }): ReadState {
   let st: Stats | undefined;
   try {
     st = lstatSync(abs, { throwIfNoEntry: false });
@@ -91,7 +93,7 @@ export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: 
       return { state: { exists: true, type: 'file', sha256: null, size: fst.size, mode: fst.mode & 0o7777 }, gap: 'too-large', stat: fst };
     }
     const bytes = readFd(fd, fst.size);
-    if (holdsSecret(bytes, abs)) return { state: { exists: true, type: 'file', sha256: null, size: bytes.length, mode: fst.mode & 0o7777 }, gap: 'secret', stat: fst };
+    if (!opts.anyBytes && holdsSecret(bytes, abs)) return { state: { exists: true, type: 'file', sha256: null, size: bytes.length, mode: fst.mode & 0o7777 }, gap: 'secret', stat: fst };
     const hash = opts.blobs ? opts.blobs.put(bytes) : sha256(bytes);
     return { state: { exists: true, type: 'file', sha256: hash, size: bytes.length, mode: fst.mode & 0o7777 }, bytes, stat: fst };
   } finally {

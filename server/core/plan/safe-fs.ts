@@ -1,10 +1,9 @@
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, lstatSync, mkdirSync, openSync, realpathSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TakebackError } from '../errors.js';
 import type { FileState } from '../types.js';
 import { fromWorkspacePath } from '../workspace.js';
-import { readFd } from '../fsstate.js';
-import { sha256 } from '../store/blobs.js';
+import { readState } from '../fsstate.js';
 import { foundOf, type Found } from './job-steps.js';
 import { runJobSync, type ChmodJob, type RemoveJob, type WriteJob } from './jobs.js';
 
@@ -386,31 +385,9 @@ function removeAt(abs: string): boolean {
  */
 export function stateThrough(root: string, rel: string, ctx: WriteContext): { state: FileState; found: Found | null } {
   const folder = folderOf(root, ctx, splitRel(rel)[0], rel, false);
-  const none = { state: { exists: false } as FileState, found: null };
-  if (!folder) return none;
-  const at = entry(folder, splitRel(rel)[1]);
-  const st = lstatOrNull(at);
-  if (!st) return none;
-  const mode = st.mode & 0o7777;
-  if (st.isSymbolicLink()) return { state: { exists: true, type: 'symlink', target: readlinkSync(at), mode }, found: foundOf(st) };
-  if (st.isDirectory()) return { state: { exists: true, type: 'dir', mode }, found: foundOf(st) };
-  if (!st.isFile()) return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, found: foundOf(st) };
-  let fd: number;
-  try {
-    fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return none;
-    if (code === 'ELOOP') return stateThrough(root, rel, ctx); // became a link: look again
-    return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, found: foundOf(st) };
-  }
-  try {
-    const fst = fstatSync(fd);
-    const bytes = readFd(fd, fst.size);
-    return { state: { exists: true, type: 'file', sha256: sha256(bytes), size: bytes.length, mode: fst.mode & 0o7777 }, found: foundOf(fst) };
-  } finally {
-    closeSync(fd);
-  }
+  if (!folder) return { state: { exists: false }, found: null };
+  const r = readState(entry(folder, splitRel(rel)[1]), { maxFileBytes: Number.MAX_SAFE_INTEGER, anyBytes: true });
+  return { state: r.state, found: r.stat && r.state.exists ? foundOf(r.stat) : null };
 }
 
 /**

@@ -13,7 +13,6 @@ import {
   encodeRow,
   isCopied,
   noTotals,
-  rowCounts,
   rowStamp,
   toIndexEntry,
   UNKNOWN_STAMP,
@@ -973,26 +972,15 @@ function rowsToWrite(
   untouched: RowTotals | null,
 ): { put: Map<string, Buffer> } & RowTotals {
   const put = new Map<string, Buffer>();
-  let files = untouched?.files ?? 0;
-  let bytes = untouched?.bytes ?? 0;
-  let copied = untouched?.copied ?? 0;
-  let pending = untouched?.pending ?? 0;
-  const add = (buf: Uint8Array) => {
-    const c = rowCounts(buf);
-    files += c.files;
-    bytes += c.keptBytes;
-    copied += c.copied;
-    pending += c.pending;
-  };
+  const t = untouched ? { ...untouched } : untouchedTotals(rows, next, gone, undefined);
   for (const [dir, row] of next) {
     const entries = dropped.size > 0 ? row.entries.filter((e) => !dropped.has(e)) : row.entries;
     const buf = row.packed ?? encodeRow(row.stamp, entries);
     const old = rows.get(dir);
     if (!old || !Buffer.from(old.buffer, old.byteOffset, old.byteLength).equals(buf)) put.set(dir, buf);
-    add(buf);
+    addRowTotals(t, buf);
   }
-  if (!untouched) for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) add(buf);
-  return { put, files, bytes, copied, pending };
+  return { put, ...t };
 }
 
 /**

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
 import { WATCH_COOKIE_PREFIX, isWatchCookie, isWatchCookieFile } from './filter.js';
+import { subscribeWatch, type Parcel, type ParcelEvent, type ParcelSubscription } from './watch-subscribe.js';
 
 /*
  * A file watcher for a long-lived process (the capture daemon), after git's fsmonitor: it hears
@@ -52,17 +53,6 @@ const BACKEND: { backend?: 'inotify' } = process.platform === 'linux' ? { backen
 
 /** The folders of git's own that take most of its writes: not watched (the cookies go in `.git/` itself). */
 const GIT_NOISE = ['objects', 'logs', 'refs', 'lfs', 'modules', 'worktrees'];
-
-interface ParcelEvent {
-  path: string;
-  type: 'create' | 'update' | 'delete';
-}
-interface ParcelSubscription {
-  unsubscribe(): Promise<void>;
-}
-interface Parcel {
-  subscribe(dir: string, fn: (err: Error | null, events: ParcelEvent[]) => unknown, opts?: { ignore?: string[]; backend?: 'inotify' }): Promise<ParcelSubscription>;
-}
 
 /**
  * What a long-lived process asks of a workspace's watcher, whichever library hears the changes
@@ -230,7 +220,7 @@ export class WorkspaceWatcher implements FileWatcher {
     const p = loadParcel();
     if (!p || this.closed) return;
     const ignore = [...(this.cookieDir === this.gitDir ? GIT_NOISE.map((d) => join(this.gitDir, d)) : []), ...this.ignore];
-    p.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore, ...BACKEND }).then(
+    subscribeWatch(p, this.root, (err, events) => this.onEvents(err, events), { ignore, ...BACKEND }).then(
       (sub) => {
         if (this.closed) {
           void sub.unsubscribe().catch(() => {});

@@ -17,9 +17,11 @@ import { closeSync, constants, fstatSync, readdirSync, readFileSync } from 'node
  * those open now and not before the call, on a folder, with exactly the crawl's open flags. No
  * other part of this process opens a folder so (Node opens everything close-on-exec, the native
  * module opens folders blocking or O_PATH, SQLite close-on-exec), and only one subscription's
- * crawl runs at a time (the calls are chained), so no descriptor of another owner is taken. The
- * folder streams' memory stays lost (the library holds no pointer to them either). A descriptor
- * number the crawl reused from one closed meanwhile is left open: a leak missed, never a wrong close.
+ * crawl runs at a time (the calls are chained; the library's one inotify backend takes a lock for
+ * each subscription anyway, so the chain costs no parallelism): no descriptor of another owner is
+ * taken. The folder streams' memory stays lost (the library holds no pointer to them either). A
+ * descriptor number the crawl reused from one closed meanwhile is left open: a leak missed, never
+ * a wrong close.
  */
 
 /** What @parcel/watcher reports: a path and what happened to it. */

@@ -79,14 +79,14 @@ export function crawlDescriptors(): Set<number> {
   return found;
 }
 
-/** The subscriptions of this process, each started once the one before it has settled. */
-let queue: Promise<unknown> = Promise.resolve();
+/** The newest subscription of this process not yet settled (its outcome dropped), or null. */
+let pending: Promise<void> | null = null;
 
 /**
- * `parcel.subscribe(dir, fn, opts)`, started once every earlier call of this function in the
- * process has settled; resolves to the subscription, or rejects with the library's error after
- * closing the descriptors its crawl left open (see the module's comment; Linux only, where that
- * crawl runs).
+ * `parcel.subscribe(dir, fn, opts)`, called at once when no earlier call of this function in the
+ * process is still unsettled, else once the last of them has settled; resolves to the
+ * subscription, or rejects with the library's error after closing the descriptors its crawl left
+ * open (see the module's comment; Linux only, where that crawl runs).
  */
 export function subscribeWatch(
   parcel: Parcel,
@@ -112,7 +112,16 @@ export function subscribeWatch(
       throw e;
     }
   };
-  const p = queue.then(run, run);
-  queue = p.catch(() => {});
+  // Called now when nothing is pending: the library starts its crawl on its own thread while
+  // this one goes on (the caller's first scan, say).
+  const p = pending ? pending.then(run) : run();
+  const settled = p.then(
+    () => {},
+    () => {},
+  );
+  pending = settled;
+  void settled.then(() => {
+    if (pending === settled) pending = null;
+  });
   return p;
 }

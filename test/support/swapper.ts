@@ -53,20 +53,20 @@ export class Swapper {
   }
 }
 
-/** A descriptor of this process: the path it is open on and its open flags (as /proc/self/fdinfo gives them). */
+/** A descriptor of a process: the path it is open on and its open flags (as /proc/self/fdinfo gives them). */
 export interface Held {
   fd: number;
   path: string;
   flags: string;
 }
 
-/** The descriptors this process holds open on folder `dir` or anything under it. */
-export function heldUnder(dir: string): Held[] {
-  return fs.readdirSync('/proc/self/fd').flatMap((name) => {
+/** The descriptors process `pid` (this one by default) holds open on folder `dir` or anything under it. */
+export function heldUnder(dir: string, pid: number | 'self' = 'self'): Held[] {
+  return fs.readdirSync(`/proc/${pid}/fd`).flatMap((name) => {
     try {
-      const p = fs.readlinkSync(`/proc/self/fd/${name}`);
+      const p = fs.readlinkSync(`/proc/${pid}/fd/${name}`);
       if (p !== dir && !p.startsWith(`${dir}/`)) return [];
-      const flags = /flags:\s*([0-7]+)/.exec(fs.readFileSync(`/proc/self/fdinfo/${name}`, 'utf8'))?.[1] ?? '?';
+      const flags = /flags:\s*([0-7]+)/.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${name}`, 'utf8'))?.[1] ?? '?';
       return [{ fd: Number(name), path: p, flags }];
     } catch {
       return [];

@@ -13,6 +13,9 @@ import { subscribeWatch, type Parcel, type ParcelEvent, type ParcelSubscription 
  *
  * - Trust starts when the subscription is in place (`trustedSince`): a scan compared with a
  *   snapshot taken before that point, or within the racy window after it, gets no hints.
+ * - A subscription that fails (a folder removed or swapped for a link while the library lists the
+ *   tree before it watches) is tried again after {@link RESUBSCRIBE_FIRST_MS}, twice as long after
+ *   each failure in a row, at most {@link RESUBSCRIBE_MAX_MS}; not when inotify's watches ran out.
  * - An error from the watcher (inotify's queue overflowed, a folder could not be watched), more
  *   paths than {@link WATCH_MAX_PATHS}, or more moved folders than {@link MAX_STALE_DIRS} start the
  *   trust again from that moment: what was heard before is dropped, and the next scans walk.
@@ -41,6 +44,22 @@ const MAX_STALE_DIRS = 32;
 
 /** How long a sync waits for its cookie (ms) before the scan walks instead. */
 const SYNC_TIMEOUT_MS = 2000;
+
+/** How long after a failed subscription the watcher tries again (ms), at first; doubled each failure in a row. */
+const RESUBSCRIBE_FIRST_MS = 1000;
+
+/** The longest wait between subscriptions that fail in a row (ms): each one lists the whole tree. */
+const RESUBSCRIBE_MAX_MS = 5 * 60 * 1000;
+
+/**
+ * True when a subscription that failed with `err` may succeed if tried again: a folder removed or
+ * swapped for a link while the library listed the tree or watched it (a build at work, a branch
+ * switched). Not when inotify's watches ran out (the machine's limit: every try would list the
+ * tree for nothing).
+ */
+function worthRetrying(err: unknown): boolean {
+  return !/No space left on device|ENOSPC/.test(err instanceof Error ? err.message : String(err));
+}
 
 /**
  * The backend asked of @parcel/watcher: inotify on Linux, which the cookie sync above relies on
@@ -174,6 +193,9 @@ export class WorkspaceWatcher implements FileWatcher {
   private trustedSince = Infinity;
   private sub: ParcelSubscription | null = null;
   private closed = false;
+  /** The next subscription's try after a failed one, and how long the one after it waits (ms). */
+  private retry: NodeJS.Timeout | null = null;
+  private retryMs = RESUBSCRIBE_FIRST_MS;
   private cookies = new Map<string, () => void>();
   /** The cookies this watcher made at the root whose removal it has not heard yet (absolute paths). */
   private made = new Set<string>();
@@ -227,11 +249,20 @@ export class WorkspaceWatcher implements FileWatcher {
           return;
         }
         this.sub = sub;
+        this.retryMs = RESUBSCRIBE_FIRST_MS;
         this.trustedSince = Date.now();
       },
-      () => {
-        // Cannot watch (no inotify watches left, the root gone): every scan walks.
+      (err: unknown) => {
+        // Cannot watch now: every scan walks. A folder gone or swapped while the library listed
+        // the tree is tried again, later and later; no inotify watches left, or the root gone, is not.
         this.sub = null;
+        if (this.closed || !worthRetrying(err) || !isDir(this.root)) return;
+        this.retry = setTimeout(() => {
+          this.retry = null;
+          this.subscribe();
+        }, this.retryMs);
+        this.retry.unref();
+        this.retryMs = Math.min(this.retryMs * 2, RESUBSCRIBE_MAX_MS);
       },
     );
   }
@@ -341,6 +372,8 @@ export class WorkspaceWatcher implements FileWatcher {
   /** Stops watching (the subscription is taken down in the background). */
   close(): void {
     this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
     this.trustedSince = Infinity;
     this.heard.clear();
     for (const done of [...this.cookies.values()]) done();

@@ -9,7 +9,7 @@ import { ID_PATTERN, TakebackError } from '../core/errors.js';
 import { readHolder } from '../core/journal/holder.js';
 import { HOOK_BUSY_MS, journalDirOf } from '../core/journal/journal.js';
 import { hasQueued } from '../core/journal/spill.js';
-import { labelFromPrompt } from '../core/journal/turns.js';
+import { labelFromPrompt, promptKey } from '../core/journal/turns.js';
 import type { UnkeptCause } from '../core/journal/unkept.js';
 import { BlobStore } from '../core/store/blobs.js';
 import { acquireWorkspace, releaseWorkspace } from '../daemon/kept-workspaces.js';
@@ -54,18 +54,22 @@ export function orderKey(tool: string, input: unknown): string {
 }
 
 /**
- * Begins the turn of `ctx`'s session — unless the agent names it (`agentTurn`: Codex's turn_id,
- * Claude Code's prompt_id) and it has begun already (the same event handled twice, or a tool call
- * after its prompt). Returns the turn's id and whether it is new. The look and the begin are one
- * write transaction: the same event handled by two processes at once (the capture daemon's http
- * hook and the command hook beside it, while the daemon starts) begins one turn, where the second
+ * Begins the turn of `ctx`'s session — unless it has begun already: the agent names it
+ * (`agentTurn`: Codex's turn_id, Claude Code's prompt_id) and a turn of that name exists (the same
+ * event handled twice, or a tool call after its prompt); or, a prompt the agent gave no id,
+ * the session's open turn was begun by that same prompt and holds nothing yet (journal/turns.ts
+ * `twinOf`). Returns the turn's id and whether it is new. The look and the begin are one write
+ * transaction: the same event handled by two processes at once (the capture daemon's http hook
+ * and the command hook beside it, while the daemon starts) begins one turn, where the second
  * would otherwise end the first's turn and begin another.
  */
-function beginTurnOnce(ws: Workspace, ctx: EventContext, agentTurn: string | null, label: string | null): { id: string; begun: boolean } {
+function beginTurnOnce(ws: Workspace, ctx: EventContext, agentTurn: string | null, prompt: string | null): { id: string; begun: boolean } {
   return ws.journal.write(() => {
-    const known = agentTurn ? ws.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
+    const { turns } = ws.journal;
+    const key = agentTurn ? null : promptKey(prompt);
+    const known = agentTurn ? turns.byAgentTurn(ctx.session, agentTurn) : key && ctx.session ? turns.twinOf(ctx.session, key) : null;
     if (known) return { id: known.id, begun: false };
-    const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label });
+    const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label: labelFromPrompt(prompt), promptKey: key });
     return { id: turn.id, begun: true };
   });
 }
@@ -135,7 +139,7 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           said.push(`session start: snapshot ${ensureBaseline(ws).status}`);
           break;
         case 'turn-begin': {
-          const t = beginTurnOnce(ws, ctx, a.agentTurn ?? null, labelFromPrompt(a.prompt));
+          const t = beginTurnOnce(ws, ctx, a.agentTurn ?? null, a.prompt);
           said.push(`turn ${t.id} begun${t.begun ? '' : ' already'}`);
           break;
         }
@@ -193,7 +197,7 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
         ops.push({ op: 'baseline' });
         break;
       case 'turn-begin':
-        ops.push({ op: 'turn-begin', label: labelFromPrompt(a.prompt), ...who(a.agentTurn) });
+        ops.push({ op: 'turn-begin', label: labelFromPrompt(a.prompt), promptKey: a.agentTurn ? null : promptKey(a.prompt), ...who(a.agentTurn) });
         break;
       case 'turn-end':
         ops.push({ op: 'turn-end', ...who(a.agentTurn) });

@@ -86,7 +86,7 @@ export function captureEndByOrder(ws: Workspace, opts: { agent: string; session:
 /** Begins a turn (ending the session's previous one if it is still open): never queued, so the turn is always there. */
 export function turnBegin(
   ws: Workspace,
-  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
+  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null; promptKey?: string | null },
 ): TurnBeginResult & { turn: TurnSummary } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return ws.journal.write(() => {

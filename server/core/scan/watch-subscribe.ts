@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 
 /*
  * @parcel/watcher's subscribe, made one at a time in this process, with the descriptors a failed
@@ -14,9 +14,10 @@ import { closeSync, constants, fstatSync, readdirSync, readFileSync } from 'node
  * suffices, and a long-lived daemon or sidecar gathers more with every such subscription.
  *
  * So after a subscription rejects, the descriptors that crawl opened and left are closed here:
- * those open now and not before the call, on a folder, with exactly the crawl's open flags. No
- * other part of this process opens a folder so (Node opens everything close-on-exec, the native
- * module opens folders blocking or O_PATH, SQLite close-on-exec), and only one subscription's
+ * those open now and not before the call, on a folder inside the tree subscribed, with exactly
+ * the crawl's open flags. No other part of this process opens a folder so (Node opens everything
+ * close-on-exec, the native module opens folders blocking or O_PATH, SQLite close-on-exec), and
+ * only one subscription's
  * crawl runs at a time (the calls are chained; the library's one inotify backend takes a lock for
  * each subscription anyway, so the chain costs no parallelism): no descriptor of another owner is
  * taken. The folder streams' memory stays lost (the library holds no pointer to them either). A
@@ -54,9 +55,12 @@ const FOLDER_FLAGS = constants.O_RDONLY | O_CLOEXEC | constants.O_DIRECTORY | co
 
 /**
  * The descriptors of this process open on a folder with the crawl's flags (numbers), read from
- * /proc/self/fd and /proc/self/fdinfo; empty where those cannot be read.
+ * /proc/self/fd and /proc/self/fdinfo; empty where those cannot be read. With `under` (a real
+ * path), only those whose folder is `under` or inside it, as the kernel names it now: a crawl of
+ * that tree opens nothing else, and a folder it left open that has since moved out of the tree
+ * is a leak missed, never another owner's descriptor closed.
  */
-export function crawlDescriptors(): Set<number> {
+export function crawlDescriptors(under?: string): Set<number> {
   const found = new Set<number>();
   let fds: string[];
   try {
@@ -71,7 +75,12 @@ export function crawlDescriptors(): Set<number> {
       if (!m) continue;
       const flags = parseInt(m[1]!, 8) & ~O_LARGEFILE;
       if (flags !== ROOT_FLAGS && flags !== FOLDER_FLAGS) continue;
-      if (fstatSync(fd).isDirectory()) found.add(fd);
+      if (!fstatSync(fd).isDirectory()) continue;
+      if (under !== undefined) {
+        const at = readlinkSync(`/proc/self/fd/${name}`);
+        if (at !== under && !at.startsWith(under === '/' ? '/' : `${under}/`)) continue;
+      }
+      found.add(fd);
     } catch {
       // closed meanwhile (the listing's own descriptor among them)
     }
@@ -100,7 +109,13 @@ export function subscribeWatch(
       return await parcel.subscribe(dir, fn, opts);
     } catch (e) {
       if (before) {
-        for (const fd of crawlDescriptors()) {
+        let real: string | undefined;
+        try {
+          real = realpathSync(dir);
+        } catch {
+          // The root itself is gone: what its crawl left open is named by no path inside it.
+        }
+        for (const fd of real === undefined ? [] : crawlDescriptors(real)) {
           if (before.has(fd)) continue;
           try {
             closeSync(fd);

@@ -347,7 +347,12 @@ class CaptureDaemon {
         const debug = req.env.TAKEBACK_LOG_LEVEL === 'debug';
         const started = debug ? performance.now() : 0;
         const done = await o.feed.sync(req.cwd, guess(req).scans);
-        if (debug) logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms)`);
+        if (debug) {
+          // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).
+          const f = o.feed.lastFigures;
+          const ms = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
+          logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms; walk ${ms(f.walkMs)}, sync ${ms(f.syncMs)}, hinted ${ms(f.hintedMs)})`);
+        }
       },
       handle: (req: ForwardRequest, answer: () => void) => {
         const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;

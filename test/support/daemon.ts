@@ -51,6 +51,27 @@ export async function startDaemon(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Pro
   return child;
 }
 
+/**
+ * Asks the sandbox's daemon to settle, as a reader does (`{"settle":true}` on its socket): resolves
+ * once it has recorded every event it answered before recording it (the hook's return is not the
+ * record's end; see AnswerPoint in agents/registry.ts), at once when no daemon answers. For tests
+ * that read the daemon's log or the journal's file right after a hook.
+ */
+export function settled(sb: Sandbox): Promise<void> {
+  const file = socketFile(sb);
+  if (!file) return Promise.resolve();
+  return new Promise((resolve) => {
+    const s = net.connect(file);
+    s.setEncoding('utf8');
+    s.on('connect', () => s.write('{"settle":true}\n'));
+    s.on('data', (d: string) => {
+      if (d.includes('\n')) s.destroy();
+    });
+    s.on('error', () => resolve());
+    s.on('close', () => resolve());
+  });
+}
+
 /** What a hook must be: exit 0, nothing on stdout, nothing on stderr (`what` names it in a failure). */
 export function quiet(r: Run, what = ''): void {
   expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);

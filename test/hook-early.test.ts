@@ -5,8 +5,8 @@
 // exact point of its record by the pause library (test/support/pause.ts): where it stores the
 // command's bytes (a blob's rename), or just before a blob's sync (before the commit).
 //
-// Shown: the hook returns while the record is held; a reader (`takeback list`) waits for it, and
-// at most 5 s; the next event is not claimed before the record is done; a daemon killed between
+// Shown: the hook returns while the record is held; a reader (`takeback list`, the sidecar's
+// `changes/list`) waits for it, and at most 5 s; the next event is not claimed before the record is done; a daemon killed between
 // the answer and the record leaves a marker that the next hook turns into `not-kept` gaps with the
 // cause named; a command's begin does not answer before its "before" bytes are stored, and does
 // before its commit; TAKEBACK_HOOK_EARLY=0 answers once recorded, and doctor says which.
@@ -15,11 +15,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, filesOf, hookLog, sandbox, setsOf, sha256, sleep, type Run, type Sandbox } from './support/takeback.js';
 import { failures, handledBy, quiet, startDaemon } from './support/daemon.js';
 import { pauseEnv, pauseLibrary, pauseSyncEnv, untilStopped } from './support/pause.js';
 import { until } from './support/procs.js';
+import { overStdio } from './support/lsp-client.js';
 
 const so = pauseLibrary();
 const SESSION = 'ea11e000-0000-4000-8000-00000000e001';
@@ -113,11 +114,17 @@ async function begin(sb: Sandbox & { command: string }, daemon: ChildProcess): P
 }
 
 describe('the capture daemon answers early', () => {
-  it("a command's end is answered before its record; a reader waits for the record and then sees it", async () => {
+  it("a command's end is answered before its record; a reader (the command line, the sidecar) waits for the record and then sees it", async () => {
     const sb = earlySandbox();
     const made = 'made by the command\n';
     const daemon = await startDaemon(sb, pauseEnv(so(), sha256(made).slice(2)));
     await begin(sb, daemon);
+    // An editor's sidecar on the workspace (`takeback serve` over stdio), as an editor starts it.
+    const side = overStdio(sb.ws, 'headless', sb.env);
+    onTestFinished(() => {
+      side.child.kill('SIGKILL');
+    });
+    await side.editor.initialize();
     const call = bashTool('echo made by the command > made.txt');
     quiet(await agentHook(sb, 'PreToolUse', call), 'Pre');
     sb.sh(call.tool_input.command);
@@ -129,12 +136,16 @@ describe('the capture daemon answers early', () => {
     expect(hookLog(sb)).toContain('event: answered before its record (claimed)');
 
     const reader = sb.tbAsync(['list', '--json']);
+    const editorList = side.editor.request<{ sets: any[] }>('changes/list', {});
     expect(await pendingAfter(reader, 3000), 'list went on while the daemon held a record it had answered').toBe(true);
+    expect(await pendingAfter(editorList, 0), "the sidecar's changes/list went on while the daemon held a record it had answered").toBe(true);
     daemon.kill('SIGCONT');
     const r = await within(reader, 30_000, 'list once the record is done');
     expect(r.code, r.stderr).toBe(0);
     const sets = setsOf(JSON.parse(r.stdout)).filter((s: any) => s.source.kind === 'command');
     expect(sets.map((s: any) => [s.source.toolCallId, filesOf(s)])).toEqual([[call.tool_use_id, { 'made.txt': 'created' }]]);
+    const listed = (await within(editorList, 30_000, "the sidecar's changes/list once the record is done")).sets.filter((s: any) => s.source.kind === 'command');
+    expect(listed.map((s: any) => [s.source.toolCallId, filesOf(s)])).toEqual([[call.tool_use_id, { 'made.txt': 'created' }]]);
     expect(markers(sb)).toEqual([]);
     expect(failures(sb)).toEqual([]);
   }, 180_000);

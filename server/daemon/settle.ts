@@ -1,23 +1,25 @@
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { MAX_SOCKET_PATH, socketPath } from './address.js';
-import { adoptUnrecorded } from './unrecorded.js';
+import { adoptUnrecorded, hasUnrecorded } from './unrecorded.js';
 
 /*
  * What a process that is about to read or write a journal asks first (the command line's
  * commands, the sidecar): that the capture daemon of its TAKEBACK_HOME finish recording what it
  * answered early (see AnswerPoint in agents/registry.ts), so that it sees every event an agent
  * was answered for, and records nothing of its own (an undo, a person's save) ahead of them.
- * Hooks never ask: the daemon orders their events itself.
+ * Hooks never ask: the daemon orders their events itself. Nothing is asked while no daemon has
+ * an event answered and unrecorded (no marker in `run/`, see unrecorded.ts): a reader then pays
+ * one folder listing, and never waits behind an event the daemon answers once recorded.
  */
 
 /** How long a reader waits for the daemon to settle (ms) before it goes on without. */
 export const SETTLE_TIMEOUT_MS = 5000;
 
 /**
- * How the wait went: `settled` (the daemon has nothing answered and unrecorded), `none` (no
- * daemon answers on this home's socket), `timeout` (it did not settle within the wait: stopped,
- * or a record that takes longer).
+ * How the wait went: `settled` (nothing answered is unrecorded), `none` (no daemon answers on this
+ * home's socket: what a killed one left is queued), `timeout` (it did not settle within the wait:
+ * stopped, or a record that takes longer).
  */
 export type SettleResult = 'settled' | 'none' | 'timeout';
 
@@ -28,20 +30,19 @@ export type SettleResult = 'settled' | 'none' | 'timeout';
  * hears what was queued. Never rejects.
  */
 export async function settleCapture(home: string, opts: { ms?: number; log?: (message: string) => void } = {}): Promise<SettleResult> {
+  if (!hasUnrecorded(home)) return 'settled';
   const r = await askToSettle(home, opts.ms ?? SETTLE_TIMEOUT_MS);
   adoptUnrecorded(home, opts.log);
   return r;
 }
 
 /**
- * {@link settleCapture} when this install's daemon socket is there under `home`; null when it is
- * not (nothing can be waiting: what a killed daemon left is queued at once). Never throws.
+ * {@link settleCapture} when a daemon of `home` has an event answered and not recorded (its
+ * marker is there); null when none has (nothing to wait for), at the cost of one folder listing.
+ * Never throws.
  */
 export function settleIfRunning(home: string, opts: { ms?: number; log?: (message: string) => void } = {}): Promise<SettleResult> | null {
-  if (!socketThere(home)) {
-    adoptUnrecorded(home, opts.log);
-    return null;
-  }
+  if (!hasUnrecorded(home)) return null;
   return settleCapture(home, opts);
 }
 

@@ -71,6 +71,19 @@ export function unmarkUnrecorded(home: string): void {
 }
 
 /**
+ * True while a marker is there under `home`: some daemon answered an event it has not recorded
+ * yet (or was killed before it did). None: nothing an agent was answered for is missing from the
+ * journals, and a reader need not ask the daemon. One folder listing; never throws.
+ */
+export function hasUnrecorded(home: string): boolean {
+  try {
+    return readdirSync(runDir(home)).some((n) => n.startsWith(PREFIX) && n.endsWith('.json'));
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Queues what every marker under `home` left by a capture daemon that is gone names (see the
  * module's comment) in the spill of its workspace, and removes the marker; a marker that is not
  * whole (its daemon killed while writing it, before it answered) is removed unread. Markers of

@@ -227,6 +227,9 @@ function applyOp(ws: Workspace, cause: UnkeptCause, at: number, op: QueuedOp): v
     }
     case 'files-begin':
     case 'command-begin': {
+      // A command begun already (a capture daemon killed after recording a begin it had answered,
+      // before it took its note away): that begin stands, and is not made a gap.
+      if (op.op === 'command-begin' && captures.peek(op.id)) return;
       if (op.agentTurn) turnOnce(op, null);
       const turn = turns.forSession(op.session)?.id ?? null;
       const base = { id: op.id, turn, tool: op.tool, start: at, agent: op.agent, session: op.session, pair: op.pair };

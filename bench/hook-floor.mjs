@@ -5,8 +5,9 @@
 // "go"; each hook is timed from its spawn to its exit, alternated step by step:
 //
 //   bash      `bash -c true`: the agent's shell alone
-//   init      `bash -c '<the command init writes>'` (takeback on PATH through a symlink, as npm makes it)
-//   exec      the same with `exec` before `takeback` (no fork of bash for it)
+//   plain     `bash -c 'if command -v takeback …; then takeback hook claude-code; fi'` (takeback on
+//             PATH through a symlink, as npm makes it): the command without `exec`
+//   init      the same with `exec takeback` (no fork of bash for it): what init writes for Claude Code
 //   script    `takeback hook claude-code` run as a command: bin/takeback.js's /bin/sh lines, then the client
 //   client    native/build-hook/takeback-hook <script> claude-code: the hook client alone
 //
@@ -58,13 +59,13 @@ const server = createServer((sock) => {
 });
 await new Promise((r) => server.listen(socketPath(home), r));
 
-const command = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX);
-const withExec = command.replace(`then ${HOOK_ENV_PREFIX}takeback`, `then ${HOOK_ENV_PREFIX}exec takeback`);
+const plain = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX);
+const command = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX, { exec: true });
 const event = JSON.stringify({ session_id: 'floor', cwd: ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: 'toolu_floor', tool_input: { command: 'true' }, tool_response: {} });
 const ways = {
   bash: ['bash', ['-c', 'true']],
+  plain: ['bash', ['-c', plain]],
   init: ['bash', ['-c', command]],
-  exec: ['bash', ['-c', withExec]],
   script: [join(bin, 'takeback'), ['hook', 'claude-code']],
   client: [CLIENT, [join(bin, 'takeback'), 'claude-code']],
 };

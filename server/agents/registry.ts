@@ -1,5 +1,6 @@
 import { captureId, plannedOps, runActions } from './actions.js';
 import type { QueuedOp } from '../core/capture/queued.js';
+import type { AnswerPoint } from '../daemon/server.js';
 import { claudeCode } from './claude-code.js';
 import { cline } from './cline.js';
 import { codex } from './codex.js';
@@ -56,15 +57,18 @@ const fileCalls = new Set<string>();
  *   left. A command's begin: its "before" is the snapshot brought up to date, whose bytes are read
  *   (and stored) before the answer, since the command may change them once it runs; the blobs'
  *   syncs and the commit come after the answer, in their order (blobs first: a row on the disk
- *   never names a blob a power cut took away). What a power cut in that window takes is the
- *   begin itself; the command's changes are then found by the next scan as the turn's, not lost.
+ *   never names a blob a power cut took away). What a power cut in that window (a commit's
+ *   syncs, a few ms) takes is the begin itself: what the command changed before the cut is then not
+ *   named as its own, but as its turn's when the same session goes on, or as the person's (left on
+ *   the disk, not kept) when a new session's first turn begins; a killed daemon loses nothing
+ *   unsaid (daemon/unrecorded.ts).
  * - `recorded`: once recorded, as a hook run in-process. A session's start (its first snapshot),
  *   a turn's begin (what moved before it is the person's, and must be told from what the agent
  *   does next), a file tool's begin and its end (cheap, and an editor's view of the file goes by
  *   them), and anything ignored.
  * An event of several actions answers at the latest of theirs (`fixed` only as its last).
  */
-export type AnswerPoint = 'claimed' | 'fixed' | 'recorded';
+export type { AnswerPoint };
 
 /** {@link AnswerPoint} by action; a tool call's end is `claimed` unless it ends a known file tool call. */
 const ANSWER_AT: Record<AgentAction['kind'], AnswerPoint> = {

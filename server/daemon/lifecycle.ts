@@ -612,8 +612,9 @@ class CaptureDaemon {
     const closed = () => {
       if (--open === 0) this.stop();
     };
-    this.capture.server.close(closed);
-    // Events already queued are still served; then the last connection closes and so does the server.
+    // Events already queued are still served, and the records of those answered early finished;
+    // then the last connection closes and so does the server.
+    this.capture.server.close(() => this.capture.whenIdle(closed));
     if (this.httpOpen && this.http) {
       const h = this.http;
       setTimeout(() => {

@@ -80,6 +80,8 @@ export interface CaptureServer {
   pending(): number;
   /** True while an event answered ahead of its record is being recorded. */
   unrecorded(): boolean;
+  /** Calls `fn` once no event is queued or in hand (at once when none is): a daemon leaving finishes the records it answered. */
+  whenIdle(fn: () => void): void;
 }
 
 function isRequest(v: unknown): v is ForwardRequest {
@@ -116,6 +118,8 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     for (const s of settling.splice(0)) send(s, { settled: true }, true);
   };
 
+  /** Called once nothing is queued or in hand. */
+  const idle: (() => void)[] = [];
   const release = (c: Conn) => {
     if (c.timer) clearTimeout(c.timer);
     c.timer = null;
@@ -124,6 +128,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     h.touch();
     settle();
     pump();
+    if (!current && queue.length === 0) for (const fn of idle.splice(0)) fn();
   };
 
   const pump = () => {
@@ -255,5 +260,9 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       c.state = 'done';
     });
   });
-  return { server, pending: () => queue.length + (current ? 1 : 0), unrecorded };
+  const whenIdle = (fn: () => void) => {
+    if (!current && queue.length === 0) fn();
+    else idle.push(fn);
+  };
+  return { server, pending: () => queue.length + (current ? 1 : 0), unrecorded, whenIdle };
 }

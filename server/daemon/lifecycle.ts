@@ -179,7 +179,6 @@ export interface EventGuess {
 /** Tells the daemon what it needs of a hook event (agent, the event's text) before handling it. Never throws. */
 export type EventGuesser = (agent: string, text: string) => EventGuess;
 
-
 /**
  * `TAKEBACK_FIRST_SNAPSHOT`: `child` has every first snapshot the daemon is asked for made by a
  * child process, `here` none; unset, a child makes it where git's index is at least

@@ -123,16 +123,25 @@ function compare(label, tree, pick) {
     watchman.stop();
   }
   for (const s of sides) {
+    // Each event's lines: its watcher's sync (before), what it did (its name), its time.
     const handled = {};
+    const synced = {};
+    let sync = null;
     let last = null;
     for (const line of hookLog(s).split('\n')) {
+      const w = /\] watch: \w+ before the event \(([\d.]+) ms/.exec(line);
+      if (w) sync = Number(w[1]);
       const m = /\] claude-code (\w+):/.exec(line);
-      if (m) last = m[1];
+      if (m) {
+        last = m[1];
+        if (sync !== null) (synced[last] ??= []).push(sync);
+        sync = null;
+      }
       const h = /\] event: handled in ([\d.]+) ms/.exec(line);
       if (h && last) (handled[last] ??= []).push(Number(h[1]));
     }
     const ms = (x) => `${x.toFixed(1)} ms`;
-    process.stdout.write(`${label} ${s.name.padEnd(5)} (${s.name === 'this' ? HERE : OTHER}): shell call's two hooks ${ms(median(s.pairs))} (each: ${s.pairs.map((x) => x.toFixed(0)).join(', ')}), git status ${ms(median(s.git))}, ratio ${(median(s.pairs) / median(s.git)).toFixed(2)}×; daemon's time an event: ${['PreToolUse', 'PostToolUse'].map((k) => `${k} ${handled[k] ? ms(median(handled[k])) : '-'}`).join(', ')}\n`);
+    process.stdout.write(`${label} ${s.name.padEnd(5)} (${s.name === 'this' ? HERE : OTHER}): shell call's two hooks ${ms(median(s.pairs))} (each: ${s.pairs.map((x) => x.toFixed(0)).join(', ')}), git status ${ms(median(s.git))}, ratio ${(median(s.pairs) / median(s.git)).toFixed(2)}×; daemon's time an event (its watcher's sync before it): ${['PreToolUse', 'PostToolUse'].map((k) => `${k} ${handled[k] ? ms(median(handled[k])) : '-'} (${synced[k] ? ms(median(synced[k])) : '-'})`).join(', ')}\n`);
   }
 }
 

@@ -10,6 +10,7 @@
 //   init      the same with `exec takeback` (no fork of bash for it): what init writes for Claude Code
 //   script    `takeback hook claude-code` run as a command: bin/takeback.js's /bin/sh lines, then the client
 //   client    native/build-hook/takeback-hook <script> claude-code: the hook client alone
+//   git       `git status --porcelain` on the bench's 1,800-file tree, when it is generated (the target's measure)
 //
 // node bench/hook-floor.mjs [runs]     (default 200 runs of each; medians and 90th percentiles, ms)
 import { spawn } from 'node:child_process';
@@ -62,12 +63,15 @@ await new Promise((r) => server.listen(socketPath(home), r));
 const plain = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX);
 const command = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX, { exec: true });
 const event = JSON.stringify({ session_id: 'floor', cwd: ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: 'toolu_floor', tool_input: { command: 'true' }, tool_response: {} });
+const CACHE = process.env.TAKEBACK_BENCH_CACHE || join(tmpdir(), 'takeback-bench');
+const tree = join(CACHE, 'gen-1800-v1');
 const ways = {
   bash: ['bash', ['-c', 'true']],
   plain: ['bash', ['-c', plain]],
   init: ['bash', ['-c', command]],
   script: [join(bin, 'takeback'), ['hook', 'claude-code']],
   client: [CLIENT, [join(bin, 'takeback'), 'claude-code']],
+  ...(existsSync(join(tree, '.complete')) ? { git: ['git', ['-C', tree, '--no-optional-locks', 'status', '--porcelain']] } : {}),
 };
 
 function once([file, args]) {

@@ -230,6 +230,9 @@ function applyOp(ws: Workspace, cause: UnkeptCause, at: number, op: QueuedOp): v
     }
     case 'files-begin':
     case 'command-begin': {
+      // A command begun already (a capture daemon killed after recording a begin it had answered,
+      // before it took its note away): that begin stands, and is not made a gap.
+      if (op.op === 'command-begin' && captures.peek(op.id)) return;
       if (op.agentTurn) turnOnce(op, null);
       const turn = turns.forSession(op.session)?.id ?? null;
       // The same tool call (by the agent's id) handled by another process too, its event's twin

@@ -69,6 +69,8 @@ export class WorkspaceFeed {
   private readonly figures = new Map<string, Figures>();
   /** The workspace whose watcher was synced for the operation about to run, or null. */
   private ready: string | null = null;
+  /** The running figures the last {@link sync} chose by (ms), for the log; empty before. */
+  lastFigures: Readonly<Figures> = {};
   /** The workspace whose scans get hints now (inside {@link scope}), or null. */
   private synced: string | null = null;
   /** The home as given, and its real path (to tell whether it lies inside a workspace). */
@@ -136,6 +138,7 @@ export class WorkspaceFeed {
    */
   async sync(cwd: string, scans = true): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
     this.ready = null;
+    this.lastFigures = {};
     try {
       if (!this.choice) {
         this.choice = chooseWatcher(this.env).then((c) => {
@@ -152,6 +155,7 @@ export class WorkspaceFeed {
       if (!w) return 'unwatched';
       if (!scans) return 'none';
       const f = this.figuresOf(root);
+      this.lastFigures = { ...f };
       const always = this.env[WATCH_SYNC_VAR] === 'always';
       if (!always && f.walkMs !== undefined && f.syncMs !== undefined && f.walkMs < f.syncMs + (f.hintedMs ?? 0)) return 'walk';
       const started = performance.now();

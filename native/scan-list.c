@@ -1,26 +1,38 @@
 /*
- * takeback's first-scan listing, in C: each folder's own stat, its names and every child's lstat,
- * for many folders at once, shared out between threads. A full walk (the first snapshot, or one
- * after the ignore rules moved) spends most of its time listing folders and stating their
- * children; through Node that is a Dirent object a child and a path string built and resolved
- * again for every lstat. Here a folder is opened once (O_NOFOLLOW: a folder swapped for a link is
- * not followed) and its children are stated relative to it (fstatat, AT_SYMLINK_NOFOLLOW).
- * server/core/scan/listing.ts reads the result; without this module the walk lists in JavaScript,
- * with the same outcome (test/native-list.test.ts compares the two).
+ * takeback's first-scan listing, in C: each folder's own stat, its children's lstats and git's
+ * word on them, for many folders at once, shared out between threads, handed back as the rows
+ * the snapshot keeps (server/core/scan/packed.ts says their layout). A full walk (the first
+ * snapshot, or one after the ignore rules moved) lists every folder and states every child;
+ * through Node that is a Dirent object a child, a path string built and resolved again for every
+ * lstat, and an object a path to encode again. Here a folder is opened once (O_NOFOLLOW: a folder
+ * swapped for a link is not followed), its children are stated relative to it (fstatat,
+ * AT_SYMLINK_NOFOLLOW), a regular file is matched against git's index by name (native/git-index.c)
+ * and written with its blob's id as bytes, so that the walk (scan.ts) keeps most rows as they
+ * come: it asks the ignore rules and the secrets by name about each child, and drops those left
+ * out. server/core/scan/listing.ts reads the result; without this module the walk lists in
+ * JavaScript, with the same outcome (test/native-list.test.ts compares the two).
  *
- * listDirs(root, dirs, threads) -> Buffer
+ * listRows(root, dirs, threads, table) -> Buffer
  *   root     the workspace's absolute path (string)
  *   dirs     folders, workspace-relative ('' for the root) (string[])
  *   threads  how many threads list (this one included), 1 to 16
+ *   table    git's index (a gitIndexTable's `table`), or null: no file is matched
  * The buffer holds one record a folder, in the order of `dirs` (little-endian):
  *   u32 record bytes (this field included) | u8 status (0: gone or not a folder, 1: a folder that
  *   cannot be listed, 2: listed, 3: not looked at, its path too long: the caller lists it itself)
- *   | 3 bytes 0 | the folder's stat (below; taken before its listing,
- *   so a child added meanwhile moves it again) | u32 children, then each child, in byte order of
- *   the names (as Node's readdir gives them):
- *   stat | u16 name length | name (bytes as the file system has them)
+ *   | u8 flags (1: a child is named `.gitignore`) | u16 0 | the folder's stat (below; taken before
+ *   its listing, so a child added meanwhile moves it again) | when listed, its row:
+ *   the row's header (version 1, the folder's stat as its stamp, its counts) and one entry a child
+ *   that could be stated, in byte order of the names (as Node's readdir gives them), each as the
+ *   row keeps it: type (0 file, 1 link, 2 folder), flags (2 or 4: a git object id of 20 or 32
+ *   bytes follows the name), gap 0, a mark (below), the mode's permission bits, size (0 for a
+ *   folder), mtimeMs, ctimeMs, inode, the name's length and bytes (as the file system has them).
+ *   The mark is 0 for a child the row can keep as it is: a folder, or a regular file git's index
+ *   vouches for, named in valid UTF-8 without U+FFFD. Any other child is marked 0x80 | its file
+ *   type (st_mode >> 12): the caller looks at it itself (a link's target, a file to read, a name
+ *   Node cannot spell), or drops it; a marked entry never stays in a row.
  * A stat is five f64: mode, size, ino, mtimeMs, ctimeMs (as Node computes them: sec * 1e3 +
- * nsec / 1e6); mode is -1 when the child could not be stated (gone since the listing).
+ * nsec / 1e6); in a record of a folder that is gone, all five are -1 and 0.
  * Throws on a bad argument or when memory runs out; the caller then lists in JavaScript.
  */
 #define _GNU_SOURCE
@@ -30,11 +42,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "git-index.h"
 #include "napi-util.h"
 
 #ifdef __APPLE__
@@ -47,6 +61,16 @@
 
 #define LIST_PATH_MAX 8192
 #define STAT_BYTES 40
+/* A record's head: length, status, flags, the folder's stat. */
+#define RECORD_HEAD (8 + STAT_BYTES)
+/* A row's header and an entry's fixed part (packed.ts: HEADER_BYTES, ENTRY_FIXED + 2). */
+#define ROW_HEAD 56
+#define ENTRY_HEAD 42
+#define TYPE_FILE 0
+#define TYPE_LINK 1
+#define TYPE_DIR 2
+#define F_GIT20 2
+#define F_GIT32 4
 
 typedef struct {
   uint8_t *p;
@@ -74,21 +98,6 @@ static void put_f64(uint8_t *p, double d) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(u >> (8 * i));
 }
 
-/* A child's record in a folder's buffer while it is listed: where it starts, for the sort. */
-typedef struct {
-  const uint8_t *base;
-  size_t at;
-} child_t;
-
-/* Children in byte order of their names, as Node's readdir gives them (libuv sorts with strcmp). */
-static int by_name(const void *a, const void *b) {
-  const child_t *x = a, *y = b;
-  const uint8_t *p = x->base + x->at, *q = y->base + y->at;
-  size_t nx = (size_t)p[STAT_BYTES] | (size_t)p[STAT_BYTES + 1] << 8, ny = (size_t)q[STAT_BYTES] | (size_t)q[STAT_BYTES + 1] << 8;
-  int c = memcmp(p + STAT_BYTES + 2, q + STAT_BYTES + 2, nx < ny ? nx : ny);
-  return c ? c : nx < ny ? -1 : nx > ny;
-}
-
 static double ms_of(struct timespec t) { return (double)t.tv_sec * 1000 + (double)t.tv_nsec / 1e6; }
 
 static void put_stat(uint8_t *p, const struct stat *st) {
@@ -104,55 +113,117 @@ static void put_stat(uint8_t *p, const struct stat *st) {
   put_f64(p + 32, ms_of(LCTIM(*st)));
 }
 
+/* A child's name while its folder is listed (NUL-terminated; `len` bytes before the NUL). */
+typedef struct {
+  const uint8_t *name;
+  size_t len;
+} kid_t;
+
+static int cmp_names(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+  int c = memcmp(a, b, na < nb ? na : nb);
+  return c ? c : na < nb ? -1 : na > nb;
+}
+
+/* Children in byte order of their names, as Node's readdir gives them (libuv sorts with strcmp). */
+static int by_name(const void *a, const void *b) {
+  const kid_t *x = a, *y = b;
+  return cmp_names(x->name, x->len, y->name, y->len);
+}
+
+/*
+ * True when `s[0..n)` is valid UTF-8 (as Node decodes it: no overlong form, no surrogate, nothing
+ * past U+10FFFF) and holds no U+FFFD: the name Node gives it spells it, and no name Node cannot
+ * spell decodes to it.
+ */
+static bool clean_utf8(const uint8_t *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80) return false;
+      i += 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      if (i + 2 >= n || (s[i + 1] & 0xc0) != 0x80 || (s[i + 2] & 0xc0) != 0x80) return false;
+      if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0)) return false;
+      if (c == 0xef && s[i + 1] == 0xbf && s[i + 2] == 0xbd) return false;
+      i += 3;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      if (i + 3 >= n || (s[i + 1] & 0xc0) != 0x80 || (s[i + 2] & 0xc0) != 0x80 || (s[i + 3] & 0xc0) != 0x80) return false;
+      if ((c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90)) return false;
+      i += 4;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 typedef struct {
   const char *root;
   size_t root_len;
   char **dirs;
   size_t *dir_lens;
   size_t n;
+  const git_table_t *table;
   bytes_t *out; /* one record a folder */
   atomic_size_t next;
   atomic_int failed;
 } list_job_t;
 
+/* What one thread reuses from folder to folder: a path, the names read and their order. */
+typedef struct {
+  char *path;
+  bytes_t names;
+  kid_t *kids;
+  size_t kids_cap;
+  size_t *offs;
+} lane_t;
+
+/* Writes a record that holds no row: status `status`, the folder's stat `st` (NULL: none). */
+static void no_row(bytes_t *b, int status, const struct stat *st, int flags) {
+  b->n = RECORD_HEAD;
+  b->p[4] = (uint8_t)status;
+  b->p[5] = (uint8_t)flags;
+  put_stat(b->p + 8, st);
+  put_u32(b->p, (uint32_t)b->n);
+}
+
 /* Lists folder `i` into its record. Returns -1 when memory runs out. */
-static int list_one(list_job_t *job, size_t i, char *path) {
+static int list_one(list_job_t *job, size_t i, lane_t *lane) {
   bytes_t *b = &job->out[i];
-  if (reserve(b, 8 + STAT_BYTES + 4)) return -1;
-  memset(b->p, 0, 8 + STAT_BYTES + 4);
-  b->n = 8 + STAT_BYTES + 4;
+  if (reserve(b, RECORD_HEAD + ROW_HEAD)) return -1;
+  memset(b->p, 0, RECORD_HEAD + ROW_HEAD);
+  const uint8_t *dir = (const uint8_t *)job->dirs[i];
   size_t dl = job->dir_lens[i];
   size_t abs_len = job->root_len + (dl ? 1 + dl : 0);
+  char *path = lane->path;
   struct stat st;
   if (abs_len + 1 >= LIST_PATH_MAX) {
-    b->p[4] = 3; /* too long to name here: the caller lists it itself */
-    put_stat(b->p + 8, NULL);
-    put_u32(b->p, (uint32_t)b->n);
+    no_row(b, 3, NULL, 0); /* too long to name here: the caller lists it itself */
     return 0;
   }
   memcpy(path, job->root, job->root_len);
   if (dl) {
     path[job->root_len] = '/';
-    memcpy(path + job->root_len + 1, job->dirs[i], dl);
+    memcpy(path + job->root_len + 1, dir, dl);
   }
   path[abs_len] = 0;
   if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    b->p[4] = 0;
-    put_stat(b->p + 8, NULL);
-    put_u32(b->p, (uint32_t)b->n);
+    no_row(b, 0, NULL, 0);
     return 0;
   }
-  put_stat(b->p + 8, &st);
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
   if (!d) {
     if (fd >= 0) close(fd);
-    b->p[4] = 1;
-    put_u32(b->p, (uint32_t)b->n);
+    no_row(b, 1, &st, 0);
     return 0;
   }
-  uint32_t count = 0;
-  size_t *starts = NULL, starts_cap = 0;
+  /* The names, then their order. */
+  size_t count = 0;
+  int flags = 0;
+  lane->names.n = 0;
   struct dirent *de;
   errno = 0;
   while ((de = readdir(d)) != NULL) {
@@ -160,77 +231,107 @@ static int list_one(list_job_t *job, size_t i, char *path) {
     if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
     size_t nl = strlen(name);
     if (nl > 0xffff) continue;
-    if (reserve(b, STAT_BYTES + 2 + nl)) {
-      closedir(d);
-      free(starts);
-      return -1;
-    }
-    if (count == starts_cap) {
-      size_t cap = starts_cap ? starts_cap * 2 : 64;
-      size_t *p = realloc(starts, cap * sizeof *p);
-      if (!p) {
+    if (nl == 10 && memcmp(name, ".gitignore", 10) == 0) flags |= 1;
+    if (count == lane->kids_cap) {
+      size_t cap = lane->kids_cap ? lane->kids_cap * 2 : 64;
+      kid_t *k = realloc(lane->kids, cap * sizeof *k);
+      size_t *o = realloc(lane->offs, cap * sizeof *o);
+      if (k) lane->kids = k;
+      if (o) lane->offs = o;
+      if (!k || !o) {
         closedir(d);
-        free(starts);
         return -1;
       }
-      starts = p;
-      starts_cap = cap;
+      lane->kids_cap = cap;
     }
-    starts[count] = b->n;
-    struct stat cst;
-    int ok = fstatat(fd, name, &cst, AT_SYMLINK_NOFOLLOW) == 0;
-    put_stat(b->p + b->n, ok ? &cst : NULL);
-    b->p[b->n + STAT_BYTES] = (uint8_t)(nl & 0xff);
-    b->p[b->n + STAT_BYTES + 1] = (uint8_t)(nl >> 8);
-    memcpy(b->p + b->n + STAT_BYTES + 2, name, nl);
-    b->n += STAT_BYTES + 2 + nl;
-    count++;
-  }
-  int read_failed = errno != 0;
-  closedir(d);
-  if (!read_failed && count > 1) {
-    /* Sorted into a second buffer, then copied back over the children. */
-    size_t head = 8 + STAT_BYTES + 4, body = b->n - head;
-    child_t *kids = malloc(count * sizeof *kids);
-    uint8_t *sorted = malloc(body);
-    if (!kids || !sorted) {
-      free(kids);
-      free(sorted);
-      free(starts);
+    if (reserve(&lane->names, nl + 1)) {
+      closedir(d);
       return -1;
     }
-    for (uint32_t k = 0; k < count; k++) kids[k] = (child_t){b->p, starts[k]};
-    qsort(kids, count, sizeof *kids, by_name);
-    size_t at = 0;
-    for (uint32_t k = 0; k < count; k++) {
-      const uint8_t *c = b->p + kids[k].at;
-      size_t len = STAT_BYTES + 2 + ((size_t)c[STAT_BYTES] | (size_t)c[STAT_BYTES + 1] << 8);
-      memcpy(sorted + at, c, len);
-      at += len;
-    }
-    memcpy(b->p + head, sorted, body);
-    free(kids);
-    free(sorted);
+    lane->offs[count] = lane->names.n;
+    lane->kids[count].len = nl;
+    memcpy(lane->names.p + lane->names.n, name, nl + 1); /* with its NUL, for fstatat */
+    lane->names.n += nl + 1;
+    count++;
   }
-  free(starts);
-  if (read_failed) {
+  if (errno != 0) {
     /* A listing cut short is no listing: the folder is one that cannot be listed. */
-    b->n = 8 + STAT_BYTES + 4;
-    b->p[4] = 1;
-    put_u32(b->p + 8 + STAT_BYTES, 0);
-    put_u32(b->p, (uint32_t)b->n);
+    closedir(d);
+    no_row(b, 1, &st, 0);
     return 0;
   }
+  for (size_t k = 0; k < count; k++) lane->kids[k].name = lane->names.p + lane->offs[k];
+  if (count > 1) qsort(lane->kids, count, sizeof *lane->kids, by_name);
+  /* Each child stated, matched against git's index (both in name order) and written as an entry. */
+  const git_table_t *table = job->table;
+  size_t gn = 0, gi = 0;
+  const git_entry_t *ge = table ? git_table_folder(table, dir, dl, &gn) : NULL;
+  int hash_len = table ? git_table_hash_len(table) : 0;
+  uint32_t entries = 0, files = 0, copied = 0;
+  b->n = RECORD_HEAD + ROW_HEAD;
+  for (size_t k = 0; k < count; k++) {
+    const kid_t *kid = &lane->kids[k];
+    struct stat cst;
+    if (fstatat(fd, (const char *)kid->name, &cst, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone since the listing */
+    int type = S_ISDIR(cst.st_mode) ? TYPE_DIR : S_ISLNK(cst.st_mode) ? TYPE_LINK : TYPE_FILE;
+    const uint8_t *oid = NULL;
+    double mtime = ms_of(LMTIM(cst)), ctime = ms_of(LCTIM(cst));
+    if (S_ISREG(cst.st_mode) && ge) {
+      int c = -1;
+      while (gi < gn && (c = cmp_names(git_table_name(table, &ge[gi]), ge[gi].name_len, kid->name, kid->len)) < 0) gi++;
+      if (gi < gn && c == 0) oid = git_table_match(table, &ge[gi], (double)cst.st_size, (double)cst.st_ino, mtime, ctime);
+    }
+    bool plain = (type == TYPE_DIR || oid) && clean_utf8(kid->name, kid->len);
+    size_t oid_len = oid ? (size_t)hash_len : 0;
+    if (reserve(b, ENTRY_HEAD + kid->len + oid_len)) {
+      closedir(d);
+      return -1;
+    }
+    uint8_t *p = b->p + b->n;
+    p[0] = (uint8_t)type;
+    p[1] = oid ? (hash_len == 20 ? F_GIT20 : F_GIT32) : 0;
+    p[2] = 0;
+    p[3] = plain ? 0 : (uint8_t)(0x80 | ((cst.st_mode >> 12) & 0xf));
+    put_u32(p + 4, (uint32_t)(cst.st_mode & 07777));
+    put_f64(p + 8, type == TYPE_DIR ? 0 : (double)cst.st_size);
+    put_f64(p + 16, mtime);
+    put_f64(p + 24, ctime);
+    put_f64(p + 32, (double)cst.st_ino);
+    p[40] = (uint8_t)(kid->len & 0xff);
+    p[41] = (uint8_t)(kid->len >> 8);
+    memcpy(p + ENTRY_HEAD, kid->name, kid->len);
+    if (oid) memcpy(p + ENTRY_HEAD + kid->len, oid, oid_len);
+    b->n += ENTRY_HEAD + kid->len + oid_len;
+    entries++;
+    if (type != TYPE_DIR) {
+      files++;
+      if (!oid) copied++;
+    }
+  }
+  closedir(d);
   b->p[4] = 2;
-  put_u32(b->p + 8 + STAT_BYTES, count);
+  b->p[5] = (uint8_t)flags;
+  put_stat(b->p + 8, &st);
+  uint8_t *row = b->p + RECORD_HEAD;
+  row[0] = 1;
+  put_f64(row + 8, ms_of(LMTIM(st)));
+  put_f64(row + 16, ms_of(LCTIM(st)));
+  put_f64(row + 24, (double)st.st_ino);
+  put_u32(row + 32, entries);
+  put_u32(row + 36, files);
+  put_u32(row + 40, copied);
+  put_u32(row + 44, 0);
+  put_f64(row + 48, 0);
   put_u32(b->p, (uint32_t)b->n);
   return 0;
 }
 
 static void *list_lane(void *arg) {
   list_job_t *job = arg;
-  char *path = malloc(LIST_PATH_MAX);
-  if (!path) {
+  lane_t lane;
+  memset(&lane, 0, sizeof lane);
+  lane.path = malloc(LIST_PATH_MAX);
+  if (!lane.path) {
     atomic_store(&job->failed, 1);
     return NULL;
   }
@@ -238,43 +339,49 @@ static void *list_lane(void *arg) {
     if (atomic_load(&job->failed)) break;
     size_t i = atomic_fetch_add(&job->next, 1);
     if (i >= job->n) break;
-    if (list_one(job, i, path) != 0) {
+    if (list_one(job, i, &lane) != 0) {
       atomic_store(&job->failed, 1);
       break;
     }
   }
-  free(path);
+  free(lane.path);
+  free(lane.names.p);
+  free(lane.kids);
+  free(lane.offs);
   return NULL;
 }
 
-napi_value list_dirs(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return tb_fail(env, "listDirs: three arguments");
+napi_value list_rows(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) return tb_fail(env, "listRows: four arguments");
   list_job_t job;
   memset(&job, 0, sizeof job);
+  napi_valuetype table_type;
+  if (napi_typeof(env, argv[3], &table_type) != napi_ok) return tb_fail(env, "listRows: table must be a gitIndexTable's or null");
+  if (table_type != napi_null && !(job.table = git_table_of(env, argv[3]))) return tb_fail(env, "listRows: table must be a gitIndexTable's or null");
   char *root = tb_utf8(env, argv[0], &job.root_len);
-  if (!root) return tb_fail(env, "listDirs: root must be a string");
+  if (!root) return tb_fail(env, "listRows: root must be a string");
   job.root = root;
   uint32_t n_dirs = 0;
   bool is_array = false;
   napi_is_array(env, argv[1], &is_array);
   if (!is_array || napi_get_array_length(env, argv[1], &n_dirs) != napi_ok) {
     free(root);
-    return tb_fail(env, "listDirs: dirs must be an array");
+    return tb_fail(env, "listRows: dirs must be an array");
   }
   job.n = n_dirs;
   job.dirs = calloc(n_dirs ? n_dirs : 1, sizeof(char *));
   job.dir_lens = calloc(n_dirs ? n_dirs : 1, sizeof(size_t));
   job.out = calloc(n_dirs ? n_dirs : 1, sizeof(bytes_t));
   const char *error = NULL;
-  if (!job.dirs || !job.dir_lens || !job.out) error = "listDirs: out of memory";
+  if (!job.dirs || !job.dir_lens || !job.out) error = "listRows: out of memory";
   for (uint32_t i = 0; !error && i < n_dirs; i++) {
     napi_value d;
-    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = tb_utf8(env, d, &job.dir_lens[i]))) error = "listDirs: dirs must hold strings";
+    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = tb_utf8(env, d, &job.dir_lens[i]))) error = "listRows: dirs must hold strings";
   }
   double threads = 1;
-  if (!error && napi_get_value_double(env, argv[2], &threads) != napi_ok) error = "listDirs: threads must be a number";
+  if (!error && napi_get_value_double(env, argv[2], &threads) != napi_ok) error = "listRows: threads must be a number";
   napi_value result = NULL;
   if (!error) {
     int n_lanes = threads >= 16 ? 16 : threads < 1 || threads != threads ? 1 : (int)threads;
@@ -287,14 +394,14 @@ napi_value list_dirs(napi_env env, napi_callback_info info) {
     for (int k = 1; k < n_lanes; k++) {
       if (started[k]) pthread_join(tids[k], NULL);
     }
-    if (atomic_load(&job.failed)) error = "listDirs: out of memory";
+    if (atomic_load(&job.failed)) error = "listRows: out of memory";
   }
   if (!error) {
     size_t total = 0;
     for (uint32_t i = 0; i < n_dirs; i++) total += job.out[i].n;
     void *data = NULL;
     if (napi_create_buffer(env, total, &data, &result) != napi_ok) {
-      error = "listDirs: could not make the result";
+      error = "listRows: could not make the result";
     } else {
       size_t at = 0;
       for (uint32_t i = 0; i < n_dirs; i++) {

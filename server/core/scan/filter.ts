@@ -153,14 +153,27 @@ export class FolderRules {
     return this.ig.test(path);
   }
 
-  /** The verdict of the lines that match by name alone on `name` (a trailing `/` for a folder). */
-  private testName(name: string): RulesVerdict {
+  /**
+   * The verdicts of the lines that match by name alone, by name: of files and of folders (the
+   * `ignore` package's own, kept here where a walk asks again for the names that repeat across
+   * folders: `index.ts`, `mod0`), at most {@link RULES_CACHE_BOUND} of each.
+   */
+  private readonly named = [new Map<string, RulesVerdict>(), new Map<string, RulesVerdict>()];
+
+  /** The verdict of the lines that match by name alone on `name` (`isDir`: a folder, tested with a trailing `/`). */
+  private testName(name: string, isDir: boolean): RulesVerdict {
     if (!this.base) return NO_VERDICT;
+    const known = this.named[isDir ? 1 : 0]!;
+    let v = known.get(name);
+    if (v) return v;
     if (++this.baseTests > RULES_CACHE_BOUND) {
       this.base = FolderRules.compile([this.baseText!]);
       this.baseTests = 1;
     }
-    return this.base.test(name);
+    v = this.base.test(isDir ? `${name}/` : name);
+    if (known.size >= RULES_CACHE_BOUND) known.clear();
+    known.set(name, v);
+    return v;
   }
 
   /**
@@ -174,7 +187,7 @@ export class FolderRules {
     if (childDepth <= this.depth) return (name, isDir) => this.test(isDir ? `${prefix}${name}/` : `${prefix}${name}`);
     const own = sub === '' ? null : this.test(prefix);
     if (own?.ignored) return () => own;
-    return (name, isDir) => this.testName(isDir ? `${name}/` : name);
+    return (name, isDir) => this.testName(name, isDir);
   }
 }
 
@@ -221,6 +234,22 @@ export class ScanFilter {
    */
   isExcluded(name: string, rel: string): boolean {
     return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel)) || (rel === name && isWatchCookieFile(this.root, name));
+  }
+
+  /**
+   * {@link isExcluded} for the children of folder `dir` (workspace-relative, '' for the root), by
+   * name: a child's path is made only for a name that is excluded, to ask whether git tracks
+   * files in it.
+   */
+  excludedChildren(dir: string): (name: string) => boolean {
+    const prefix = dir === '' ? '' : `${dir}/`;
+    const { excluded, tracked } = this;
+    let paths: Set<string> | null = null;
+    for (const p of this.excludedPaths) {
+      if (p.startsWith(prefix) && !p.includes('/', prefix.length)) (paths ??= new Set()).add(p.slice(prefix.length));
+    }
+    const root = dir === '' ? this.root : null;
+    return (name) => (excluded.has(name) && !tracked.has(prefix + name)) || (paths !== null && paths.has(name)) || (root !== null && isWatchCookieFile(root, name));
   }
 
   /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */

@@ -1,10 +1,15 @@
-import { nativeListDirs } from './native.js';
+import { nativeListRows } from './native.js';
+import { HEADER_BYTES, entryEnd } from './packed.js';
+import { S_IFDIR, S_IFREG } from './lstat.js';
 
 /*
  * A full walk's listings of many folders at once, from the native module (native/scan-list.c):
- * each folder's stat and each child's lstat, taken in C on several threads. The walk (scan.ts)
- * lists a level of folders in one call and reads each folder's record here; without the module
- * it lists each folder itself (readdir, then an lstat a child), to the same outcome.
+ * each folder's stat and its children as the folder's row keeps them (each child's lstat, and
+ * git's blob for a regular file git's index vouches for), taken in C on several threads. The walk
+ * (scan.ts) lists a level of folders in one call; a first scan keeps most rows as they come
+ * ({@link ListedRow}), and any other folder is read back here as names and stats
+ * ({@link decodeListing}). Without the module the walk lists each folder itself (readdir, then an
+ * lstat a child), to the same outcome.
  */
 
 /** What the scan keeps of a path's stat (`mode` with its file type bits; times in ms, as Node's `*Ms`). */
@@ -17,20 +22,37 @@ export interface ListedStat {
 }
 
 /**
- * One folder as the native listing saw it. `stat`: the folder's own, taken before its listing
- * (null: gone, or not a folder); `names`: its children as Node decodes the file system's bytes
- * (null: it could not be listed); `stats[k]`: the lstat of `names[k]` (null: gone since).
+ * One folder as the native listing handed it back. `stat`: the folder's own, taken before its
+ * listing (null: gone, or not a folder); `rules`: a child is named `.gitignore`; `row`: the
+ * folder's row as packed.ts lays it out, one entry a child that could be stated, in the byte order
+ * of the names (null: it could not be listed). An entry whose byte 3 (its mark) is not 0 is one
+ * the row cannot keep as it is (a link, a file git's index does not vouch for, a name Node cannot
+ * spell): 0x80 | its file type (`mode >> 12`). `row` is a view of the listing's buffer.
+ */
+export interface ListedRow {
+  stat: ListedStat | null;
+  rules: boolean;
+  row: Buffer | null;
+}
+
+/**
+ * One folder's children as the walk looks at them one by one: `names` as Node decodes the file
+ * system's bytes (null: it could not be listed), `stats[k]` the lstat of `names[k]`, `oids[k]`
+ * the git blob git's index vouches for it by (null: none; the whole array null when git's index
+ * was not asked). A child gone between the listing and its lstat is not there.
  */
 export interface Listing {
   stat: ListedStat | null;
   names: string[] | null;
   stats: (ListedStat | null)[];
+  oids: (string | null)[] | null;
 }
 
 /** Folders listed in one native call, at most (a level of a million-file tree is cut into parts). */
 export const LIST_BATCH = 2048;
 
 const STAT_BYTES = 40;
+const RECORD_HEAD = 8 + STAT_BYTES;
 
 function statAt(v: DataView, o: number): ListedStat | null {
   const mode = v.getFloat64(o, true);
@@ -40,44 +62,61 @@ function statAt(v: DataView, o: number): ListedStat | null {
 
 /**
  * The listings of `dirs` (workspace-relative folders of `root`, at most {@link LIST_BATCH} is
- * best), in their order; an entry is undefined where the module left a folder to the caller (a
- * path too long for it). Null when there is no native listing: the caller lists each folder.
+ * best), in their order, each regular file matched against git's index `table` (a
+ * `readGitTable`'s; null: none); an entry is undefined where the module left a folder to the
+ * caller (a path too long for it). Null when there is no native listing: the caller lists each
+ * folder.
  */
-export function listFolders(root: string, dirs: string[]): (Listing | undefined)[] | null {
+export function listFolders(root: string, dirs: string[], table: object | null): (ListedRow | undefined)[] | null {
   if (dirs.length === 0) return [];
-  const buf = nativeListDirs(root, dirs);
+  const buf = nativeListRows(root, dirs, table);
   if (!buf) return null;
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const out: (Listing | undefined)[] = [];
+  const out: (ListedRow | undefined)[] = new Array(dirs.length);
   let o = 0;
   for (let i = 0; i < dirs.length; i++) {
-    if (o + 4 > buf.length) return null;
+    if (o + RECORD_HEAD > buf.length) return null;
     const end = o + v.getUint32(o, true);
+    if (end > buf.length) return null;
     const status = buf[o + 4];
     if (status === 3) {
-      out.push(undefined);
-      o = end;
-      continue;
+      out[i] = undefined;
+    } else {
+      const row = status === 2 ? buf.subarray(o + RECORD_HEAD, end) : null;
+      if (row && row.length < HEADER_BYTES) return null;
+      out[i] = { stat: status === 0 ? null : statAt(v, o + 8), rules: (buf[o + 5]! & 1) !== 0, row };
     }
-    const stat = status === 0 ? null : statAt(v, o + 8);
-    if (status !== 2) {
-      out.push({ stat, names: null, stats: [] });
-      o = end;
-      continue;
-    }
-    const count = v.getUint32(o + 8 + STAT_BYTES, true);
-    const names: string[] = new Array(count);
-    const stats: (ListedStat | null)[] = new Array(count);
-    let p = o + 8 + STAT_BYTES + 4;
-    for (let k = 0; k < count; k++) {
-      stats[k] = statAt(v, p);
-      const nl = v.getUint16(p + STAT_BYTES, true);
-      names[k] = buf.toString('utf8', p + STAT_BYTES + 2, p + STAT_BYTES + 2 + nl);
-      p += STAT_BYTES + 2 + nl;
-    }
-    if (p !== end) return null;
-    out.push({ stat, names, stats });
     o = end;
   }
-  return out;
+  return o === buf.length ? out : null;
+}
+
+/** The children of a listed folder `l` one by one (see {@link Listing}); `git`: its row was matched against git's index. */
+export function decodeListing(l: ListedRow, git: boolean): Listing {
+  const row = l.row;
+  if (!row) return { stat: l.stat, names: null, stats: [], oids: null };
+  const v = new DataView(row.buffer, row.byteOffset, row.byteLength);
+  const count = v.getUint32(32, true);
+  const names: string[] = new Array(count);
+  const stats: ListedStat[] = new Array(count);
+  const oids: (string | null)[] | null = git ? new Array(count) : null;
+  let o = HEADER_BYTES;
+  for (let k = 0; k < count; k++) {
+    const type = row[o]!;
+    const mark = row[o + 3]!;
+    const perm = v.getUint32(o + 4, true);
+    const nameLen = v.getUint16(o + 40, true);
+    const end = entryEnd(row, o);
+    stats[k] = {
+      mode: (mark !== 0 ? (mark & 0xf) << 12 : type === 2 ? S_IFDIR : S_IFREG) | perm,
+      size: v.getFloat64(o + 8, true),
+      mtimeMs: v.getFloat64(o + 16, true),
+      ctimeMs: v.getFloat64(o + 24, true),
+      ino: v.getFloat64(o + 32, true),
+    };
+    names[k] = row.toString('utf8', o + 42, o + 42 + nameLen);
+    if (oids) oids[k] = end > o + 42 + nameLen ? row.toString('hex', o + 42 + nameLen, end) : null;
+    o = end;
+  }
+  return { stat: l.stat, names, stats, oids };
 }

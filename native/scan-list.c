@@ -21,10 +21,12 @@
  *   u32 record bytes (this field included) | u8 status (0: gone or not a folder, 1: a folder that
  *   cannot be listed, 2: listed, 3: not looked at, its path too long: the caller lists it itself)
  *   | u8 flags (1: a child is named `.gitignore`) | u16 0 | the folder's stat (below; taken before
- *   its listing, so a child added meanwhile moves it again) | when listed, its row:
- *   the row's header (version 1, the folder's stat as its stamp, its counts) and one entry a child
- *   that could be stated, in byte order of the names (as Node's readdir gives them), each as the
- *   row keeps it: type (0 file, 1 link, 2 folder), flags (2 or 4: a git object id of 20 or 32
+ *   its listing, so a child added meanwhile moves it again) | u32 the row's bytes (0 unless
+ *   listed) | the row | the names of its entries, in its order, joined by '/' (a name never holds
+ *   one), for the caller to decode all at once.
+ * The row: its header (version 1, the folder's stat as its stamp, its counts) and one entry a
+ *   child that could be stated, in byte order of the names (as Node's readdir gives them), each as
+ *   the row keeps it: type (0 file, 1 link, 2 folder), flags (2 or 4: a git object id of 20 or 32
  *   bytes follows the name), gap 0, a mark (below), the mode's permission bits, size (0 for a
  *   folder), mtimeMs, ctimeMs, inode, the name's length and bytes (as the file system has them).
  *   The mark is 0 for a child the row can keep as it is: a folder, or a regular file git's index
@@ -32,7 +34,7 @@
  *   type (st_mode >> 12): the caller looks at it itself (a link's target, a file to read, a name
  *   Node cannot spell), or drops it; a marked entry never stays in a row.
  * A stat is five f64: mode, size, ino, mtimeMs, ctimeMs (as Node computes them: sec * 1e3 +
- * nsec / 1e6); in a record of a folder that is gone, all five are -1 and 0.
+ * nsec / 1e6); mode is -1 and the rest 0 where there is none (a folder gone, or too long a path).
  * Throws on a bad argument or when memory runs out; the caller then lists in JavaScript.
  */
 #define _GNU_SOURCE
@@ -48,6 +50,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include "git-index.h"
 #include "napi-util.h"
 
@@ -61,8 +66,8 @@
 
 #define LIST_PATH_MAX 8192
 #define STAT_BYTES 40
-/* A record's head: length, status, flags, the folder's stat. */
-#define RECORD_HEAD (8 + STAT_BYTES)
+/* A record's head: length, status, flags, the folder's stat, its row's length. */
+#define RECORD_HEAD (8 + STAT_BYTES + 4)
 /* A row's header and an entry's fixed part (packed.ts: HEADER_BYTES, ENTRY_FIXED + 2). */
 #define ROW_HEAD 56
 #define ENTRY_HEAD 42
@@ -117,6 +122,7 @@ static void put_stat(uint8_t *p, const struct stat *st) {
 typedef struct {
   const uint8_t *name;
   size_t len;
+  bool listed; /* stated, and written as an entry */
 } kid_t;
 
 static int cmp_names(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
@@ -171,14 +177,72 @@ typedef struct {
   atomic_int failed;
 } list_job_t;
 
-/* What one thread reuses from folder to folder: a path, the names read and their order. */
+/* What one thread reuses from folder to folder: a path, the names read and their order, the folder's entries as read. */
 typedef struct {
   char *path;
   bytes_t names;
   kid_t *kids;
   size_t kids_cap;
   size_t *offs;
+#ifdef __linux__
+  uint8_t *dents; /* DENTS_BYTES */
+  size_t dents_at, dents_len;
+#else
+  DIR *dir;
+#endif
+  bool read_failed;
 } lane_t;
+
+#ifdef __linux__
+#define DENTS_BYTES 32768
+
+/* A folder entry as getdents64 writes it. */
+struct dent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+/*
+ * The next name of folder `fd` (its entries read straight through getdents64: no stream to set
+ * up and take down a folder, as opendir's), or NULL at its end, `lane->read_failed` set when the
+ * read failed. The first call for a folder must find `lane->dents_len` 0.
+ */
+static const char *next_name(lane_t *lane, int fd) {
+  if (lane->dents_at >= lane->dents_len) {
+    long n = syscall(SYS_getdents64, fd, lane->dents, DENTS_BYTES);
+    lane->read_failed = n < 0;
+    lane->dents_at = 0;
+    lane->dents_len = n > 0 ? (size_t)n : 0;
+    if (n <= 0) return NULL;
+  }
+  const struct dent64 *d = (const struct dent64 *)(lane->dents + lane->dents_at);
+  lane->dents_at += d->d_reclen;
+  return d->d_name;
+}
+#else
+/* The next name of folder `fd` through readdir (the stream is opened on first call and closed at the end), as the Linux one above. */
+static const char *next_name(lane_t *lane, int fd) {
+  if (!lane->dir) {
+    int dup_fd = dup(fd);
+    lane->dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!lane->dir) {
+      if (dup_fd >= 0) close(dup_fd);
+      lane->read_failed = true;
+      return NULL;
+    }
+  }
+  errno = 0;
+  struct dirent *de = readdir(lane->dir);
+  if (de) return de->d_name;
+  lane->read_failed = errno != 0;
+  closedir(lane->dir);
+  lane->dir = NULL;
+  return NULL;
+}
+#endif
 
 /* Writes a record that holds no row: status `status`, the folder's stat `st` (NULL: none). */
 static void no_row(bytes_t *b, int status, const struct stat *st, int flags) {
@@ -186,6 +250,7 @@ static void no_row(bytes_t *b, int status, const struct stat *st, int flags) {
   b->p[4] = (uint8_t)status;
   b->p[5] = (uint8_t)flags;
   put_stat(b->p + 8, st);
+  put_u32(b->p + 8 + STAT_BYTES, 0);
   put_u32(b->p, (uint32_t)b->n);
 }
 
@@ -209,25 +274,29 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
     memcpy(path + job->root_len + 1, dir, dl);
   }
   path[abs_len] = 0;
-  if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    no_row(b, 0, NULL, 0);
-    return 0;
-  }
+  /*
+   * Opened (O_NOFOLLOW: a link is not followed) and stated through its descriptor before it is
+   * read: one lookup of its path. One that cannot be opened is looked at by its lstat: gone, not
+   * a folder, or a folder that cannot be listed.
+   */
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-  if (!d) {
+  if (fd < 0 || fstat(fd, &st) != 0) {
     if (fd >= 0) close(fd);
-    no_row(b, 1, &st, 0);
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) no_row(b, 0, NULL, 0);
+    else no_row(b, 1, &st, 0);
     return 0;
   }
   /* The names, then their order. */
   size_t count = 0;
   int flags = 0;
   lane->names.n = 0;
-  struct dirent *de;
-  errno = 0;
-  while ((de = readdir(d)) != NULL) {
-    const char *name = de->d_name;
+  lane->read_failed = false;
+#ifdef __linux__
+  lane->dents_at = lane->dents_len = 0;
+#endif
+  for (;;) {
+    const char *name = next_name(lane, fd);
+    if (!name) break;
     if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
     size_t nl = strlen(name);
     if (nl > 0xffff) continue;
@@ -239,13 +308,13 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
       if (k) lane->kids = k;
       if (o) lane->offs = o;
       if (!k || !o) {
-        closedir(d);
+        close(fd);
         return -1;
       }
       lane->kids_cap = cap;
     }
     if (reserve(&lane->names, nl + 1)) {
-      closedir(d);
+      close(fd);
       return -1;
     }
     lane->offs[count] = lane->names.n;
@@ -254,9 +323,9 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
     lane->names.n += nl + 1;
     count++;
   }
-  if (errno != 0) {
+  if (lane->read_failed) {
     /* A listing cut short is no listing: the folder is one that cannot be listed. */
-    closedir(d);
+    close(fd);
     no_row(b, 1, &st, 0);
     return 0;
   }
@@ -270,9 +339,10 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
   uint32_t entries = 0, files = 0, copied = 0;
   b->n = RECORD_HEAD + ROW_HEAD;
   for (size_t k = 0; k < count; k++) {
-    const kid_t *kid = &lane->kids[k];
+    kid_t *kid = &lane->kids[k];
     struct stat cst;
-    if (fstatat(fd, (const char *)kid->name, &cst, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone since the listing */
+    kid->listed = fstatat(fd, (const char *)kid->name, &cst, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!kid->listed) continue; /* gone since the listing */
     int type = S_ISDIR(cst.st_mode) ? TYPE_DIR : S_ISLNK(cst.st_mode) ? TYPE_LINK : TYPE_FILE;
     const uint8_t *oid = NULL;
     double mtime = ms_of(LMTIM(cst)), ctime = ms_of(LCTIM(cst));
@@ -284,7 +354,7 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
     bool plain = (type == TYPE_DIR || oid) && clean_utf8(kid->name, kid->len);
     size_t oid_len = oid ? (size_t)hash_len : 0;
     if (reserve(b, ENTRY_HEAD + kid->len + oid_len)) {
-      closedir(d);
+      close(fd);
       return -1;
     }
     uint8_t *p = b->p + b->n;
@@ -308,10 +378,21 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
       if (!oid) copied++;
     }
   }
-  closedir(d);
+  close(fd);
+  /* After the row, the names of its entries again, each after a '/' but the first: decoded at once. */
+  size_t row_end = b->n;
+  for (size_t k = 0; k < count; k++) {
+    const kid_t *kid = &lane->kids[k];
+    if (!kid->listed) continue;
+    if (reserve(b, kid->len + 1)) return -1;
+    if (b->n > row_end) b->p[b->n++] = '/';
+    memcpy(b->p + b->n, kid->name, kid->len);
+    b->n += kid->len;
+  }
   b->p[4] = 2;
   b->p[5] = (uint8_t)flags;
   put_stat(b->p + 8, &st);
+  put_u32(b->p + 8 + STAT_BYTES, (uint32_t)(row_end - RECORD_HEAD));
   uint8_t *row = b->p + RECORD_HEAD;
   row[0] = 1;
   put_f64(row + 8, ms_of(LMTIM(st)));
@@ -331,6 +412,13 @@ static void *list_lane(void *arg) {
   lane_t lane;
   memset(&lane, 0, sizeof lane);
   lane.path = malloc(LIST_PATH_MAX);
+#ifdef __linux__
+  lane.dents = malloc(DENTS_BYTES);
+  if (!lane.dents) {
+    free(lane.path);
+    lane.path = NULL;
+  }
+#endif
   if (!lane.path) {
     atomic_store(&job->failed, 1);
     return NULL;
@@ -345,6 +433,11 @@ static void *list_lane(void *arg) {
     }
   }
   free(lane.path);
+#ifdef __linux__
+  free(lane.dents);
+#else
+  if (lane.dir) closedir(lane.dir);
+#endif
   free(lane.names.p);
   free(lane.kids);
   free(lane.offs);

@@ -25,12 +25,19 @@ export function isSecretPath(path: string): boolean {
   return isSecretName(parts[parts.length - 1] ?? '', parts[parts.length - 2]);
 }
 
+/** {@link isSecretName}'s verdicts on names other than `config.json` (whose depends on its folder), at most 16,384: a walk asks about the same names in folder after folder. */
+const secretNames = new Map<string, boolean>();
+
 /** True when a file named `name` in a folder named `parent` (undefined at the top) is a secret by its name alone. */
 function isSecretName(name: string, parent: string | undefined): boolean {
-  if (SECRET_FILES.has(name)) return true;
-  if (name === 'config.json' && parent === '.docker') return true;
+  if (name === 'config.json') return parent === '.docker';
+  let secret = secretNames.get(name);
+  if (secret !== undefined) return secret;
   const dot = name.lastIndexOf('.');
-  return dot >= 0 && SECRET_SUFFIXES.has(name.slice(dot).toLowerCase());
+  secret = SECRET_FILES.has(name) || (dot >= 0 && SECRET_SUFFIXES.has(name.slice(dot).toLowerCase()));
+  if (secretNames.size >= 16_384) secretNames.clear();
+  secretNames.set(name, secret);
+  return secret;
 }
 
 /**

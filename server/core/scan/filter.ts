@@ -178,20 +178,52 @@ export class FolderRules {
 
   /**
    * The verdicts on the children of folder `sub` (relative to these rules' folder, '' for the
-   * folder itself), each as {@link test} gives on `sub/name` (`name/` for a folder).
+   * folder itself), each as {@link test} gives on `sub/name` (`name/` for a folder). `how`: its
+   * {@link byName}, when the caller has it.
    */
-  childrenOf(sub: string): ChildTester {
+  childrenOf(sub: string, how: RulesVerdict | 'name' | null = this.byName(sub)): ChildTester {
     const prefix = sub === '' ? '' : `${sub}/`;
-    let childDepth = 1;
-    for (let i = prefix.indexOf('/'); i >= 0; i = prefix.indexOf('/', i + 1)) childDepth++;
-    if (childDepth <= this.depth) return (name, isDir) => this.test(isDir ? `${prefix}${name}/` : `${prefix}${name}`);
-    const own = sub === '' ? null : this.test(prefix);
-    if (own?.ignored) return () => own;
+    if (how === null) return (name, isDir) => this.test(isDir ? `${prefix}${name}/` : `${prefix}${name}`);
+    if (how !== 'name') return () => how;
     return (name, isDir) => this.testName(name, isDir);
+  }
+
+  /**
+   * How {@link childrenOf} answers for the children of folder `sub`: null when by their whole
+   * paths (an anchored line reaches that deep), the folder's own verdict when it is ignored
+   * (every child has it), else 'name' (by the name alone: the same verdict for a name in every
+   * such folder). `ownIgnored`: whether these rules ignore `sub` itself, when the caller knows
+   * (their verdict on it as a child of its folder); else they are asked.
+   */
+  byName(sub: string, ownIgnored?: boolean): RulesVerdict | 'name' | null {
+    let childDepth = 1;
+    for (let i = sub.indexOf('/'); i >= 0; i = sub.indexOf('/', i + 1)) childDepth++;
+    if (sub !== '') childDepth++;
+    if (childDepth <= this.depth) return null;
+    if (sub === '' || ownIgnored === false) return 'name';
+    if (ownIgnored === true) return IGNORED;
+    const own = this.test(`${sub}/`);
+    return own.ignored ? own : 'name';
   }
 }
 
 const NO_VERDICT: RulesVerdict = Object.freeze({ ignored: false, unignored: false });
+const IGNORED: RulesVerdict = Object.freeze({ ignored: true, unignored: false });
+
+/** What a walk asks of the rules about the children of one folder (see {@link ScanFilter.childRules}). */
+export interface ChildRules {
+  /** True when the child `name` is ignored (`isDir`: a folder). */
+  ignored(name: string, isDir: boolean): boolean;
+  /**
+   * For a child folder `name` the rules keep: whether each rule file of the chain ignores it
+   * itself, in the chain's order — what {@link ScanFilter.childRules} takes as `own` when that
+   * folder's children are asked about.
+   */
+  ownOf(name: string): readonly boolean[];
+}
+
+const NOT_IGNORED_BY_ONE: readonly boolean[] = Object.freeze([false]);
+const NONE: readonly boolean[] = Object.freeze([]);
 
 /**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
@@ -319,6 +351,54 @@ export class ScanFilter {
    */
   childTesters(chain: [string, FolderRules][], dir: string): ChildTester[] {
     return chain.map(([d, ig]) => ig.childrenOf(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1)));
+  }
+
+  /** Verdicts by name for the children of folders whose rules all answer by name alone (see {@link childRules}), by the rules' folders and how each answers. */
+  private readonly byNameVerdicts = new Map<string, [Map<string, boolean>, Map<string, boolean>]>();
+
+  /**
+   * The rules' verdicts on the children of folder `dir` under `chain` (its {@link chainFor}), as
+   * {@link ignoredChild} gives them. `own[i]`: whether the rule file `chain[i]` (of a folder above
+   * `dir`) ignores `dir` itself, when the caller knows it (the {@link ChildRules.ownOf} of `dir`
+   * from its folder's listing); else each is asked. Where every rule file on the way answers by a
+   * child's name alone (no anchored line reaches that deep), the verdict on a name is the same in
+   * every folder the same rule files and verdicts of their own apply to, and is kept for them by
+   * name (at most {@link RULES_CACHE_BOUND} names of each kind).
+   */
+  childRules(chain: [string, FolderRules][], dir: string, own?: readonly boolean[]): ChildRules {
+    const testers: ChildTester[] = new Array(chain.length);
+    let key: string | null = '';
+    for (let i = 0; i < chain.length; i++) {
+      const [d, ig] = chain[i]!;
+      const sub = d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1);
+      const how = ig.byName(sub, own?.[i]);
+      testers[i] = ig.childrenOf(sub, how);
+      if (how === null) key = null;
+      else if (key !== null) key += how === 'name' ? `${d}\0n\0` : `${d}\0${how.ignored ? 1 : 0}\0`;
+    }
+    // A folder kept under one rule file is not ignored by it; under more, each is asked.
+    const ownOf = (name: string): readonly boolean[] =>
+      testers.length === 0 ? NONE : testers.length === 1 ? NOT_IGNORED_BY_ONE : testers.map((t) => t(name, true).ignored);
+    if (key === null) return { ignored: (name, isDir) => this.ignoredChild(testers, name, isDir), ownOf };
+    let known = this.byNameVerdicts.get(key);
+    if (!known) {
+      if (this.byNameVerdicts.size >= 1024) this.byNameVerdicts.clear();
+      this.byNameVerdicts.set(key, (known = [new Map(), new Map()]));
+    }
+    const [files, folders] = known;
+    return {
+      ignored: (name, isDir) => {
+        const seen = isDir ? folders : files;
+        let v = seen.get(name);
+        if (v === undefined) {
+          v = this.ignoredChild(testers, name, isDir);
+          if (seen.size >= RULES_CACHE_BOUND) seen.clear();
+          seen.set(name, v);
+        }
+        return v;
+      },
+      ownOf,
+    };
   }
 
   /** {@link ignoredIn} for the child `name` of the folder whose {@link childTesters} `testers` are. */

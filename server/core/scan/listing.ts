@@ -33,6 +33,8 @@ export interface ListedRow {
   stat: ListedStat | null;
   rules: boolean;
   row: Buffer | null;
+  /** The names of the row's entries, in its order, each as Node decodes it (decoded once asked for). */
+  names(): string[];
 }
 
 /**
@@ -52,7 +54,8 @@ export interface Listing {
 export const LIST_BATCH = 2048;
 
 const STAT_BYTES = 40;
-const RECORD_HEAD = 8 + STAT_BYTES;
+const RECORD_HEAD = 8 + STAT_BYTES + 4;
+const NO_NAMES = (): string[] => [];
 
 function statAt(v: DataView, o: number): ListedStat | null {
   const mode = v.getFloat64(o, true);
@@ -82,9 +85,13 @@ export function listFolders(root: string, dirs: string[], table: object | null):
     if (status === 3) {
       out[i] = undefined;
     } else {
-      const row = status === 2 ? buf.subarray(o + RECORD_HEAD, end) : null;
+      const rowEnd = o + RECORD_HEAD + v.getUint32(o + 8 + STAT_BYTES, true);
+      if (rowEnd > end) return null;
+      const row = status === 2 ? buf.subarray(o + RECORD_HEAD, rowEnd) : null;
       if (row && row.length < HEADER_BYTES) return null;
-      out[i] = { stat: status === 0 ? null : statAt(v, o + 8), rules: (buf[o + 5]! & 1) !== 0, row };
+      // The names, all at once: one decoding a folder, split where no name holds a '/'.
+      const names = row && row.readUInt32LE(32) > 0 ? () => buf.toString('utf8', rowEnd, end).split('/') : NO_NAMES;
+      out[i] = { stat: status === 0 ? null : statAt(v, o + 8), rules: (buf[o + 5]! & 1) !== 0, row, names };
     }
     o = end;
   }
@@ -97,7 +104,8 @@ export function decodeListing(l: ListedRow, git: boolean): Listing {
   if (!row) return { stat: l.stat, names: null, stats: [], oids: null };
   const v = new DataView(row.buffer, row.byteOffset, row.byteLength);
   const count = v.getUint32(32, true);
-  const names: string[] = new Array(count);
+  const names = l.names();
+  if (names.length !== count) throw new Error('a listing whose names are not its entries');
   const stats: ListedStat[] = new Array(count);
   const oids: (string | null)[] | null = git ? new Array(count) : null;
   let o = HEADER_BYTES;
@@ -114,7 +122,6 @@ export function decodeListing(l: ListedRow, git: boolean): Listing {
       ctimeMs: v.getFloat64(o + 24, true),
       ino: v.getFloat64(o + 32, true),
     };
-    names[k] = row.toString('utf8', o + 42, o + 42 + nameLen);
     if (oids) oids[k] = end > o + 42 + nameLen ? row.toString('hex', o + 42 + nameLen, end) : null;
     o = end;
   }

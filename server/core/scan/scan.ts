@@ -11,7 +11,6 @@ import {
   addRowTotals,
   decodeRow,
   encodeRow,
-  entryEnd,
   HEADER_BYTES,
   isCopied,
   noTotals,
@@ -412,6 +411,12 @@ class ScanWalk {
   /** The folders below each skipped folder its stamp looked at, last scan's and this one's (see ScanMeta.skippedBelow). */
   private readonly prevBelow: Record<string, string[]>;
   private readonly skippedBelow = new Map<string, string[]>();
+  /**
+   * Folders a first scan's walk is to list, each with whether each rule file above it ignores it
+   * itself (see ChildRules.ownOf), as its folder's listing found: its own listing then asks them
+   * nothing more about it.
+   */
+  private readonly ownIgnored = new Map<string, readonly boolean[]>();
   /** Folders listed by this scan (their skipped children were met again, or are gone). */
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
@@ -742,44 +747,53 @@ class ScanWalk {
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
     if (dir !== '' && !l.rules) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
-    const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
+    const own = this.ownIgnored.get(dir);
+    if (own) this.ownIgnored.delete(dir);
+    const rules = chain.length > 0 ? filter.childRules(chain, dir, own) : null;
     const excludedOf = filter.excludedChildren(dir);
     const secretOf = secretsIn(dir);
     const prefix = dir === '' ? '' : `${dir}/`;
     const count = row.readUInt32LE(32);
-    /** The entries left out, as [start, end) offsets, and the folders among them. */
+    /** The entries left out, as [start, end) offsets, and the folders among them (offset and index). */
     let left: number[] | null = null;
     let skipped: number[] | null = null;
-    const folders: string[] = [];
+    /** The folders kept: each path, and its index. */
+    const folders: (string | number)[] = [];
     let files = 0;
+    const names = l.names();
     for (let k = 0, o = HEADER_BYTES; k < count; k++) {
-      const end = entryEnd(row, o);
-      const name = row.toString('utf8', o + 42, o + 42 + row.readUInt16LE(o + 40));
+      // The listing's entries hold no hash and no link text: a name, and a git id for a file it matched.
+      const flags = row[o + 1]!;
+      const end = o + 42 + (row[o + 40]! | (row[o + 41]! << 8)) + (flags & 2 ? 20 : flags & 4 ? 32 : 0);
+      const name = names[k]!;
       const isDir = row[o] === 2;
-      if (excludedOf(name) || (testers !== null && filter.ignoredChild(testers, name, isDir))) {
+      if (excludedOf(name) || (rules !== null && rules.ignored(name, isDir))) {
         (left ??= []).push(o, end);
-        if (isDir && name !== '.git' && !filter.excludedPaths.includes(prefix + name)) (skipped ??= []).push(o);
+        if (isDir && name !== '.git' && !filter.excludedPaths.includes(prefix + name)) (skipped ??= []).push(o, k);
       } else if (row[o + 3] !== 0 || (!isDir && secretOf(name))) {
         // A child to look at itself (a link, a file to read, an odd name, a secret): the folder is.
         this.list(dir, decodeListing(l, this.gitTable !== null));
         return;
       } else if (isDir) {
-        folders.push(prefix + name);
+        folders.push(prefix + name, k);
       } else {
         files++;
       }
       o = end;
     }
     this.listed.add(dir);
-    for (const o of skipped ?? []) {
-      const name = row.toString('utf8', o + 42, o + 42 + row.readUInt16LE(o + 40));
+    for (let i = 0; skipped !== null && i < skipped.length; i += 2) {
+      const o = skipped[i]!;
+      const name = names[skipped[i + 1]!]!;
       const st: Stat = { mode: S_IFDIR | row.readUInt32LE(o + 4), size: 0, mtimeMs: row.readDoubleLE(o + 16), ctimeMs: row.readDoubleLE(o + 24), ino: row.readDoubleLE(o + 32) };
       this.metSkipped(prefix + name, st);
     }
     const unknown = this.unknownBefore.has(dir);
-    for (const rel of folders) {
+    for (let i = 0; i < folders.length; i += 2) {
+      const rel = folders[i] as string;
       queue.push(rel);
       if (unknown) this.unknownBefore.add(rel);
+      if (rules) this.ownIgnored.set(rel, rules.ownOf(names[folders[i + 1] as number]!));
     }
     // A file git vouches for counts as listed, not as copied, and keeps no bytes of its own.
     const was = this.listedFiles;

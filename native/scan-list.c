@@ -12,18 +12,20 @@
  * out. server/core/scan/listing.ts reads the result; without this module the walk lists in
  * JavaScript, with the same outcome (test/native-list.test.ts compares the two).
  *
- * listRows(root, dirs, threads, table) -> Buffer
+ * listRows(root, dirs, threads, table, names) -> Buffer
  *   root     the workspace's absolute path (string)
  *   dirs     folders, workspace-relative ('' for the root) (string[])
  *   threads  how many threads list (this one included), 1 to 16
  *   table    git's index (a gitIndexTable's `table`), or null: no file is matched
- * The buffer holds one record a folder, in the order of `dirs` (little-endian):
+ *   names    a nameTable(): the names met so far in this walk, each with an id (0, 1, ...)
+ * The buffer (little-endian): u32 how many names this call met first | u32 where they start | one
+ * record a folder, in the order of `dirs` | those names, in the order of their ids (u16 length |
+ * bytes each). A record:
  *   u32 record bytes (this field included) | u8 status (0: gone or not a folder, 1: a folder that
  *   cannot be listed, 2: listed, 3: not looked at, its path too long: the caller lists it itself)
  *   | u8 flags (1: a child is named `.gitignore`) | u16 0 | the folder's stat (below; taken before
  *   its listing, so a child added meanwhile moves it again) | u32 the row's bytes (0 unless
- *   listed) | the row | the names of its entries, in its order, joined by '/' (a name never holds
- *   one), for the caller to decode all at once.
+ *   listed) | the row | 0 to 3 bytes 0 (to a multiple of 4) | the id of each entry's name (u32).
  * The row: its header (version 1, the folder's stat as its stamp, its counts) and one entry a
  *   child that could be stated, in byte order of the names (as Node's readdir gives them), each as
  *   the row keeps it: type (0 file, 1 link, 2 folder), flags (2 or 4: a git object id of 20 or 32
@@ -122,7 +124,6 @@ static void put_stat(uint8_t *p, const struct stat *st) {
 typedef struct {
   const uint8_t *name;
   size_t len;
-  bool listed; /* stated, and written as an entry */
 } kid_t;
 
 static int cmp_names(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
@@ -339,10 +340,9 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
   uint32_t entries = 0, files = 0, copied = 0;
   b->n = RECORD_HEAD + ROW_HEAD;
   for (size_t k = 0; k < count; k++) {
-    kid_t *kid = &lane->kids[k];
+    const kid_t *kid = &lane->kids[k];
     struct stat cst;
-    kid->listed = fstatat(fd, (const char *)kid->name, &cst, AT_SYMLINK_NOFOLLOW) == 0;
-    if (!kid->listed) continue; /* gone since the listing */
+    if (fstatat(fd, (const char *)kid->name, &cst, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone since the listing */
     int type = S_ISDIR(cst.st_mode) ? TYPE_DIR : S_ISLNK(cst.st_mode) ? TYPE_LINK : TYPE_FILE;
     const uint8_t *oid = NULL;
     double mtime = ms_of(LMTIM(cst)), ctime = ms_of(LCTIM(cst));
@@ -379,16 +379,7 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
     }
   }
   close(fd);
-  /* After the row, the names of its entries again, each after a '/' but the first: decoded at once. */
   size_t row_end = b->n;
-  for (size_t k = 0; k < count; k++) {
-    const kid_t *kid = &lane->kids[k];
-    if (!kid->listed) continue;
-    if (reserve(b, kid->len + 1)) return -1;
-    if (b->n > row_end) b->p[b->n++] = '/';
-    memcpy(b->p + b->n, kid->name, kid->len);
-    b->n += kid->len;
-  }
   b->p[4] = 2;
   b->p[5] = (uint8_t)flags;
   put_stat(b->p + 8, &st);
@@ -405,6 +396,101 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
   put_f64(row + 48, 0);
   put_u32(b->p, (uint32_t)b->n);
   return 0;
+}
+
+/*
+ * The names a walk's listings have met, each with an id (0, 1, ... in the order first met): the
+ * walk asks the ignore rules, the excluded names and the secrets by name about a name once, not
+ * once a folder it is in.
+ */
+typedef struct {
+  uint8_t *arena; /* each name: u16 length | bytes */
+  size_t len, cap;
+  uint32_t *at; /* where each id's name is in the arena */
+  size_t n, at_cap;
+  uint32_t *slots; /* open addressing: id + 1, 0 empty */
+  size_t n_slots;
+} name_table_t;
+
+static uint64_t hash_name(const uint8_t *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static int names_grow(name_table_t *t) {
+  size_t n = t->n_slots ? t->n_slots * 2 : 4096;
+  uint32_t *s = calloc(n, sizeof *s);
+  if (!s) return -1;
+  for (size_t id = 0; id < t->n; id++) {
+    const uint8_t *p = t->arena + t->at[id];
+    size_t k = hash_name(p + 2, (size_t)p[0] | (size_t)p[1] << 8) & (n - 1);
+    while (s[k]) k = (k + 1) & (n - 1);
+    s[k] = (uint32_t)id + 1;
+  }
+  free(t->slots);
+  t->slots = s;
+  t->n_slots = n;
+  return 0;
+}
+
+/* The id of name `p[0..n)`, added (and `*added` set) when new; -1 when memory runs out. */
+static int64_t name_id(name_table_t *t, const uint8_t *p, size_t n, bool *added) {
+  *added = false;
+  if ((t->n + 1) * 2 > t->n_slots && names_grow(t)) return -1;
+  size_t k = hash_name(p, n) & (t->n_slots - 1);
+  for (; t->slots[k]; k = (k + 1) & (t->n_slots - 1)) {
+    const uint8_t *q = t->arena + t->at[t->slots[k] - 1];
+    if (((size_t)q[0] | (size_t)q[1] << 8) == n && memcmp(q + 2, p, n) == 0) return t->slots[k] - 1;
+  }
+  if (t->n >= UINT32_MAX - 1) return -1;
+  if (t->len + n + 2 > t->cap) {
+    size_t cap = t->cap ? t->cap : 65536;
+    while (cap < t->len + n + 2) cap *= 2;
+    if (cap > UINT32_MAX) return -1;
+    uint8_t *a = realloc(t->arena, cap);
+    if (!a) return -1;
+    t->arena = a;
+    t->cap = cap;
+  }
+  if (t->n == t->at_cap) {
+    size_t cap = t->at_cap ? t->at_cap * 2 : 4096;
+    uint32_t *a = realloc(t->at, cap * sizeof *a);
+    if (!a) return -1;
+    t->at = a;
+    t->at_cap = cap;
+  }
+  t->at[t->n] = (uint32_t)t->len;
+  t->arena[t->len] = (uint8_t)(n & 0xff);
+  t->arena[t->len + 1] = (uint8_t)(n >> 8);
+  memcpy(t->arena + t->len + 2, p, n);
+  t->len += n + 2;
+  t->slots[k] = (uint32_t)t->n + 1;
+  *added = true;
+  return (int64_t)t->n++;
+}
+
+static void names_free(napi_env env, void *data, void *hint) {
+  name_table_t *t = data;
+  free(t->arena);
+  free(t->at);
+  free(t->slots);
+  free(t);
+}
+
+/* A tag that tells this module's name tables from any other external. */
+static const napi_type_tag NAMES_TAG = {0x74616b656261636bull, 0x6e616d6573746162ull};
+
+napi_value name_table(napi_env env, napi_callback_info info) {
+  name_table_t *t = calloc(1, sizeof *t);
+  napi_value ext;
+  if (!t) return tb_fail(env, "nameTable: out of memory");
+  if (napi_create_external(env, t, names_free, NULL, &ext) != napi_ok) {
+    free(t);
+    return tb_fail(env, "nameTable: could not make it");
+  }
+  if (napi_type_tag_object(env, ext, &NAMES_TAG) != napi_ok) return tb_fail(env, "nameTable: could not make it");
+  return ext;
 }
 
 static void *list_lane(void *arg) {
@@ -444,12 +530,57 @@ static void *list_lane(void *arg) {
   return NULL;
 }
 
+/* The number of entries of record `b`'s row (0 when it holds none). */
+static uint32_t record_entries(const bytes_t *b) {
+  if (b->p[4] != 2) return 0;
+  const uint8_t *c = b->p + RECORD_HEAD + 32;
+  return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+}
+
+/*
+ * Gives each entry of the rows of `job` the id of its name in `names`, in order, into `ids`;
+ * the names new to `names` are added to `added` (u16 length | bytes each, `*n_added` of them).
+ * -1 when memory runs out.
+ */
+static int name_rows(const list_job_t *job, name_table_t *names, uint32_t *ids, bytes_t *added, uint32_t *n_added) {
+  size_t at = 0;
+  for (size_t i = 0; i < job->n; i++) {
+    const bytes_t *b = &job->out[i];
+    if (b->p[4] != 2) continue;
+    const uint8_t *row = b->p + RECORD_HEAD;
+    size_t row_len = b->n - RECORD_HEAD;
+    for (size_t o = ROW_HEAD; o < row_len;) {
+      size_t nl = (size_t)row[o + 40] | (size_t)row[o + 41] << 8;
+      uint8_t flags = row[o + 1];
+      bool is_new;
+      int64_t id = name_id(names, row + o + ENTRY_HEAD, nl, &is_new);
+      if (id < 0) return -1;
+      if (is_new) {
+        if (reserve(added, nl + 2)) return -1;
+        added->p[added->n] = (uint8_t)(nl & 0xff);
+        added->p[added->n + 1] = (uint8_t)(nl >> 8);
+        memcpy(added->p + added->n + 2, row + o + ENTRY_HEAD, nl);
+        added->n += nl + 2;
+        (*n_added)++;
+      }
+      ids[at++] = (uint32_t)id;
+      o += ENTRY_HEAD + nl + (flags & F_GIT20 ? 20 : flags & F_GIT32 ? 32 : 0);
+    }
+  }
+  return 0;
+}
+
 napi_value list_rows(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) return tb_fail(env, "listRows: four arguments");
+  size_t argc = 5;
+  napi_value argv[5];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 5) return tb_fail(env, "listRows: five arguments");
   list_job_t job;
   memset(&job, 0, sizeof job);
+  bool tagged = false;
+  name_table_t *names = NULL;
+  if (napi_check_object_type_tag(env, argv[4], &NAMES_TAG, &tagged) != napi_ok || !tagged || napi_get_value_external(env, argv[4], (void **)&names) != napi_ok) {
+    return tb_fail(env, "listRows: names must be a nameTable");
+  }
   napi_valuetype table_type;
   if (napi_typeof(env, argv[3], &table_type) != napi_ok) return tb_fail(env, "listRows: table must be a gitIndexTable's or null");
   if (table_type != napi_null && !(job.table = git_table_of(env, argv[3]))) return tb_fail(env, "listRows: table must be a gitIndexTable's or null");
@@ -490,18 +621,42 @@ napi_value list_rows(napi_env env, napi_callback_info info) {
     if (atomic_load(&job.failed)) error = "listRows: out of memory";
   }
   if (!error) {
-    size_t total = 0;
-    for (uint32_t i = 0; i < n_dirs; i++) total += job.out[i].n;
-    void *data = NULL;
-    if (napi_create_buffer(env, total, &data, &result) != napi_ok) {
+    /*
+     * u32 names new to the table | u32 where they start | the records, each padded to 4 bytes and
+     * followed by its row's entries' name ids (u32 each) | the new names (u16 length | bytes).
+     */
+    size_t total = 8, n_ids = 0;
+    for (uint32_t i = 0; i < n_dirs; i++) {
+      uint32_t entries = record_entries(&job.out[i]);
+      n_ids += entries;
+      total += ((job.out[i].n + 3) & ~(size_t)3) + 4 * (size_t)entries;
+    }
+    uint32_t *ids = malloc((n_ids ? n_ids : 1) * sizeof *ids);
+    bytes_t added = {0};
+    uint32_t n_added = 0;
+    uint8_t *out = NULL;
+    if (!ids || name_rows(&job, names, ids, &added, &n_added) != 0) {
+      error = "listRows: out of memory";
+    } else if (total > UINT32_MAX || napi_create_buffer(env, total + added.n, (void **)&out, &result) != napi_ok) {
       error = "listRows: could not make the result";
     } else {
-      size_t at = 0;
+      put_u32(out, n_added);
+      put_u32(out + 4, (uint32_t)total);
+      size_t at = 8, k = 0;
       for (uint32_t i = 0; i < n_dirs; i++) {
-        memcpy((uint8_t *)data + at, job.out[i].p, job.out[i].n);
-        at += job.out[i].n;
+        const bytes_t *b = &job.out[i];
+        uint32_t entries = record_entries(b);
+        size_t padded = (b->n + 3) & ~(size_t)3;
+        memcpy(out + at, b->p, b->n);
+        memset(out + at + b->n, 0, padded - b->n);
+        put_u32(out + at, (uint32_t)(padded + 4 * (size_t)entries));
+        for (uint32_t e = 0; e < entries; e++) put_u32(out + at + padded + 4 * (size_t)e, ids[k++]);
+        at += padded + 4 * (size_t)entries;
       }
+      if (added.n) memcpy(out + total, added.p, added.n);
     }
+    free(ids);
+    free(added.p);
   }
   for (uint32_t i = 0; i < n_dirs; i++) {
     if (job.dirs) free(job.dirs[i]);

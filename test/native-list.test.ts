@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
 import { readGitIndex, readGitTable } from '../server/core/scan/git-index.js';
-import { decodeListing, listFolders } from '../server/core/scan/listing.js';
+import { decodeListing, ListedNames, listFolders } from '../server/core/scan/listing.js';
 import { decodeRow } from '../server/core/scan/packed.js';
 import { haveNativeList } from '../server/core/scan/native.js';
 import { sandbox } from './support/takeback.js';
@@ -116,7 +116,8 @@ describe('the native listing of a full walk', () => {
     sb.write('d/a.txt', 'abc');
     sb.write('file.txt', 'x');
     fs.symlinkSync('d', sb.abs('link'));
-    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', ''], null)!.map((l) => l && decodeListing(l, false));
+    const names = ListedNames.make()!;
+    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', ''], null, names)!.map((l) => l && decodeListing(l, false, names));
     expect(got.map((l) => (l ? [l.stat === null, l.names?.slice().sort() ?? null] : 'left'))).toEqual([
       [false, ['a.txt']],
       [true, null],
@@ -160,11 +161,12 @@ describe('the native listing of a full walk', () => {
       const byJs: Record<string, string | null> = {};
       const byNative: Record<string, string | null> = {};
       let level = [''];
+      const names = ListedNames.make()!;
       while (level.length > 0) {
         const next: string[] = [];
-        const listed = listFolders(sb.ws, level, table.table)!;
+        const listed = listFolders(sb.ws, level, table.table, names)!;
         level.forEach((dir, i) => {
-          const l = decodeListing(listed[i]!, true);
+          const l = decodeListing(listed[i]!, true, names);
           l.names!.forEach((name, k) => {
             const rel = dir === '' ? name : `${dir}/${name}`;
             const st = l.stats[k]!;

@@ -1,4 +1,5 @@
-import { nativeListRows } from './native.js';
+import { endianness } from 'node:os';
+import { nativeListRows, nativeNameTable } from './native.js';
 import { HEADER_BYTES, entryEnd } from './packed.js';
 import { S_IFDIR, S_IFREG } from './lstat.js';
 
@@ -33,8 +34,24 @@ export interface ListedRow {
   stat: ListedStat | null;
   rules: boolean;
   row: Buffer | null;
-  /** The names of the row's entries, in its order, each as Node decodes it (decoded once asked for). */
-  names(): string[];
+  /** The id of each entry's name in the walk's {@link ListedNames}, in the row's order (null: no row). */
+  ids: Uint32Array | null;
+}
+
+/**
+ * The names one walk's native listings have met, by id (native/scan-list.c's name table): each
+ * decoded once, as Node decodes the file system's bytes, however many folders hold it. Null when
+ * the module cannot make the table.
+ */
+export class ListedNames {
+  /** The names by id. */
+  readonly names: string[] = [];
+  private constructor(readonly table: object) {}
+
+  static make(): ListedNames | null {
+    const table = nativeNameTable();
+    return table ? new ListedNames(table) : null;
+  }
 }
 
 /**
@@ -55,7 +72,8 @@ export const LIST_BATCH = 2048;
 
 const STAT_BYTES = 40;
 const RECORD_HEAD = 8 + STAT_BYTES + 4;
-const NO_NAMES = (): string[] => [];
+/** Name ids are read in place where the machine's order is the buffer's (little-endian). */
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 function statAt(v: DataView, o: number): ListedStat | null {
   const mode = v.getFloat64(o, true);
@@ -66,46 +84,66 @@ function statAt(v: DataView, o: number): ListedStat | null {
 /**
  * The listings of `dirs` (workspace-relative folders of `root`, at most {@link LIST_BATCH} is
  * best), in their order, each regular file matched against git's index `table` (a
- * `readGitTable`'s; null: none); an entry is undefined where the module left a folder to the
- * caller (a path too long for it). Null when there is no native listing: the caller lists each
- * folder.
+ * `readGitTable`'s; null: none), the names new to `names` added to it; an entry is undefined
+ * where the module left a folder to the caller (a path too long for it). Null when there is no
+ * native listing: the caller lists each folder.
  */
-export function listFolders(root: string, dirs: string[], table: object | null): (ListedRow | undefined)[] | null {
+export function listFolders(root: string, dirs: string[], table: object | null, names: ListedNames): (ListedRow | undefined)[] | null {
   if (dirs.length === 0) return [];
-  const buf = nativeListRows(root, dirs, table);
-  if (!buf) return null;
+  const buf = nativeListRows(root, dirs, table, names.table);
+  if (!buf || buf.length < 8) return null;
+  // The names met first: the table gave them the ids after those it had.
+  const added = buf.readUInt32LE(0);
+  const recordsEnd = buf.readUInt32LE(4);
+  for (let k = 0, p = recordsEnd; k < added; k++) {
+    const len = buf.readUInt16LE(p);
+    names.names.push(buf.toString('utf8', p + 2, p + 2 + len));
+    p += 2 + len;
+  }
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const out: (ListedRow | undefined)[] = new Array(dirs.length);
-  let o = 0;
+  let o = 8;
   for (let i = 0; i < dirs.length; i++) {
-    if (o + RECORD_HEAD > buf.length) return null;
+    if (o + RECORD_HEAD > recordsEnd) return null;
     const end = o + v.getUint32(o, true);
-    if (end > buf.length) return null;
+    if (end > recordsEnd) return null;
     const status = buf[o + 4];
     if (status === 3) {
       out[i] = undefined;
     } else {
       const rowEnd = o + RECORD_HEAD + v.getUint32(o + 8 + STAT_BYTES, true);
-      if (rowEnd > end) return null;
       const row = status === 2 ? buf.subarray(o + RECORD_HEAD, rowEnd) : null;
-      if (row && row.length < HEADER_BYTES) return null;
-      // The names, all at once: one decoding a folder, split where no name holds a '/'.
-      const names = row && row.readUInt32LE(32) > 0 ? () => buf.toString('utf8', rowEnd, end).split('/') : NO_NAMES;
-      out[i] = { stat: status === 0 ? null : statAt(v, o + 8), rules: (buf[o + 5]! & 1) !== 0, row, names };
+      let ids: Uint32Array | null = null;
+      if (row) {
+        if (row.length < HEADER_BYTES) return null;
+        const count = row.readUInt32LE(32);
+        const at = (rowEnd + 3) & ~3;
+        if (at + 4 * count !== end) return null;
+        if (LITTLE_ENDIAN && (buf.byteOffset + at) % 4 === 0) {
+          ids = new Uint32Array(buf.buffer, buf.byteOffset + at, count);
+        } else {
+          ids = new Uint32Array(count);
+          for (let k = 0; k < count; k++) ids[k] = buf.readUInt32LE(at + 4 * k);
+        }
+      }
+      out[i] = { stat: status === 0 ? null : statAt(v, o + 8), rules: (buf[o + 5]! & 1) !== 0, row, ids };
     }
     o = end;
   }
-  return o === buf.length ? out : null;
+  return o === recordsEnd ? out : null;
 }
 
-/** The children of a listed folder `l` one by one (see {@link Listing}); `git`: its row was matched against git's index. */
-export function decodeListing(l: ListedRow, git: boolean): Listing {
+/**
+ * The children of a listed folder `l` one by one (see {@link Listing}), named from the walk's
+ * `names`; `git`: its row was matched against git's index.
+ */
+export function decodeListing(l: ListedRow, git: boolean, listed: ListedNames): Listing {
   const row = l.row;
-  if (!row) return { stat: l.stat, names: null, stats: [], oids: null };
+  if (!row || !l.ids) return { stat: l.stat, names: null, stats: [], oids: null };
   const v = new DataView(row.buffer, row.byteOffset, row.byteLength);
   const count = v.getUint32(32, true);
-  const names = l.names();
-  if (names.length !== count) throw new Error('a listing whose names are not its entries');
+  const names: string[] = new Array(count);
+  for (let k = 0; k < count; k++) names[k] = listed.names[l.ids[k]!]!;
   const stats: ListedStat[] = new Array(count);
   const oids: (string | null)[] | null = git ? new Array(count) : null;
   let o = HEADER_BYTES;

@@ -26,7 +26,7 @@ import {
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
 import { checkIndex, type ChangeHints, type RowsUnder } from './checker.js';
 import { mainReader, type StatWorker } from './stat-check.js';
-import { decodeListing, LIST_BATCH, listFolders, type ListedRow, type ListedStat, type Listing } from './listing.js';
+import { decodeListing, LIST_BATCH, ListedNames, listFolders, type ListedRow, type ListedStat, type Listing } from './listing.js';
 import { haveNativeList } from './native.js';
 
 /** One path that differs between the last look and this one (`undefined`: absent). */
@@ -741,7 +741,7 @@ class ScanWalk {
    * ({@link list}), to the same row. Per child this asks only the names (the rules' verdicts on
    * a name repeat across folders): no entry made, nothing encoded again.
    */
-  private listRow(dir: string, l: ListedRow): void {
+  private listRow(dir: string, l: ListedRow, listed: ListedNames): void {
     const { filter, queue, opts } = this;
     const row = l.row!;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
@@ -760,19 +760,20 @@ class ScanWalk {
     /** The folders kept: each path, and its index. */
     const folders: (string | number)[] = [];
     let files = 0;
-    const names = l.names();
+    const names = listed.names;
+    const ids = l.ids!;
     for (let k = 0, o = HEADER_BYTES; k < count; k++) {
       // The listing's entries hold no hash and no link text: a name, and a git id for a file it matched.
       const flags = row[o + 1]!;
       const end = o + 42 + (row[o + 40]! | (row[o + 41]! << 8)) + (flags & 2 ? 20 : flags & 4 ? 32 : 0);
-      const name = names[k]!;
+      const name = names[ids[k]!]!;
       const isDir = row[o] === 2;
       if (excludedOf(name) || (rules !== null && rules.ignored(name, isDir))) {
         (left ??= []).push(o, end);
         if (isDir && name !== '.git' && !filter.excludedPaths.includes(prefix + name)) (skipped ??= []).push(o, k);
       } else if (row[o + 3] !== 0 || (!isDir && secretOf(name))) {
         // A child to look at itself (a link, a file to read, an odd name, a secret): the folder is.
-        this.list(dir, decodeListing(l, this.gitTable !== null));
+        this.list(dir, decodeListing(l, this.gitTable !== null, listed));
         return;
       } else if (isDir) {
         folders.push(prefix + name, k);
@@ -784,7 +785,7 @@ class ScanWalk {
     this.listed.add(dir);
     for (let i = 0; skipped !== null && i < skipped.length; i += 2) {
       const o = skipped[i]!;
-      const name = names[skipped[i + 1]!]!;
+      const name = names[ids[skipped[i + 1]!]!]!;
       const st: Stat = { mode: S_IFDIR | row.readUInt32LE(o + 4), size: 0, mtimeMs: row.readDoubleLE(o + 16), ctimeMs: row.readDoubleLE(o + 24), ino: row.readDoubleLE(o + 32) };
       this.metSkipped(prefix + name, st);
     }
@@ -793,7 +794,7 @@ class ScanWalk {
       const rel = folders[i] as string;
       queue.push(rel);
       if (unknown) this.unknownBefore.add(rel);
-      if (rules) this.ownIgnored.set(rel, rules.ownOf(names[folders[i + 1] as number]!));
+      if (rules) this.ownIgnored.set(rel, rules.ownOf(names[ids[folders[i + 1] as number]!]!));
     }
     // A file git vouches for counts as listed, not as copied, and keeps no bytes of its own.
     const was = this.listedFiles;
@@ -817,9 +818,11 @@ class ScanWalk {
     // Natively where it can: a level of folders at a time (parts of LIST_BATCH), each folder
     // listed and its children stated in C on several threads, then taken in order here (a
     // folder before those under it, as when listed one at a time).
-    while (this.nativeList && queue.length > 0) {
+    const names = this.nativeList ? ListedNames.make() : null;
+    if (!names) this.nativeList = false;
+    while (names && this.nativeList && queue.length > 0) {
       const level = queue.splice(0, LIST_BATCH);
-      const listings = listFolders(this.root, level, this.gitTable);
+      const listings = listFolders(this.root, level, this.gitTable, names);
       if (!listings) {
         this.nativeList = false;
         queue.unshift(...level);
@@ -832,9 +835,9 @@ class ScanWalk {
           this.gitForJavaScript();
           this.list(level[i]!);
         } else if (l.row && this.baseline && !this.rows.has(level[i]!)) {
-          this.listRow(level[i]!, l);
+          this.listRow(level[i]!, l, names);
         } else {
-          this.list(level[i]!, decodeListing(l, this.gitTable !== null));
+          this.list(level[i]!, decodeListing(l, this.gitTable !== null, names));
         }
         const stop = this.overLimits();
         if (stop) return stop;

@@ -56,13 +56,17 @@ describe('the native listing of a full walk', () => {
     sb.write('keys/id_rsa', 'not really a key\n');
     sb.write('keys/cert.pem', 'not really a cert\n');
     sb.write('keys/readme.md', 'keys\n');
+    sb.write('.docker/config.json', '{}\n'); // a secret by its folder's name
+    sb.write('app/config.json', '{}\n'); // not one
+    sb.write('app/odd\\.ssh\\key.txt', 'a name with backslashes: a secret by its parts\n');
+    sb.write('app/main.ts', 'export {};\n');
     sb.write('node_modules/vendored/index.js', 'tracked in an excluded folder\n');
     sb.write('src/d3/\uFFFD.ts', 'a valid name that is U+FFFD\n');
     sb.write('src/d4/trace.log', 'ignored, untracked\n');
     sb.write('src/d5/build-out/x.js', 'ignored folder, deep\n');
     spawnSync('mkfifo', [sb.abs('src/d1/fifo')]);
     const env = { ...sb.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
-    expect(spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib keys && git add -f node_modules/vendored && git commit -qm init'], { cwd: sb.ws, env }).status).toBe(0);
+    expect(spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib keys .docker app && git add -f node_modules/vendored && git commit -qm init'], { cwd: sb.ws, env }).status).toBe(0);
     // Racy: written after the commit, moments before the scans. The ignored log too: once the
     // rules no longer ignore it, a file made within the racy window of the last scan is reported
     // created (one made long before would be one the rules hid all along).
@@ -85,6 +89,9 @@ describe('the native listing of a full walk', () => {
       expect(Object.keys(a)).not.toContain('to-src');
       const keys = Object.fromEntries(decodeRow(Buffer.from(a.keys!, 'hex')).map((e) => [e.name, e.gap ?? (e.git ? 'git' : 'copied')]));
       expect(keys).toEqual({ 'id_rsa': 'secret', 'cert.pem': 'secret', 'readme.md': 'git' });
+      const gaps = (dir: string) => Object.fromEntries(decodeRow(Buffer.from(a[dir]!, 'hex')).map((e) => [e.name, e.gap ?? (e.git ? 'git' : 'copied')]));
+      expect(gaps('.docker')).toEqual({ 'config.json': 'secret' });
+      expect(gaps('app')).toEqual({ 'config.json': 'git', 'main.ts': 'git', 'odd\\.ssh\\key.txt': 'secret' });
       expect(rowsHex(native)).toEqual(a);
       const meta = (ws: Workspace) => ({ ...ws.journal.snapshot.meta(), startedNs: '' });
       expect(meta(native)).toEqual(meta(plain));

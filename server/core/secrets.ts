@@ -54,6 +54,28 @@ export function secretsIn(dir: string): (name: string) => boolean {
   return (name) => (name.includes('\\') || name.includes('/') ? whole(name) : isSecretName(name, parent));
 }
 
+/**
+ * What a folder's place says of the secrets in it, for a walk that asks about many names
+ * ({@link secretName}): 'all' (a file anywhere under `dir` is a secret: it lies in a secret
+ * folder), 'names' (a file is one by its name alone, as {@link secretName} says), or 'ask' (an
+ * odd path, with a backslash or an empty segment: ask {@link secretsIn} about each name). Gives
+ * what {@link secretsIn} gives.
+ */
+export function secretPlace(dir: string): 'all' | 'names' | 'ask' {
+  if (dir.includes('\\') || dir.includes('//') || dir.startsWith('/')) return 'ask';
+  return dir !== '' && dir.split('/').some((p) => SECRET_DIRS.has(p)) ? 'all' : 'names';
+}
+
+/**
+ * Whether a file named `name` is a secret by its name alone in a folder whose place is 'names'
+ * ({@link secretPlace}): 'yes', 'no', or 'ask' (its folder's name counts, or it holds a
+ * separator: ask {@link secretsIn}). The same in every such folder: a walk asks once a name.
+ */
+export function secretName(name: string): 'yes' | 'no' | 'ask' {
+  if (name === 'config.json' || name.includes('\\') || name.includes('/')) return 'ask';
+  return isSecretName(name, undefined) ? 'yes' : 'no';
+}
+
 /*
  * Secrets by content: the rules of @secretlint/secretlint-rule-preset-recommend (AWS, GCP, npm,
  * Slack, basic auth in URLs, OpenAI, Linear, private keys, SendGrid, Shopify, GitHub, 1Password).

@@ -220,6 +220,30 @@ export interface ChildRules {
    * folder's children are asked about.
    */
   ownOf(name: string): readonly boolean[];
+  /**
+   * Where the verdicts are by a child's name alone: {@link ignored}'s, kept by a walk's ids of
+   * names, shared by every folder with the same rule files and verdicts of their own (null where
+   * an anchored line reaches this deep: a child is asked by its whole path).
+   */
+  readonly byId: IdVerdicts | null;
+}
+
+/**
+ * Verdicts of the rules on names, by the ids a walk gives names (listing.ts): two a name, as a
+ * file (`2 * id`) and as a folder (`2 * id + 1`), each 0 (not asked yet), 1 (kept) or 2 (ignored).
+ */
+export class IdVerdicts {
+  private v = new Uint8Array(256);
+
+  /** The verdicts, room made for ids below `n` (a new array when it grows: take it again after). */
+  fit(n: number): Uint8Array {
+    if (this.v.length < 2 * n) {
+      const v = new Uint8Array(Math.max(2 * n, 2 * this.v.length));
+      v.set(this.v);
+      this.v = v;
+    }
+    return this.v;
+  }
 }
 
 const NOT_IGNORED_BY_ONE: readonly boolean[] = Object.freeze([false]);
@@ -268,12 +292,19 @@ export class ScanFilter {
     return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel)) || (rel === name && isWatchCookieFile(this.root, name));
   }
 
+  /** True when `name` is one of the excluded names (a folder of that name is skipped unless git tracks files in it: {@link isExcluded}). */
+  isExcludedName(name: string): boolean {
+    return this.excluded.has(name);
+  }
+
   /**
    * {@link isExcluded} for the children of folder `dir` (workspace-relative, '' for the root), by
    * name: a child's path is made only for a name that is excluded, to ask whether git tracks
-   * files in it.
+   * files in it. Null where only an excluded name can exclude a child (not the root, no path
+   * skipped always in it): then a child is excluded when {@link isExcludedName} and
+   * {@link isExcluded} say so.
    */
-  excludedChildren(dir: string): (name: string) => boolean {
+  excludedChildren(dir: string): ((name: string) => boolean) | null {
     const prefix = dir === '' ? '' : `${dir}/`;
     const { excluded, tracked } = this;
     let paths: Set<string> | null = null;
@@ -281,6 +312,7 @@ export class ScanFilter {
       if (p.startsWith(prefix) && !p.includes('/', prefix.length)) (paths ??= new Set()).add(p.slice(prefix.length));
     }
     const root = dir === '' ? this.root : null;
+    if (paths === null && root === null) return null;
     return (name) => (excluded.has(name) && !tracked.has(prefix + name)) || (paths !== null && paths.has(name)) || (root !== null && isWatchCookieFile(root, name));
   }
 
@@ -354,7 +386,7 @@ export class ScanFilter {
   }
 
   /** Verdicts by name for the children of folders whose rules all answer by name alone (see {@link childRules}), by the rules' folders and how each answers. */
-  private readonly byNameVerdicts = new Map<string, [Map<string, boolean>, Map<string, boolean>]>();
+  private readonly byNameVerdicts = new Map<string, [Map<string, boolean>, Map<string, boolean>, IdVerdicts]>();
 
   /**
    * The rules' verdicts on the children of folder `dir` under `chain` (its {@link chainFor}), as
@@ -379,13 +411,13 @@ export class ScanFilter {
     // A folder kept under one rule file is not ignored by it; under more, each is asked.
     const ownOf = (name: string): readonly boolean[] =>
       testers.length === 0 ? NONE : testers.length === 1 ? NOT_IGNORED_BY_ONE : testers.map((t) => t(name, true).ignored);
-    if (key === null) return { ignored: (name, isDir) => this.ignoredChild(testers, name, isDir), ownOf };
+    if (key === null) return { ignored: (name, isDir) => this.ignoredChild(testers, name, isDir), ownOf, byId: null };
     let known = this.byNameVerdicts.get(key);
     if (!known) {
       if (this.byNameVerdicts.size >= 1024) this.byNameVerdicts.clear();
-      this.byNameVerdicts.set(key, (known = [new Map(), new Map()]));
+      this.byNameVerdicts.set(key, (known = [new Map(), new Map(), new IdVerdicts()]));
     }
-    const [files, folders] = known;
+    const [files, folders, byId] = known;
     return {
       ignored: (name, isDir) => {
         const seen = isDir ? folders : files;
@@ -398,6 +430,7 @@ export class ScanFilter {
         return v;
       },
       ownOf,
+      byId,
     };
   }
 

@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from './snapshot-index.js';
-import { holdsSecret, isSecretPath, secretsIn } from '../secrets.js';
+import { holdsSecret, isSecretPath, secretName, secretPlace, secretsIn } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
 import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
@@ -58,6 +58,13 @@ export interface ScanOutcome {
  * filesystems with second (or two-second) timestamps.
  */
 export const RACY_WINDOW_MS = 2000;
+
+/** A name the native listing met is one of the excluded names (see ScanWalk.nameFlagsFor). */
+const NAME_EXCLUDED = 1;
+/** A file of that name is a secret by its name alone. */
+const NAME_SECRET = 2;
+/** Whether a file of that name is a secret depends on its folder (see secretName): asked there. */
+const NAME_ASK = 4;
 
 /** A warm scan with this many files to read looks them up in git's index first. */
 const GIT_LOOKUP_MIN = 200;
@@ -417,6 +424,9 @@ class ScanWalk {
    * nothing more about it.
    */
   private readonly ownIgnored = new Map<string, readonly boolean[]>();
+  /** See {@link nameFlagsFor}: the flags of the first `nameFlagsKnown` names of the walk's listings. */
+  private nameFlags = new Uint8Array(0);
+  private nameFlagsKnown = 0;
   /** Folders listed by this scan (their skipped children were met again, or are gone). */
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
@@ -751,7 +761,8 @@ class ScanWalk {
     if (own) this.ownIgnored.delete(dir);
     const rules = chain.length > 0 ? filter.childRules(chain, dir, own) : null;
     const excludedOf = filter.excludedChildren(dir);
-    const secretOf = secretsIn(dir);
+    const place = secretPlace(dir);
+    const secretOf = place === 'names' ? null : secretsIn(dir);
     const prefix = dir === '' ? '' : `${dir}/`;
     const count = row.readUInt32LE(32);
     /** The entries left out, as [start, end) offsets, and the folders among them (offset and index). */
@@ -760,23 +771,38 @@ class ScanWalk {
     /** The folders kept: each path, and its index. */
     const folders: (string | number)[] = [];
     let files = 0;
+    // What is asked of each child is asked once a name (its id: see ListedNames), in typed arrays.
     const names = listed.names;
     const ids = l.ids!;
+    const nameFlags = this.nameFlagsFor(names);
+    const verdicts = rules?.byId?.fit(names.length) ?? null;
     for (let k = 0, o = HEADER_BYTES; k < count; k++) {
       // The listing's entries hold no hash and no link text: a name, and a git id for a file it matched.
       const flags = row[o + 1]!;
       const end = o + 42 + (row[o + 40]! | (row[o + 41]! << 8)) + (flags & 2 ? 20 : flags & 4 ? 32 : 0);
-      const name = names[ids[k]!]!;
+      const id = ids[k]!;
       const isDir = row[o] === 2;
-      if (excludedOf(name) || (rules !== null && rules.ignored(name, isDir))) {
+      const nf = nameFlags[id]!;
+      let out = excludedOf !== null ? excludedOf(names[id]!) : (nf & NAME_EXCLUDED) !== 0 && filter.isExcluded(names[id]!, prefix + names[id]!);
+      if (!out && rules !== null) {
+        if (verdicts !== null) {
+          const at = 2 * id + (isDir ? 1 : 0);
+          let v = verdicts[at]!;
+          if (v === 0) verdicts[at] = v = rules.ignored(names[id]!, isDir) ? 2 : 1;
+          out = v === 2;
+        } else {
+          out = rules.ignored(names[id]!, isDir);
+        }
+      }
+      if (out) {
         (left ??= []).push(o, end);
-        if (isDir && name !== '.git' && !filter.excludedPaths.includes(prefix + name)) (skipped ??= []).push(o, k);
-      } else if (row[o + 3] !== 0 || (!isDir && secretOf(name))) {
+        if (isDir && names[id] !== '.git' && !filter.excludedPaths.includes(prefix + names[id]!)) (skipped ??= []).push(o, k);
+      } else if (row[o + 3] !== 0 || (!isDir && (secretOf !== null ? secretOf(names[id]!) : (nf & NAME_SECRET) !== 0 || ((nf & NAME_ASK) !== 0 && secretsIn(dir)(names[id]!))))) {
         // A child to look at itself (a link, a file to read, an odd name, a secret): the folder is.
         this.list(dir, decodeListing(l, this.gitTable !== null, listed));
         return;
       } else if (isDir) {
-        folders.push(prefix + name, k);
+        folders.push(prefix + names[id]!, k);
       } else {
         files++;
       }
@@ -802,6 +828,26 @@ class ScanWalk {
     if (opts.onProgress) for (let m = Math.floor(was / 1000) + 1; m * 1000 <= this.listedFiles; m++) opts.onProgress(m * 1000);
     const stamp: DirStamp = { mtimeMs: l.stat!.mtimeMs, ctimeMs: l.stat!.ctimeMs, ino: l.stat!.ino };
     this.next.set(dir, { stamp, entries: [], packed: left ? withoutEntries(row, left, count - left.length / 2, files) : row });
+  }
+
+  /**
+   * What the excluded names and the secrets by name say of each name the native listing has met
+   * ({@link NAME_EXCLUDED}, {@link NAME_SECRET}, {@link NAME_ASK}), by its id in `names`: worked
+   * out once a name.
+   */
+  private nameFlagsFor(names: readonly string[]): Uint8Array {
+    if (this.nameFlags.length < names.length) {
+      const grown = new Uint8Array(Math.max(names.length, 2 * this.nameFlags.length));
+      grown.set(this.nameFlags);
+      this.nameFlags = grown;
+    }
+    for (let id = this.nameFlagsKnown; id < names.length; id++) {
+      const name = names[id]!;
+      const secret = secretName(name);
+      this.nameFlags[id] = (this.filter.isExcludedName(name) ? NAME_EXCLUDED : 0) | (secret === 'yes' ? NAME_SECRET : secret === 'ask' ? NAME_ASK : 0);
+    }
+    this.nameFlagsKnown = names.length;
+    return this.nameFlags;
   }
 
   /** Names folder `dir` (its stat `st`) as a capture gap of this scan: what is in it is not known. */

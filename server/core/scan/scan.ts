@@ -427,8 +427,6 @@ class ScanWalk {
   /** See {@link nameFlagsFor}: the flags of the first `nameFlagsKnown` names of the walk's listings. */
   private nameFlags = new Uint8Array(0);
   private nameFlagsKnown = 0;
-  /** What {@link sortRow} found of the folder {@link listRow} looks at (emptied for each). */
-  private readonly rowSort: RowSort = { left: [], skipped: [], folders: [], files: 0 };
   /** Folders listed by this scan (their skipped children were met again, or are gone). */
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
@@ -767,42 +765,62 @@ class ScanWalk {
     const secretOf = place === 'names' ? null : secretsIn(dir);
     const prefix = dir === '' ? '' : `${dir}/`;
     const count = row.readUInt32LE(32);
-    // What is asked of each child is asked once a name (its id: see ListedNames), in typed arrays;
-    // the rest (an excluded name, a name the rules have not judged yet, a secret that depends on
-    // its folder) through `ask`, seldom.
+    /** The entries left out, as [start, end) offsets, and the folders among them (offset and index). */
+    let left: number[] | null = null;
+    let skipped: number[] | null = null;
+    /** The folders kept: each path, and its index. */
+    const folders: (string | number)[] = [];
+    let files = 0;
+    // What is asked of each child is asked once a name (its id: see ListedNames), in typed arrays.
     const names = listed.names;
     const ids = l.ids!;
-    const sort = this.rowSort;
-    const ask: ChildAsk = {
-      excluded: excludedOf !== null ? (id) => excludedOf(names[id]!) : (id) => filter.isExcluded(names[id]!, prefix + names[id]!),
-      ignored: (id, isDir) => rules!.ignored(names[id]!, isDir),
-      secret: (id) => (secretOf ?? secretsIn(dir))(names[id]!),
-    };
-    sort.left.length = sort.skipped.length = sort.folders.length = 0;
-    if (!sortRow(row, ids, this.nameFlagsFor(names), rules?.byId?.fit(names.length) ?? null, rules !== null, excludedOf !== null, secretOf !== null, ask, sort)) {
-      // A child to look at itself (a link, a file to read, an odd name, a secret): the folder is.
-      this.list(dir, decodeListing(l, this.gitTable !== null, listed));
-      return;
+    const nameFlags = this.nameFlagsFor(names);
+    const verdicts = rules?.byId?.fit(names.length) ?? null;
+    for (let k = 0, o = HEADER_BYTES; k < count; k++) {
+      // The listing's entries hold no hash and no link text: a name, and a git id for a file it matched.
+      const flags = row[o + 1]!;
+      const end = o + 42 + (row[o + 40]! | (row[o + 41]! << 8)) + (flags & 2 ? 20 : flags & 4 ? 32 : 0);
+      const id = ids[k]!;
+      const isDir = row[o] === 2;
+      const nf = nameFlags[id]!;
+      let out = excludedOf !== null ? excludedOf(names[id]!) : (nf & NAME_EXCLUDED) !== 0 && filter.isExcluded(names[id]!, prefix + names[id]!);
+      if (!out && rules !== null) {
+        if (verdicts !== null) {
+          const at = 2 * id + (isDir ? 1 : 0);
+          let v = verdicts[at]!;
+          if (v === 0) verdicts[at] = v = rules.ignored(names[id]!, isDir) ? 2 : 1;
+          out = v === 2;
+        } else {
+          out = rules.ignored(names[id]!, isDir);
+        }
+      }
+      if (out) {
+        (left ??= []).push(o, end);
+        if (isDir && names[id] !== '.git' && !filter.excludedPaths.includes(prefix + names[id]!)) (skipped ??= []).push(o, k);
+      } else if (row[o + 3] !== 0 || (!isDir && (secretOf !== null ? secretOf(names[id]!) : (nf & NAME_SECRET) !== 0 || ((nf & NAME_ASK) !== 0 && secretsIn(dir)(names[id]!))))) {
+        // A child to look at itself (a link, a file to read, an odd name, a secret): the folder is.
+        this.list(dir, decodeListing(l, this.gitTable !== null, listed));
+        return;
+      } else if (isDir) {
+        folders.push(prefix + names[id]!, k);
+      } else {
+        files++;
+      }
+      o = end;
     }
-    const { files } = sort;
-    const left = sort.left.length > 0 ? sort.left : null;
-    const skipped = sort.skipped.length > 0 ? sort.skipped : null;
-    const folders = sort.folders;
     this.listed.add(dir);
     for (let i = 0; skipped !== null && i < skipped.length; i += 2) {
       const o = skipped[i]!;
       const name = names[ids[skipped[i + 1]!]!]!;
-      if (name === '.git' || filter.excludedPaths.includes(prefix + name)) continue;
       const st: Stat = { mode: S_IFDIR | row.readUInt32LE(o + 4), size: 0, mtimeMs: row.readDoubleLE(o + 16), ctimeMs: row.readDoubleLE(o + 24), ino: row.readDoubleLE(o + 32) };
       this.metSkipped(prefix + name, st);
     }
     const unknown = this.unknownBefore.has(dir);
-    for (let i = 0; i < folders.length; i++) {
-      const name = names[ids[folders[i]!]!]!;
-      const rel = prefix + name;
+    for (let i = 0; i < folders.length; i += 2) {
+      const rel = folders[i] as string;
       queue.push(rel);
       if (unknown) this.unknownBefore.add(rel);
-      if (rules) this.ownIgnored.set(rel, rules.ownOf(name));
+      if (rules) this.ownIgnored.set(rel, rules.ownOf(names[ids[folders[i + 1] as number]!]!));
     }
     // A file git vouches for counts as listed, not as copied, and keeps no bytes of its own.
     const was = this.listedFiles;
@@ -1087,83 +1105,6 @@ class ScanWalk {
       del: [...gone].filter((d) => !next.has(d)),
     };
   }
-}
-
-/** What {@link sortRow} found of a listed row's children. */
-interface RowSort {
-  /** The entries left out, as [start, end) offsets. */
-  left: number[];
-  /** The folders among them: each one's offset and index. */
-  skipped: number[];
-  /** The indices of the folders kept. */
-  folders: number[];
-  /** How many files are kept. */
-  files: number;
-}
-
-/** What {@link sortRow} asks of a child by its name's id (`isDir`: a folder), seldom. */
-interface ChildAsk {
-  excluded(id: number): boolean;
-  ignored(id: number, isDir: boolean): boolean;
-  secret(id: number): boolean;
-}
-
-/**
- * Sorts out the children of a row the native listing gave (their names' ids `ids`, in its order)
- * into `sort`: left out (an excluded name: `nameFlags` says a name may be one, `everyExcluded`
- * asks `ask` of every child; ignored by the rules, when `ruled`: `verdicts` keeps their verdicts
- * by name id, else `ask` gives them), folders and files kept. False, as soon as one is met, when
- * a child kept is one the row cannot keep as it is: one the listing marked, or a secret by its
- * name (`nameFlags`; `everySecret`: `ask` says, of every file). A loop over typed arrays: it
- * runs for every path of a first scan.
- */
-function sortRow(
-  row: Buffer,
-  ids: Uint32Array,
-  nameFlags: Uint8Array,
-  verdicts: Uint8Array | null,
-  ruled: boolean,
-  everyExcluded: boolean,
-  everySecret: boolean,
-  ask: ChildAsk,
-  sort: RowSort,
-): boolean {
-  const count = ids.length;
-  let files = 0;
-  for (let k = 0, o = HEADER_BYTES; k < count; k++) {
-    // The listing's entries hold no hash and no link text: a name, and a git id for a file it matched.
-    const flags = row[o + 1]!;
-    const end = o + 42 + (row[o + 40]! | (row[o + 41]! << 8)) + (flags & 2 ? 20 : flags & 4 ? 32 : 0);
-    const id = ids[k]!;
-    const isDir = row[o] === 2;
-    const nf = nameFlags[id]!;
-    let out = everyExcluded || (nf & NAME_EXCLUDED) !== 0 ? ask.excluded(id) : false;
-    if (!out && ruled) {
-      if (verdicts !== null) {
-        const at = 2 * id + (isDir ? 1 : 0);
-        let v = verdicts[at]!;
-        if (v === 0) verdicts[at] = v = ask.ignored(id, isDir) ? 2 : 1;
-        out = v === 2;
-      } else {
-        out = ask.ignored(id, isDir);
-      }
-    }
-    if (out) {
-      sort.left.push(o, end);
-      if (isDir) sort.skipped.push(o, k);
-    } else if (row[o + 3] !== 0) {
-      return false;
-    } else if (isDir) {
-      sort.folders.push(k);
-    } else if (everySecret || (nf & (NAME_SECRET | NAME_ASK)) !== 0 ? (nf & NAME_SECRET) !== 0 || ask.secret(id) : false) {
-      return false;
-    } else {
-      files++;
-    }
-    o = end;
-  }
-  sort.files = files;
-  return true;
 }
 
 /**

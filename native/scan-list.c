@@ -137,6 +137,29 @@ static int by_name(const void *a, const void *b) {
   return cmp_names(x->name, x->len, y->name, y->len);
 }
 
+/* by_name, compared in place (names are short: a loop costs less than a call to memcmp). */
+static bool kid_after(const kid_t *x, const kid_t *y) {
+  size_t n = x->len < y->len ? x->len : y->len;
+  for (size_t i = 0; i < n; i++) {
+    if (x->name[i] != y->name[i]) return x->name[i] > y->name[i];
+  }
+  return x->len > y->len;
+}
+
+/* Sorts `v[0..n)` by by_name: by insertion where a folder holds few children (most do), else qsort. */
+static void sort_kids(kid_t *v, size_t n) {
+  if (n > 32) {
+    qsort(v, n, sizeof *v, by_name);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    kid_t k = v[i];
+    size_t j = i;
+    for (; j > 0 && kid_after(&v[j - 1], &k); j--) v[j] = v[j - 1];
+    v[j] = k;
+  }
+}
+
 /*
  * True when `s[0..n)` is valid UTF-8 (as Node decodes it: no overlong form, no surrogate, nothing
  * past U+10FFFF) and holds no U+FFFD: the name Node gives it spells it, and no name Node cannot
@@ -331,7 +354,12 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
     return 0;
   }
   for (size_t k = 0; k < count; k++) lane->kids[k].name = lane->names.p + lane->offs[k];
-  if (count > 1) qsort(lane->kids, count, sizeof *lane->kids, by_name);
+  sort_kids(lane->kids, count);
+  /* Room for every entry at its largest (a 32-byte id), so that the record grows once. */
+  if (reserve(b, RECORD_HEAD + ROW_HEAD + count * (ENTRY_HEAD + 32) + lane->names.n)) {
+    close(fd);
+    return -1;
+  }
   /* Each child stated, matched against git's index (both in name order) and written as an entry. */
   const git_table_t *table = job->table;
   size_t gn = 0, gi = 0;

@@ -60,13 +60,18 @@ describe('the native listing of a full walk', () => {
     sb.write('app/config.json', '{}\n'); // not one
     sb.write('app/odd\\.ssh\\key.txt', 'a name with backslashes: a secret by its parts\n');
     sb.write('app/main.ts', 'export {};\n');
+    // Names the listing must put in byte order, in a folder of few children and one of many:
+    // prefixes of each other, case, punctuation, bytes past 0x7f.
+    const order = ['a', 'ab', 'a.b', 'a-b', 'a_b', 'A', 'B', 'b', 'Z', 'z', '0', '9', '~', 'é', 'e', 'ü', '☃', 'ab0', 'ab.', 'abc'];
+    for (const n of order) sb.write(`few/${n}`, `${n}\n`);
+    for (const n of [...order, ...order.map((x) => `${x}${x}`)]) sb.write(`many/${n}`, `${n}\n`);
     sb.write('node_modules/vendored/index.js', 'tracked in an excluded folder\n');
     sb.write('src/d3/\uFFFD.ts', 'a valid name that is U+FFFD\n');
     sb.write('src/d4/trace.log', 'ignored, untracked\n');
     sb.write('src/d5/build-out/x.js', 'ignored folder, deep\n');
     spawnSync('mkfifo', [sb.abs('src/d1/fifo')]);
     const env = { ...sb.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
-    expect(spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib keys .docker app && git add -f node_modules/vendored && git commit -qm init'], { cwd: sb.ws, env }).status).toBe(0);
+    expect(spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib keys .docker app few many && git add -f node_modules/vendored && git commit -qm init'], { cwd: sb.ws, env }).status).toBe(0);
     // Racy: written after the commit, moments before the scans. The ignored log too: once the
     // rules no longer ignore it, a file made within the racy window of the last scan is reported
     // created (one made long before would be one the rules hid all along).

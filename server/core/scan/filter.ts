@@ -385,8 +385,8 @@ export class ScanFilter {
     return chain.map(([d, ig]) => ig.childrenOf(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1)));
   }
 
-  /** Verdicts by name for the children of folders whose rules all answer by name alone (see {@link childRules}), by the rules' folders and how each answers. */
-  private readonly byNameVerdicts = new Map<string, [Map<string, boolean>, Map<string, boolean>, IdVerdicts]>();
+  /** The {@link childRules} of folders whose rule files all answer by name alone, by those files' folders and how each answers (their verdicts kept by name). */
+  private readonly byNameRules = new Map<string, ChildRules>();
 
   /**
    * The rules' verdicts on the children of folder `dir` under `chain` (its {@link chainFor}), as
@@ -398,27 +398,26 @@ export class ScanFilter {
    * name (at most {@link RULES_CACHE_BOUND} names of each kind).
    */
   childRules(chain: [string, FolderRules][], dir: string, own?: readonly boolean[]): ChildRules {
-    const testers: ChildTester[] = new Array(chain.length);
+    const hows: (RulesVerdict | 'name' | null)[] = new Array(chain.length);
     let key: string | null = '';
     for (let i = 0; i < chain.length; i++) {
       const [d, ig] = chain[i]!;
-      const sub = d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1);
-      const how = ig.byName(sub, own?.[i]);
-      testers[i] = ig.childrenOf(sub, how);
+      const how = ig.byName(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1), own?.[i]);
+      hows[i] = how;
       if (how === null) key = null;
       else if (key !== null) key += how === 'name' ? `${d}\0n\0` : `${d}\0${how.ignored ? 1 : 0}\0`;
     }
+    // Answering by name alone, the same rule files answer alike in every folder: made once.
+    const known = key === null ? undefined : this.byNameRules.get(key);
+    if (known) return known;
+    const testers: ChildTester[] = chain.map(([d, ig], i) => ig.childrenOf(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1), hows[i]));
     // A folder kept under one rule file is not ignored by it; under more, each is asked.
     const ownOf = (name: string): readonly boolean[] =>
       testers.length === 0 ? NONE : testers.length === 1 ? NOT_IGNORED_BY_ONE : testers.map((t) => t(name, true).ignored);
     if (key === null) return { ignored: (name, isDir) => this.ignoredChild(testers, name, isDir), ownOf, byId: null };
-    let known = this.byNameVerdicts.get(key);
-    if (!known) {
-      if (this.byNameVerdicts.size >= 1024) this.byNameVerdicts.clear();
-      this.byNameVerdicts.set(key, (known = [new Map(), new Map(), new IdVerdicts()]));
-    }
-    const [files, folders, byId] = known;
-    return {
+    const files = new Map<string, boolean>();
+    const folders = new Map<string, boolean>();
+    const made: ChildRules = {
       ignored: (name, isDir) => {
         const seen = isDir ? folders : files;
         let v = seen.get(name);
@@ -430,9 +429,13 @@ export class ScanFilter {
         return v;
       },
       ownOf,
-      byId,
+      byId: new IdVerdicts(),
     };
+    if (this.byNameRules.size >= 1024) this.byNameRules.clear();
+    this.byNameRules.set(key, made);
+    return made;
   }
+
 
   /** {@link ignoredIn} for the child `name` of the folder whose {@link childTesters} `testers` are. */
   ignoredChild(testers: ChildTester[], name: string, isDir: boolean): boolean {

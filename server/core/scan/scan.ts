@@ -5,7 +5,7 @@ import type { IndexEntry, ScanMeta } from './snapshot-index.js';
 import { holdsSecret, isSecretPath, secretName, secretPlace, secretsIn } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
-import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
+import { INFO_EXCLUDE, ruleStamp, ScanFilter, type FolderRules } from './filter.js';
 import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, readGitTable, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   addRowTotals,
@@ -58,6 +58,9 @@ export interface ScanOutcome {
  * filesystems with second (or two-second) timestamps.
  */
 export const RACY_WINDOW_MS = 2000;
+
+/** No rule file above a folder: nothing ignores it. */
+const NO_RULES_ABOVE: readonly boolean[] = Object.freeze([]);
 
 /** A name the native listing met is one of the excluded names (see ScanWalk.nameFlagsFor). */
 const NAME_EXCLUDED = 1;
@@ -419,11 +422,11 @@ class ScanWalk {
   private readonly prevBelow: Record<string, string[]>;
   private readonly skippedBelow = new Map<string, string[]>();
   /**
-   * Folders a first scan's walk is to list, each with whether each rule file above it ignores it
-   * itself (see ChildRules.ownOf), as its folder's listing found: its own listing then asks them
-   * nothing more about it.
+   * Folders a first scan's walk is to list, each with the rule files above it (its folder's
+   * chain: see ScanFilter.chainFor) and whether each ignores it itself (see ChildRules.ownOf), as
+   * its folder's listing found: its own listing then asks the filter nothing more about it.
    */
-  private readonly ownIgnored = new Map<string, readonly boolean[]>();
+  private readonly aboveOf = new Map<string, { chain: [string, FolderRules][]; own: readonly boolean[] }>();
   /** See {@link nameFlagsFor}: the flags of the first `nameFlagsKnown` names of the walk's listings. */
   private nameFlags = new Uint8Array(0);
   private nameFlagsKnown = 0;
@@ -756,10 +759,17 @@ class ScanWalk {
     const row = l.row!;
     // Most folders have no .gitignore: say so rather than let the filter try to read one.
     if (dir !== '' && !l.rules) filter.noRulesIn(dir);
-    const chain = filter.chainFor(ancestors(dir));
-    const own = this.ownIgnored.get(dir);
-    if (own) this.ownIgnored.delete(dir);
-    const rules = chain.length > 0 ? filter.childRules(chain, dir, own) : null;
+    // The rules above it and their own verdicts on it, as its folder's listing left them.
+    const above = this.aboveOf.get(dir);
+    let chain: [string, FolderRules][];
+    if (!above) {
+      chain = filter.chainFor(ancestors(dir));
+    } else {
+      this.aboveOf.delete(dir);
+      const mine = l.rules ? filter.rulesOf(dir) : null;
+      chain = mine ? [...above.chain, [dir, mine]] : above.chain;
+    }
+    const rules = chain.length > 0 ? filter.childRules(chain, dir, above?.own) : null;
     const excludedOf = filter.excludedChildren(dir);
     const place = secretPlace(dir);
     const secretOf = place === 'names' ? null : secretsIn(dir);
@@ -820,7 +830,7 @@ class ScanWalk {
       const rel = folders[i] as string;
       queue.push(rel);
       if (unknown) this.unknownBefore.add(rel);
-      if (rules) this.ownIgnored.set(rel, rules.ownOf(names[ids[folders[i + 1] as number]!]!));
+      this.aboveOf.set(rel, { chain, own: rules ? rules.ownOf(names[ids[folders[i + 1] as number]!]!) : NO_RULES_ABOVE });
     }
     // A file git vouches for counts as listed, not as copied, and keeps no bytes of its own.
     const was = this.listedFiles;

@@ -299,11 +299,11 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
   }
   path[abs_len] = 0;
   /*
-   * Opened (O_NOFOLLOW: a link is not followed) and stated through its descriptor before it is
-   * read: one lookup of its path. One that cannot be opened is looked at by its lstat: gone, not
+   * Opened (O_NOFOLLOW: a link is not followed; O_NONBLOCK: a fifo put in its place is not waited
+   * on) and stated through its descriptor before it is read: one lookup of its path. One that cannot be opened is looked at by its lstat: gone, not
    * a folder, or a folder that cannot be listed.
    */
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0 || fstat(fd, &st) != 0) {
     if (fd >= 0) close(fd);
     if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) no_row(b, 0, NULL, 0);

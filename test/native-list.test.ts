@@ -128,19 +128,21 @@ describe('the native listing of a full walk', () => {
     sb.write('d/a.txt', 'abc');
     sb.write('file.txt', 'x');
     fs.symlinkSync('d', sb.abs('link'));
+    expect(spawnSync('mkfifo', [sb.abs('pipe')]).status).toBe(0); // asked for as a folder: not opened, not waited on
     const names = ListedNames.make()!;
-    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', ''], null, names)!.map((l) => l && decodeListing(l, false, names));
+    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', 'pipe', ''], null, names)!.map((l) => l && decodeListing(l, false, names));
     expect(got.map((l) => (l ? [l.stat === null, l.names?.slice().sort() ?? null] : 'left'))).toEqual([
       [false, ['a.txt']],
       [true, null],
       [true, null],
       [true, null],
-      [false, ['d', 'file.txt', 'link']],
+      [true, null],
+      [false, ['d', 'file.txt', 'link', 'pipe']],
     ]);
     const st = fs.lstatSync(sb.abs('d/a.txt'));
     const at = got[0]!.stats[0]!;
     expect(at).toEqual({ mode: st.mode, size: 3, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
-    const root = got[4]!;
+    const root = got[5]!;
     const link = root.stats[root.names!.indexOf('link')]!;
     expect(link.mode & 0o170000).toBe(0o120000);
   });

@@ -195,6 +195,7 @@ typedef struct {
   char **dirs;
   size_t *dir_lens;
   size_t n;
+  int root_fd; /* the root, opened once (-1: folders are named by their whole paths) */
   const git_table_t *table;
   bytes_t *out; /* one record a folder */
   atomic_size_t next;
@@ -292,21 +293,31 @@ static int list_one(list_job_t *job, size_t i, lane_t *lane) {
     no_row(b, 3, NULL, 0); /* too long to name here: the caller lists it itself */
     return 0;
   }
-  memcpy(path, job->root, job->root_len);
-  if (dl) {
-    path[job->root_len] = '/';
-    memcpy(path + job->root_len + 1, dir, dl);
+  /* Named from the root's descriptor where it is open (its path not looked up again a folder). */
+  int at = job->root_fd;
+  if (at >= 0) {
+    if (dl) memcpy(path, dir, dl);
+    else path[0] = '.';
+    path[dl ? dl : 1] = 0;
+  } else {
+    at = AT_FDCWD;
+    memcpy(path, job->root, job->root_len);
+    if (dl) {
+      path[job->root_len] = '/';
+      memcpy(path + job->root_len + 1, dir, dl);
+    }
+    path[abs_len] = 0;
   }
-  path[abs_len] = 0;
   /*
    * Opened (O_NOFOLLOW: a link is not followed; O_NONBLOCK: a fifo put in its place is not waited
-   * on) and stated through its descriptor before it is read: one lookup of its path. One that cannot be opened is looked at by its lstat: gone, not
-   * a folder, or a folder that cannot be listed.
+   * on) and stated through its descriptor before it is read: one lookup of its path. One that
+   * cannot be opened is looked at by its lstat: gone, not a folder, or a folder that cannot be
+   * listed.
    */
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0 || fstat(fd, &st) != 0) {
     if (fd >= 0) close(fd);
-    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) no_row(b, 0, NULL, 0);
+    if (fstatat(at, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) no_row(b, 0, NULL, 0);
     else no_row(b, 1, &st, 0);
     return 0;
   }
@@ -639,6 +650,7 @@ napi_value list_rows(napi_env env, napi_callback_info info) {
     int n_lanes = threads >= 16 ? 16 : threads < 1 || threads != threads ? 1 : (int)threads;
     atomic_init(&job.next, 0);
     atomic_init(&job.failed, 0);
+    job.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     pthread_t tids[16];
     int started[16] = {0};
     for (int k = 1; k < n_lanes; k++) started[k] = pthread_create(&tids[k], NULL, list_lane, &job) == 0;
@@ -646,6 +658,7 @@ napi_value list_rows(napi_env env, napi_callback_info info) {
     for (int k = 1; k < n_lanes; k++) {
       if (started[k]) pthread_join(tids[k], NULL);
     }
+    if (job.root_fd >= 0) close(job.root_fd);
     if (atomic_load(&job.failed)) error = "listRows: out of memory";
   }
   if (!error) {

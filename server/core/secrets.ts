@@ -61,9 +61,18 @@ export function secretsIn(dir: string): (name: string) => boolean {
  * odd path, with a backslash or an empty segment: ask {@link secretsIn} about each name). Gives
  * what {@link secretsIn} gives.
  */
-export function secretPlace(dir: string): 'all' | 'names' | 'ask' {
+export function secretPlace(dir: string): SecretPlace {
   if (dir.includes('\\') || dir.includes('//') || dir.startsWith('/')) return 'ask';
   return dir !== '' && dir.split('/').some((p) => SECRET_DIRS.has(p)) ? 'all' : 'names';
+}
+
+/** What {@link secretPlace} says of a folder's place. */
+export type SecretPlace = 'all' | 'names' | 'ask';
+
+/** {@link secretPlace} of the folder `name` in a folder whose place is `place` (a walk knows its folder's). */
+export function secretPlaceIn(place: SecretPlace, name: string): SecretPlace {
+  if (place === 'ask' || name === '' || name.includes('\\') || name.includes('/')) return 'ask';
+  return place === 'all' || SECRET_DIRS.has(name) ? 'all' : 'names';
 }
 
 /**

@@ -2,10 +2,10 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from './snapshot-index.js';
-import { holdsSecret, isSecretPath, secretName, secretPlace, secretsIn } from '../secrets.js';
+import { holdsSecret, isSecretPath, secretName, secretPlace, secretPlaceIn, secretsIn, type SecretPlace } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
-import { INFO_EXCLUDE, ruleStamp, ScanFilter, type FolderRules } from './filter.js';
+import { INFO_EXCLUDE, ruleStamp, ScanFilter, type ChildRules, type FolderRules } from './filter.js';
 import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, readGitTable, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   addRowTotals,
@@ -426,7 +426,7 @@ class ScanWalk {
    * chain: see ScanFilter.chainFor) and whether each ignores it itself (see ChildRules.ownOf), as
    * its folder's listing found: its own listing then asks the filter nothing more about it.
    */
-  private readonly aboveOf = new Map<string, { chain: [string, FolderRules][]; own: readonly boolean[] }>();
+  private readonly aboveOf = new Map<string, { chain: [string, FolderRules][]; rules: ChildRules | null; own: readonly boolean[]; place: SecretPlace }>();
   /** See {@link nameFlagsFor}: the flags of the first `nameFlagsKnown` names of the walk's listings. */
   private nameFlags = new Uint8Array(0);
   private nameFlagsKnown = 0;
@@ -762,16 +762,20 @@ class ScanWalk {
     // The rules above it and their own verdicts on it, as its folder's listing left them.
     const above = this.aboveOf.get(dir);
     let chain: [string, FolderRules][];
+    let rules: ChildRules | null;
     if (!above) {
       chain = filter.chainFor(ancestors(dir));
+      rules = chain.length > 0 ? filter.childRules(chain, dir) : null;
     } else {
       this.aboveOf.delete(dir);
       const mine = l.rules ? filter.rulesOf(dir) : null;
       chain = mine ? [...above.chain, [dir, mine]] : above.chain;
+      // Under rule files that answered its folder's children by name alone, and that do not ignore
+      // it, its own children are answered by the same rules (deeper, no anchored line reaches them).
+      rules = chain.length === 0 ? null : !mine && above.rules?.byId && !above.own.includes(true) ? above.rules : filter.childRules(chain, dir, above.own);
     }
-    const rules = chain.length > 0 ? filter.childRules(chain, dir, above?.own) : null;
     const excludedOf = filter.excludedChildren(dir);
-    const place = secretPlace(dir);
+    const place = above ? above.place : secretPlace(dir);
     const secretOf = place === 'names' ? null : secretsIn(dir);
     const prefix = dir === '' ? '' : `${dir}/`;
     const count = row.readUInt32LE(32);
@@ -830,7 +834,8 @@ class ScanWalk {
       const rel = folders[i] as string;
       queue.push(rel);
       if (unknown) this.unknownBefore.add(rel);
-      this.aboveOf.set(rel, { chain, own: rules ? rules.ownOf(names[ids[folders[i + 1] as number]!]!) : NO_RULES_ABOVE });
+      const name = names[ids[folders[i + 1] as number]!]!;
+      this.aboveOf.set(rel, { chain, rules, own: rules ? rules.ownOf(name) : NO_RULES_ABOVE, place: secretPlaceIn(place, name) });
     }
     // A file git vouches for counts as listed, not as copied, and keeps no bytes of its own.
     const was = this.listedFiles;

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { WATCH_COOKIE_PREFIX } from '../server/core/scan/filter.js';
 import { hookAsync, hookLog, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
-import { bashCall, quiet, startDaemon } from './support/daemon.js';
+import { bashCall, quiet, settled, startDaemon } from './support/daemon.js';
 
 const SESSION = 'c00c1e00-0000-4000-8000-000000000001';
 function ev(sb: Sandbox, name: string, extra: object = {}): object {
@@ -37,6 +37,9 @@ async function turn(hinted: boolean) {
   await bash(sb, `rm ${COOKIE}`);
   await bash(sb, `printf 'back\\n' > ${COOKIE} && echo more >> other.txt`);
   quiet(await hookAsync(ev(sb, 'Stop'), { cwd: sb.ws, env: sb.env }));
+  // The daemon answers Stop before its record, whose scan syncs through a cookie of its own: the
+  // tree is read once that record is made.
+  await settled(sb);
   const after = sb.tree();
   const sets = setsOf(sb.json(['list'])).map((s: any) => [s.source.kind, s.turn, s.files.map((f: any) => `${f.status} ${f.path}`).sort()]);
   expect(hookLog(sb).includes('watch: hints'), 'the scans took hints').toBe(hinted);

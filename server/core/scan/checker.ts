@@ -1,5 +1,4 @@
-import { rowCounts } from './packed.js';
-import { haveNativeCheck, nativeCheckRows } from './native.js';
+import { haveNativeCheck, nativeCheckRowList, nativeCheckRows } from './native.js';
 import { checkAll, PARALLEL_MIN_PATHS, StatWorker, type CheckInput, type CheckResult } from './stat-check.js';
 
 /*
@@ -31,6 +30,12 @@ export interface StatChecker {
   buffer(size: number): Uint8Array;
   /** The rows of `input` whose folder must be listed again, and the entries to look at again. */
   check(input: CheckInput): CheckResult;
+  /**
+   * {@link check} of rows given one buffer a folder (`rows[i]` is `dirs[i]`'s), where the checker
+   * takes them so (the native one): nothing copied. Null when it failed; the caller then lays the
+   * rows out in one buffer for {@link check}.
+   */
+  checkList?(root: string, dirs: string[], rows: readonly Uint8Array[], racyMs: number): CheckResult | null;
 }
 
 /**
@@ -41,7 +46,14 @@ export interface StatChecker {
 export function chooseChecker(paths: number, worker?: StatWorker | null): StatChecker {
   const plain = (input: CheckInput) => checkAll(input);
   const own = (size: number) => new Uint8Array(size);
-  if (haveNativeCheck()) return { kind: 'native', buffer: own, check: (input) => nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) ?? plain(input) };
+  if (haveNativeCheck()) {
+    return {
+      kind: 'native',
+      buffer: own,
+      check: (input) => nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) ?? plain(input),
+      checkList: (root, dirs, rows, racyMs) => nativeCheckRowList(root, dirs, rows, racyMs, paths, PARALLEL_MIN_PATHS / 10),
+    };
+  }
   if (worker && paths >= PARALLEL_MIN_PATHS) return { kind: 'worker', buffer: (size) => worker.buffer(size), check: (input) => worker.run(input) };
   return { kind: 'javascript', buffer: own, check: plain };
 }
@@ -107,10 +119,16 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
   return [...out];
 }
 
+/** How many entries row `row` holds (its header's count, little-endian at byte 32; see packed.ts); 0 for a row too short to say. */
+function entriesOf(row: Uint8Array): number {
+  return row.byteLength < 36 ? 0 : (row[32]! | (row[33]! << 8) | (row[34]! << 16)) + row[35]! * 0x1000000;
+}
+
 /**
- * Checks the rows of the index of workspace `root` (all, or those {@link hintedRows} names):
- * the rows are laid out in one buffer, the checker chosen by their size. Returns the folders
- * checked, in the order the result's row numbers refer to, and the result.
+ * Checks the rows of the index of workspace `root` (all, or those {@link hintedRows} names), the
+ * checker chosen by their size: handed to it as they are, one buffer a folder, where it takes
+ * them so (the native check), else laid out in one buffer. Returns the folders checked, in the
+ * order the result's row numbers refer to, and the result.
  */
 export function checkIndex(opts: {
   root: string;
@@ -121,19 +139,23 @@ export function checkIndex(opts: {
   under?: RowsUnder;
 }): { dirs: string[]; result: CheckResult } {
   const { root, rows, racyMs } = opts;
-  const dirs = hintedRows(rows, racyMs, opts.hints, opts.under) ?? [...rows.keys()];
+  const hinted = hintedRows(rows, racyMs, opts.hints, opts.under);
+  const dirs = hinted ?? [...rows.keys()];
+  const list: Uint8Array[] = hinted ? hinted.map((d) => rows.get(d)!) : [...rows.values()];
+  // The entries counted only as far as the checker's choice needs (a second thread's threshold).
   let paths = 0;
+  for (let i = 0; i < list.length && paths < PARALLEL_MIN_PATHS; i++) paths += entriesOf(list[i]!);
+  const checker = chooseChecker(paths, opts.worker);
+  const listed = checker.checkList?.(root, dirs, list, racyMs);
+  if (listed) return { dirs, result: listed };
   const offsets = new Int32Array(dirs.length + 1);
   let total = 0;
-  dirs.forEach((d, i) => {
-    const b = rows.get(d)!;
+  for (let i = 0; i < list.length; i++) {
     offsets[i] = total;
-    total += b.byteLength;
-    paths += rowCounts(b).entries;
-  });
+    total += list[i]!.byteLength;
+  }
   offsets[dirs.length] = total;
-  const checker = chooseChecker(paths, opts.worker);
   const data = checker.buffer(total);
-  dirs.forEach((d, i) => data.set(rows.get(d)!, offsets[i]!));
+  for (let i = 0; i < list.length; i++) data.set(list[i]!, offsets[i]!);
   return { dirs, result: checker.check({ root, dirs, data, offsets, racyMs }) };
 }

@@ -12,9 +12,10 @@ import type { CheckInput, CheckResult } from './stat-check.js';
  * TAKEBACK_NATIVE=0 leaves it unused.
  */
 
-/** The module's one function (see native/scan-check.c for its arguments). */
+/** The module's functions (see native/scan-check.c for checkRows' arguments). */
 interface NativeModule {
-  checkRows(root: string, dirs: string[], data: Uint8Array, offsets: Int32Array, racyMs: number, threads: number): CheckResult;
+  /** `data`: every row in one buffer with `offsets`, or one buffer a row (`offsets` null); `ring`: may use io_uring (absent before it: treated as false). */
+  checkRows(root: string, dirs: string[], data: Uint8Array | readonly Uint8Array[], offsets: Int32Array | null, racyMs: number, threads: number, ring?: boolean): CheckResult & { ring?: boolean };
   /** See native/scan-list.c; absent from a module built before it. */
   listDirs?(root: string, dirs: string[], threads: number): Buffer;
   /** See native/sync-paths.c; absent from a module built before it. */
@@ -60,15 +61,43 @@ function threadsFor(paths: number, minParallel: number): number {
 }
 
 /**
+ * Whether the native check may state entries through io_uring (native/scan-check.c; Linux, where
+ * the kernel allows it, from two threads): yes unless TAKEBACK_SCAN_RING=0.
+ */
+function ringAllowed(): boolean {
+  return process.env.TAKEBACK_SCAN_RING !== '0';
+}
+
+/** A native check's verdicts, and whether io_uring stated the entries (`ring`). */
+export type NativeCheckResult = CheckResult & { ring: boolean };
+
+/**
  * Checks every row of `input` natively, on up to `threadsFor` threads; null when the module is
  * not there or fails (the caller then checks in JavaScript). `paths` is how many entries the rows
  * hold; below `minParallel` one thread does it all.
  */
-export function nativeCheckRows(input: CheckInput, paths: number, minParallel: number): CheckResult | null {
+export function nativeCheckRows(input: CheckInput, paths: number, minParallel: number): NativeCheckResult | null {
   const mod = load();
   if (!mod) return null;
   try {
-    return mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel));
+    const r = mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel), ringAllowed());
+    return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * {@link nativeCheckRows} of rows given one buffer a folder (`rows[i]` is folder `dirs[i]`'s, as
+ * the snapshot index holds them): nothing is copied into one buffer first. Null when the module
+ * is not there or fails.
+ */
+export function nativeCheckRowList(root: string, dirs: string[], rows: readonly Uint8Array[], racyMs: number, paths: number, minParallel: number): NativeCheckResult | null {
+  const mod = load();
+  if (!mod) return null;
+  try {
+    const r = mod.checkRows(root, dirs, rows, null, racyMs, threadsFor(paths, minParallel), ringAllowed());
+    return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
   } catch {
     return null;
   }

@@ -1,0 +1,126 @@
+// The native warm-scan check through io_uring (native/scan-check.c: each folder's own stat and
+// its children's queued as statx requests on one ring) against the same check on threads and
+// against the JavaScript one, on a real tree changed in every way the check must notice, with
+// more rows than the ring has requests in flight and a folder of more entries than that; the rows
+// handed over one buffer a folder, as the snapshot index holds them. Where io_uring cannot be had
+// the check uses its threads, and this test checks the ring's absence only.
+import fs from 'node:fs';
+import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, type NativeCheckResult } from '../server/core/scan/native.js';
+import { decodeRow, encodeRow } from '../server/core/scan/packed.js';
+import { checkAll, type CheckInput } from '../server/core/scan/stat-check.js';
+import { inputOf, named, rowsOf } from './support/packed-rows.js';
+import { sandbox } from './support/takeback.js';
+
+/** Whether this machine should give the check a ring: Linux with io_uring allowed, and two CPUs for two workers. */
+function ringExpected(): boolean {
+  if (process.platform !== 'linux' || os.availableParallelism() < 2) return false;
+  try {
+    return fs.readFileSync('/proc/sys/kernel/io_uring_disabled', 'utf8').trim() === '0';
+  } catch {
+    return false; // a kernel before 6.6 says nothing: whether it has a ring is not known here
+  }
+}
+
+/** `fn` with TAKEBACK_SCAN_RING set to `value` (undefined: unset). */
+function withRing<T>(value: string | undefined, fn: () => T): T {
+  const was = process.env.TAKEBACK_SCAN_RING;
+  if (value === undefined) delete process.env.TAKEBACK_SCAN_RING;
+  else process.env.TAKEBACK_SCAN_RING = value;
+  try {
+    return fn();
+  } finally {
+    if (was === undefined) delete process.env.TAKEBACK_SCAN_RING;
+    else process.env.TAKEBACK_SCAN_RING = was;
+  }
+}
+
+/** The native check of `input` on several threads (`paths` over every threshold), with the ring allowed or not. */
+function native(input: CheckInput, ring: boolean): NativeCheckResult {
+  const r = withRing(ring ? undefined : '0', () => nativeCheckRows(input, 100_000, 1));
+  expect(r).not.toBeNull();
+  return r!;
+}
+
+describe('the native warm-scan check through io_uring', () => {
+  it.runIf(haveNativeCheck())('finds what the threads and the JavaScript check find, past the ring’s requests in flight and in a folder larger than them', () => {
+    const sb = sandbox();
+    for (let d = 0; d < 300; d++) for (let f = 0; f < 3; f++) sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
+    for (let f = 0; f < 700; f++) sb.write(`big/f${f}.txt`, `big ${f}\n`);
+    sb.write('run.sh', '#!/bin/sh\n', 0o755);
+    fs.symlinkSync('run.sh', sb.abs('link'));
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${sb.abs('d10')}/`), Buffer.from([0x6f, 0xff, 0xfe])]), 'not UTF-8\n');
+    const rows = rowsOf(sb.ws);
+    const racy = Date.now() + 10_000;
+    const still = inputOf(sb.ws, rows, racy);
+    const quiet = native(still, true);
+    expect(quiet.ring).toBe(ringExpected());
+    // The name not UTF-8 is packed decoded, which names no file: looked at again by every check.
+    expect(named(still.dirs, quiet)).toEqual(named(still.dirs, checkAll(still)));
+    expect(named(still.dirs, quiet).suspects).toEqual([expect.stringMatching(/^d10#\d+$/)]);
+
+    const bigIndex = (name: string) => decodeRow(rows.get('big')!).findIndex((e) => e.name === name);
+    fs.appendFileSync(sb.abs('d1/f0.txt'), 'more\n'); // content
+    fs.chmodSync(sb.abs('run.sh'), 0o644); // mode
+    fs.rmSync(sb.abs('d2/f1.txt')); // removed: its folder moved
+    sb.write('d4/new.txt', 'new\n'); // added
+    fs.rmSync(sb.abs('d5'), { recursive: true });
+    fs.writeFileSync(sb.abs('d5'), 'a file where a folder was\n');
+    fs.rmSync(sb.abs('d6'), { recursive: true });
+    fs.symlinkSync('d7', sb.abs('d6')); // a link where a folder was: it cannot be opened as one
+    fs.rmSync(sb.abs('d8'), { recursive: true }); // gone: its row's folder cannot be opened
+    fs.rmSync(sb.abs('link'));
+    fs.writeFileSync(sb.abs('link'), 'a file where a link was\n');
+    fs.writeFileSync(sb.abs('big/f500.txt'), 'BIG 500\n'); // same size, in the row of 700
+    fs.utimesSync(sb.abs('big/f650.txt'), new Date(), new Date(racy + 3_600_000)); // racy
+    const moved = inputOf(sb.ws, rows, racy);
+    const js = named(moved.dirs, checkAll(moved));
+    expect(js.dirty).toEqual(['', 'd2', 'd4', 'd5', 'd6', 'd8']);
+    expect(js.suspects).toEqual(expect.arrayContaining([`big#${bigIndex('f500.txt')}`, `big#${bigIndex('f650.txt')}`, 'd1#0']));
+    const byRing = native(moved, true);
+    const byThreads = native(moved, false);
+    expect(byRing.ring).toBe(ringExpected());
+    expect(byThreads.ring).toBe(false);
+    expect(named(moved.dirs, byRing)).toEqual(js);
+    expect(named(moved.dirs, byThreads)).toEqual(js);
+
+    // Rows a check cannot trust: one cut short (listed again, never read past its end; the
+    // JavaScript check would throw), one naming a file with a NUL (looked at again, never stated).
+    const damaged = new Map(rows);
+    const d9 = rows.get('d9')!;
+    damaged.set('d9', d9.subarray(0, d9.length - 3));
+    const d11 = fs.lstatSync(sb.abs('d11'));
+    const f = fs.lstatSync(sb.abs('d11/f0.txt'));
+    const nul = { name: 'f0.txt\0zzz', type: 'file' as const, mode: f.mode & 0o7777, size: f.size, mtimeMs: f.mtimeMs, ctimeMs: f.ctimeMs, ino: f.ino, sha256: null, git: null, target: null, gap: null };
+    damaged.set('d11', encodeRow({ mtimeMs: d11.mtimeMs, ctimeMs: d11.ctimeMs, ino: d11.ino }, [nul]));
+    const bad = inputOf(sb.ws, damaged, racy);
+    const badRing = named(bad.dirs, native(bad, true));
+    expect(badRing).toEqual(named(bad.dirs, native(bad, false)));
+    expect(badRing.dirty).toEqual(['', 'd2', 'd4', 'd5', 'd6', 'd8', 'd9']);
+    expect(badRing.suspects).toContain('d11#0');
+    expect(badRing.suspects.some((s) => s.startsWith('d9#'))).toBe(false);
+  });
+
+  it.runIf(haveNativeCheck())('takes the rows one buffer a folder, as the snapshot index holds them, with the verdicts of one buffer of every row', () => {
+    const sb = sandbox();
+    for (let d = 0; d < 20; d++) for (let f = 0; f < 5; f++) sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
+    const rows = rowsOf(sb.ws);
+    fs.appendFileSync(sb.abs('d3/f2.txt'), 'more\n');
+    sb.write('d7/new.txt', 'new\n');
+    const racy = Date.now() + 10_000;
+    const input = inputOf(sb.ws, rows, racy);
+    const dirs = [...rows.keys()];
+    const list = dirs.map((d) => rows.get(d)!);
+    for (const ring of [undefined, '0']) {
+      const one = withRing(ring, () => nativeCheckRows(input, 100_000, 1));
+      const each = withRing(ring, () => nativeCheckRowList(sb.ws, dirs, list, racy, 100_000, 1));
+      expect(each, `ring ${ring ?? 'allowed'}`).not.toBeNull();
+      expect(named(dirs, each!)).toEqual(named(dirs, one!));
+      expect(named(dirs, each!)).toEqual({ dirty: ['d7'], suspects: ['d3#2'] });
+    }
+    // Not a row for each folder, or a row that is no buffer: an error the caller falls back from.
+    expect(nativeCheckRowList(sb.ws, dirs, list.slice(1), racy, 100_000, 1)).toBeNull();
+    expect(nativeCheckRowList(sb.ws, dirs, [...list.slice(1), 'x' as unknown as Uint8Array], racy, 100_000, 1)).toBeNull();
+  });
+});

@@ -2,12 +2,15 @@
 // its children's queued as statx requests on one ring) against the same check on threads and
 // against the JavaScript one, on a real tree changed in every way the check must notice, with
 // more rows than the ring has requests in flight and a folder of more entries than that; the rows
-// handed over one buffer a folder, as the snapshot index holds them. Where io_uring cannot be had
-// the check uses its threads, and this test checks the ring's absence only.
+// handed over one buffer a folder, as the snapshot index holds them; and the snapshot index's
+// rows loaded into a few shared blocks. Where io_uring cannot be had the check uses its threads,
+// and this test checks the ring's absence only.
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, type NativeCheckResult } from '../server/core/scan/native.js';
+import { scanAndCommit } from '../server/core/capture/scan-commit.js';
+import { openWorkspace } from '../server/core/open-workspace.js';
+import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeRowArena, type NativeCheckResult } from '../server/core/scan/native.js';
 import { decodeRow, encodeRow } from '../server/core/scan/packed.js';
 import { checkAll, type CheckInput } from '../server/core/scan/stat-check.js';
 import { inputOf, named, rowsOf } from './support/packed-rows.js';
@@ -122,5 +125,39 @@ describe('the native warm-scan check through io_uring', () => {
     // Not a row for each folder, or a row that is no buffer: an error the caller falls back from.
     expect(nativeCheckRowList(sb.ws, dirs, list.slice(1), racy, 100_000, 1)).toBeNull();
     expect(nativeCheckRowList(sb.ws, dirs, [...list.slice(1), 'x' as unknown as Uint8Array], racy, 100_000, 1)).toBeNull();
+  });
+
+  it('loads the snapshot index’s rows into a few shared blocks, each row’s bytes as the journal holds them', () => {
+    const sb = sandbox();
+    for (let d = 0; d < 200; d++) sb.write(`d${d}/f.txt`, `${d}\n`);
+    // A folder whose row is larger than an eighth of a block keeps a buffer of its own.
+    for (let f = 0; f < 3000; f++) sb.write(`wide/a-long-name-for-a-file-${f}.txt`, `${f}\n`);
+    const first = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      first.journal.write(() => scanAndCommit(first));
+    } finally {
+      first.journal.close();
+    }
+    const ws = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      const rows = ws.journal.snapshot.rows();
+      const stored = new Map(ws.journal.db.prepare('SELECT dir, data FROM snapshot_rows').raw().all() as [string, Buffer][]);
+      expect([...rows.keys()].sort()).toEqual([...stored.keys()].sort());
+      for (const [dir, data] of stored) expect(Buffer.compare(rows.get(dir)!, data), dir).toBe(0);
+      const blocks = new Set([...rows.values()].map((b) => b.buffer));
+      expect(rows.size).toBe(202);
+      expect(blocks.size).toBeLessThanOrEqual(3);
+      // The scan over them sees nothing moved.
+      expect(ws.journal.write(() => scanAndCommit(ws)).changes).toEqual([]);
+    } finally {
+      ws.journal.close();
+    }
+    // The block memory itself: 2 MiB pages' worth, writable, where the module is built.
+    if (haveNativeCheck()) {
+      const arena = nativeRowArena(5);
+      expect(arena?.length).toBe(2 << 20);
+      arena!.fill(7, 0, 16);
+      expect(arena![15]).toBe(7);
+    }
   });
 });

@@ -16,6 +16,8 @@ import type { CheckInput, CheckResult } from './stat-check.js';
 interface NativeModule {
   /** `data`: every row in one buffer with `offsets`, or one buffer a row (`offsets` null); `ring`: may use io_uring (absent before it: treated as false). */
   checkRows(root: string, dirs: string[], data: Uint8Array | readonly Uint8Array[], offsets: Int32Array | null, racyMs: number, threads: number, ring?: boolean): CheckResult & { ring?: boolean };
+  /** See native/scan-check.c; absent from a module built before it. */
+  rowArena?(bytes: number): ArrayBuffer;
   /** See native/scan-list.c; absent from a module built before it. */
   listDirs?(root: string, dirs: string[], threads: number): Buffer;
   /** See native/sync-paths.c; absent from a module built before it. */
@@ -98,6 +100,22 @@ export function nativeCheckRowList(root: string, dirs: string[], rows: readonly 
   try {
     const r = mod.checkRows(root, dirs, rows, null, racyMs, threadsFor(paths, minParallel), ringAllowed());
     return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `bytes` (rounded up to 2 MiB) of memory for the snapshot index's rows, in huge pages where the
+ * kernel gives them (native/scan-check.c's rowArena); null when the module is not there, predates
+ * it or fails (the caller then allocates a plain buffer). Its bytes are not zeroed: a caller reads
+ * only what it wrote.
+ */
+export function nativeRowArena(bytes: number): Buffer | null {
+  const mod = load();
+  if (!mod || typeof mod.rowArena !== 'function') return null;
+  try {
+    return Buffer.from(mod.rowArena(bytes));
   } catch {
     return null;
   }

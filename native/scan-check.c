@@ -78,18 +78,53 @@ static int push(vec *a, int32_t x) {
   return 0;
 }
 
+/* One row to check: its bytes (NULL, 0: a row whose bounds were wrong, listed again), its folder, and the ring's state for it. */
+typedef struct {
+  const uint8_t *data;
+  size_t len;
+  char *dir;
+  size_t dir_len;
+  /* The ring's requests for it not answered yet, and its folder's descriptor. */
+  int32_t left;
+  int fd;
+} row_t;
+
+/* Rows are kept in blocks that never move, so that rows may be added while others are checked (see checkBegin). */
+#define ROWS_PER_BLOCK 4096
+#define ROW_BLOCKS_MAX 16384
+
 typedef struct {
   const char *root;
   size_t root_len;
-  char **dirs;
-  size_t *dir_lens;
-  /* Row i is rows[i], row_lens[i] bytes (NULL, 0: a row whose bounds were wrong, listed again). */
-  const uint8_t **rows;
-  size_t *row_lens;
-  size_t n;
+  /* Row i is blocks[i / ROWS_PER_BLOCK][i % ROWS_PER_BLOCK]; `n` rows are there (it grows while rows are fed). */
+  row_t **blocks;
+  atomic_size_t n;
   double racy_ms;
   atomic_size_t next;
 } job_t;
+
+static row_t *row_at(const job_t *job, size_t i) { return &job->blocks[i / ROWS_PER_BLOCK][i % ROWS_PER_BLOCK]; }
+
+/* Room for row `i` (the next one), its block allocated when it is the first of it; NULL when memory runs out. */
+static row_t *row_room(job_t *job, size_t i) {
+  size_t b = i / ROWS_PER_BLOCK;
+  if (b >= ROW_BLOCKS_MAX) return NULL;
+  if (!job->blocks[b] && !(job->blocks[b] = calloc(ROWS_PER_BLOCK, sizeof(row_t)))) return NULL;
+  row_t *r = &job->blocks[b][i % ROWS_PER_BLOCK];
+  r->fd = -1;
+  return r;
+}
+
+/* Frees the rows' folders and blocks (not their bytes: the caller's). */
+static void free_rows(job_t *job) {
+  if (!job->blocks) return;
+  for (size_t b = 0; b < ROW_BLOCKS_MAX && job->blocks[b]; b++) {
+    for (size_t k = 0; k < ROWS_PER_BLOCK; k++) free(job->blocks[b][k].dir);
+    free(job->blocks[b]);
+  }
+  free(job->blocks);
+  job->blocks = NULL;
+}
 
 typedef struct {
   job_t *job;
@@ -195,13 +230,14 @@ static int check_entries(lane_t *lane, size_t i, char *path, const uint8_t *row,
 
 /* Writes row `i`'s folder's absolute path (root, or root/dir) into `path`; its length, or 0 when it is too long. */
 static size_t folder_path(const job_t *job, size_t i, char *path) {
-  size_t dl = job->dir_lens[i];
+  const row_t *r = row_at(job, i);
+  size_t dl = r->dir_len;
   size_t abs_len = job->root_len + (dl ? 1 + dl : 0);
   if (abs_len + 2 >= PATH_MAX_BYTES) return 0;
   memcpy(path, job->root, job->root_len);
   if (dl) {
     path[job->root_len] = '/';
-    memcpy(path + job->root_len + 1, job->dirs[i], dl);
+    memcpy(path + job->root_len + 1, r->dir, dl);
   }
   path[abs_len] = 0;
   return abs_len;
@@ -210,8 +246,8 @@ static size_t folder_path(const job_t *job, size_t i, char *path) {
 /* Checks row `i` into `lane`. Returns -1 when memory runs out. */
 static int check_row(lane_t *lane, size_t i, char *path) {
   job_t *job = lane->job;
-  const uint8_t *row = job->rows[i];
-  size_t len = job->row_lens[i];
+  const uint8_t *row = row_at(job, i)->data;
+  size_t len = row_at(job, i)->len;
   if (!row || len < HEADER_BYTES) return push(&lane->dirty, (int32_t)i);
   size_t abs_len = folder_path(job, i, path);
   if (!abs_len) return push(&lane->dirty, (int32_t)i);
@@ -264,7 +300,7 @@ static void *run_lane(void *arg) {
   }
   for (;;) {
     size_t i = atomic_fetch_add(&lane->job->next, 1);
-    if (i >= lane->job->n) break;
+    if (i >= atomic_load(&lane->job->n)) break;
     if (check_row(lane, i, path) != 0) {
       lane->failed = 1;
       break;
@@ -283,6 +319,27 @@ static void run_lanes(lane_t *lanes, int n_lanes) {
   for (int k = 1; k < n_lanes; k++) {
     if (started[k]) pthread_join(tids[k], NULL);
   }
+}
+
+/* Rows fed while others are checked (checkBegin): the thread that checks them waits here for more. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t more;
+  /* No more rows will come. */
+  int closed;
+} feed_t;
+
+/*
+ * How many rows `job` has now (more than `have` are looked for); with `feed` and `wait`, waits
+ * until there are more than `have` or none will come. Without a feed, every row is there.
+ */
+static size_t rows_now(job_t *job, feed_t *feed, size_t have, int wait) {
+  size_t n = atomic_load(&job->n);
+  if (!feed || n > have || !wait) return n;
+  pthread_mutex_lock(&feed->mu);
+  while ((n = atomic_load(&job->n)) <= have && !feed->closed) pthread_cond_wait(&feed->more, &feed->mu);
+  pthread_mutex_unlock(&feed->mu);
+  return n;
 }
 
 #if defined(__linux__) && defined(__has_include)
@@ -421,9 +478,6 @@ typedef struct {
   int n_free;
   /* Requests written to the queue and not yet handed to the kernel; handed and not yet answered. */
   unsigned queued, inflight;
-  /* Per row: requests not answered yet (plus one while its requests are being queued), and its folder's descriptor. */
-  int32_t *left;
-  int *fds;
 } ring_check_t;
 
 /* A request for slot `s` (one of the free ones, taken), queued; the caller fills it. */
@@ -449,9 +503,9 @@ static int row_parses(const uint8_t *row, size_t len) {
 }
 
 /* Closes row `i`'s folder descriptor, all its requests answered: through the ring when a slot is free, else at once. */
-static void ring_close_folder(ring_check_t *c, int32_t i) {
-  int fd = c->fds[i];
-  c->fds[i] = -1;
+static void ring_close_folder(ring_check_t *c, row_t *r, int32_t i) {
+  int fd = r->fd;
+  r->fd = -1;
   if (fd < 0) return;
   if (c->n_free == 0) {
     close(fd);
@@ -482,13 +536,14 @@ static void ring_reap(ring_check_t *c, lane_t *lane) {
     int32_t i = sl->row;
     const struct statx *x = &sl->stx;
     if (sl->entry == SLOT_FOLDER) {
-      if (res < 0 || !folder_holds(job->rows[i], x->stx_mode, stx_ms(x->stx_mtime), stx_ms(x->stx_ctime), (double)x->stx_ino)) {
+      if (res < 0 || !folder_holds(row_at(job, i)->data, x->stx_mode, stx_ms(x->stx_mtime), stx_ms(x->stx_ctime), (double)x->stx_ino)) {
         if (push(&lane->dirty, i)) lane->failed = 1;
       }
     } else if (res < 0 || entry_moved(&sl->e, x->stx_mode, (double)x->stx_size, stx_ms(x->stx_mtime), stx_ms(x->stx_ctime), (double)x->stx_ino, job->racy_ms)) {
       if (push(&lane->suspects, i) || push(&lane->suspects, sl->entry)) lane->failed = 1;
     }
-    if (--c->left[i] == 0) ring_close_folder(c, i);
+    row_t *r = row_at(job, i);
+    if (--r->left == 0) ring_close_folder(c, r, i);
   }
   __atomic_store_n(r->cq_head, head, __ATOMIC_RELEASE);
 }
@@ -519,19 +574,21 @@ static int ring_enter(ring_check_t *c, unsigned wait) {
 /*
  * Checks every row of `lane`'s job through ring `c` (see the top of this file): each folder
  * opened here, its own stat and its children's queued; a folder that cannot be opened is checked
- * here at once by full paths, as check_row does. 0, or -1 when the ring failed: its memory must
- * then be left as it is (the kernel may still write answers into it).
+ * here at once by full paths, as check_row does. With `feed`, rows keep coming until it is closed
+ * (checkBegin): this thread checks those there and waits for more. 0, or -1 when the ring failed:
+ * its memory must then be left as it is (the kernel may still write answers into it).
  */
-static int ring_run(ring_check_t *c, lane_t *lane, char *path) {
+static int ring_run(ring_check_t *c, lane_t *lane, char *path, feed_t *feed) {
   static const char empty[] = "";
   job_t *job = lane->job;
-  size_t i = 0, o = 0, abs_len = 0;
+  size_t i = 0, o = 0, abs_len = 0, n = rows_now(job, feed, 0, 0);
   uint32_t j = 0, count = 0;
   int in_row = 0;
-  while (i < job->n || c->inflight > 0 || c->queued > 0) {
-    while (c->n_free > 0 && i < job->n) {
-      const uint8_t *row = job->rows[i];
-      size_t len = job->row_lens[i];
+  for (;;) {
+    while (c->n_free > 0 && i < n) {
+      row_t *r = row_at(job, i);
+      const uint8_t *row = r->data;
+      size_t len = r->len;
       if (!in_row) {
         if (!row || len < HEADER_BYTES || !(f64(row + 8) < job->racy_ms) || !(abs_len = folder_path(job, i, path)) || !row_parses(row, len)) {
           if (push(&lane->dirty, (int32_t)i)) lane->failed = 1;
@@ -544,8 +601,8 @@ static int ring_run(ring_check_t *c, lane_t *lane, char *path) {
           i++;
           continue;
         }
-        c->fds[i] = dfd;
-        c->left[i] = 2; /* its guard while its requests are queued, and its folder's stat */
+        r->fd = dfd;
+        r->left = 2; /* its guard while its requests are queued, and its folder's stat */
         in_row = 1;
         j = 0;
         count = u32(row + 32);
@@ -580,46 +637,49 @@ static int ring_run(ring_check_t *c, lane_t *lane, char *path) {
         memcpy(sl->name, e.name, e.name_len);
         sl->name[e.name_len] = 0;
         q->opcode = IORING_OP_STATX;
-        q->fd = c->fds[i];
+        q->fd = r->fd;
         q->addr = (uint64_t)(uintptr_t)sl->name;
         q->len = STATX_BASIC_STATS;
         q->statx_flags = AT_SYMLINK_NOFOLLOW;
         q->off = (uint64_t)(uintptr_t)&sl->stx;
-        c->left[i]++;
+        r->left++;
         j++;
         continue;
       }
       in_row = 0;
-      if (--c->left[i] == 0) ring_close_folder(c, (int32_t)i);
+      if (--r->left == 0) ring_close_folder(c, r, (int32_t)i);
       i++;
     }
-    if (c->inflight + c->queued == 0) continue;
-    if (ring_enter(c, RING_BATCH) != 0) return -1;
-    ring_reap(c, lane);
+    if (c->inflight + c->queued > 0) {
+      if (ring_enter(c, RING_BATCH) != 0) return -1;
+      ring_reap(c, lane);
+      n = rows_now(job, feed, i, 0);
+      continue;
+    }
+    if (i < n) continue;
+    /* Nothing in flight and every row there checked: wait for more, unless none will come. */
+    n = rows_now(job, feed, i, 1);
+    if (n == i) return 0;
   }
-  return 0;
 }
 
 /*
- * Checks every row of `lane`'s job through a ring whose kernel workers are `workers` at most. 1
- * when done; 0 when no ring could be had (nothing done: the caller uses threads); -1 when the
- * ring failed part-way (the caller then fails: the rows' verdicts are not all known).
+ * Checks every row of `lane`'s job through a ring whose kernel workers are `workers` at most (with
+ * `feed`, the rows fed until it is closed). 1 when done; 0 when no ring could be had (nothing
+ * done: the caller uses threads); -1 when the ring failed part-way (the caller then fails: the
+ * rows' verdicts are not all known).
  */
-static int check_by_ring(lane_t *lane, unsigned workers) {
+static int check_by_ring(lane_t *lane, unsigned workers, feed_t *feed) {
   ring_check_t c;
   memset(&c, 0, sizeof c);
   if (ring_open(&c.ring, workers) != 0) return 0;
-  size_t n = lane->job->n;
   c.slots = malloc(RING_SLOTS * sizeof *c.slots);
   c.free_slots = malloc(RING_SLOTS * sizeof *c.free_slots);
-  c.left = calloc(n ? n : 1, sizeof *c.left);
-  c.fds = malloc((n ? n : 1) * sizeof *c.fds);
   char *path = malloc(PATH_MAX_BYTES);
   int r = 0;
-  if (c.slots && c.free_slots && c.left && c.fds && path) {
-    for (size_t i = 0; i < n; i++) c.fds[i] = -1;
+  if (c.slots && c.free_slots && path) {
     for (int k = 0; k < RING_SLOTS; k++) c.free_slots[c.n_free++] = RING_SLOTS - 1 - k;
-    r = ring_run(&c, lane, path) == 0 ? 1 : -1;
+    r = ring_run(&c, lane, path, feed) == 0 ? 1 : -1;
   }
   if (r == -1) {
     /* Requests may still be in flight: their slots stay allocated, their folders open. */
@@ -629,8 +689,6 @@ static int check_by_ring(lane_t *lane, unsigned workers) {
     ring_close(&c.ring);
   }
   free(c.free_slots);
-  free(c.left);
-  free(c.fds);
   free(path);
   return r;
 }
@@ -677,16 +735,24 @@ static int drop_dirty_suspects(lane_t *lanes, int n_lanes, size_t n) {
 }
 
 /*
- * Reads `data` (and `offsets`) into the job's rows: one buffer of every row with their offsets,
- * or one buffer a row. A row whose offsets are out of bounds gets no bytes (listed again). NULL,
- * or what was wrong.
+ * Adds rows to `job`: folders `dirs` (strings) and their rows `data` — one buffer of every row
+ * with `offsets`, or one buffer a row — after the `job->n` rows there (published when all are
+ * in). A row whose offsets are out of bounds gets no bytes (listed again). The rows' bytes stay
+ * the caller's: they must live until the check is done. NULL, or what was wrong.
  */
-static const char *read_rows(napi_env env, napi_value data, napi_value offsets, job_t *job) {
-  size_t n = job->n;
-  job->rows = calloc(n ? n : 1, sizeof *job->rows);
-  job->row_lens = calloc(n ? n : 1, sizeof *job->row_lens);
-  if (!job->rows || !job->row_lens) return "checkRows: out of memory";
+static const char *add_rows(napi_env env, napi_value dirs, napi_value data, napi_value offsets, job_t *job) {
   bool is_array = false;
+  uint32_t n = 0;
+  napi_is_array(env, dirs, &is_array);
+  if (!is_array || napi_get_array_length(env, dirs, &n) != napi_ok) return "checkRows: dirs must be an array";
+  size_t base = atomic_load(&job->n);
+  if (!job->blocks && !(job->blocks = calloc(ROW_BLOCKS_MAX, sizeof(row_t *)))) return "checkRows: out of memory";
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value d;
+    row_t *r = row_room(job, base + i);
+    if (!r) return "checkRows: out of memory";
+    if (napi_get_element(env, dirs, i, &d) != napi_ok || !(r->dir = tb_utf8(env, d, &r->dir_len))) return "checkRows: dirs must hold strings";
+  }
   napi_is_array(env, data, &is_array);
   napi_typedarray_type ta;
   size_t ta_len;
@@ -697,23 +763,40 @@ static const char *read_rows(napi_env env, napi_value data, napi_value offsets, 
     for (uint32_t i = 0; i < len; i++) {
       napi_value row;
       if (napi_get_element(env, data, i, &row) != napi_ok || napi_get_typedarray_info(env, row, &ta, &ta_len, &ta_data, NULL, NULL) != napi_ok || ta != napi_uint8_array) return "checkRows: each row must be a Uint8Array";
-      job->rows[i] = ta_data;
-      job->row_lens[i] = ta_len;
+      row_t *r = row_at(job, base + i);
+      r->data = ta_data;
+      r->len = ta_len;
     }
-    return NULL;
+  } else {
+    if (napi_get_typedarray_info(env, data, &ta, &ta_len, &ta_data, NULL, NULL) != napi_ok || ta != napi_uint8_array) return "checkRows: data must be a Uint8Array or an array of them";
+    const uint8_t *bytes = ta_data;
+    size_t bytes_len = ta_len;
+    if (napi_get_typedarray_info(env, offsets, &ta, &ta_len, &ta_data, NULL, NULL) != napi_ok || ta != napi_int32_array || ta_len != (size_t)n + 1) return "checkRows: offsets must be an Int32Array of dirs.length + 1";
+    const int32_t *off = ta_data;
+    for (size_t i = 0; i < n; i++) {
+      if (off[i] < 0 || off[i + 1] < off[i] || (size_t)off[i + 1] > bytes_len) continue;
+      row_t *r = row_at(job, base + i);
+      r->data = bytes + off[i];
+      r->len = (size_t)(off[i + 1] - off[i]);
+    }
   }
-  if (napi_get_typedarray_info(env, data, &ta, &ta_len, &ta_data, NULL, NULL) != napi_ok || ta != napi_uint8_array) return "checkRows: data must be a Uint8Array or an array of them";
-  const uint8_t *bytes = ta_data;
-  size_t bytes_len = ta_len;
-  if (napi_get_typedarray_info(env, offsets, &ta, &ta_len, &ta_data, NULL, NULL) != napi_ok || ta != napi_int32_array || ta_len != n + 1) return "checkRows: offsets must be an Int32Array of dirs.length + 1";
-  const int32_t *off = ta_data;
-  for (size_t i = 0; i < n; i++) {
-    if (off[i] < 0 || off[i + 1] < off[i] || (size_t)off[i + 1] > bytes_len) continue;
-    job->rows[i] = bytes + off[i];
-    job->row_lens[i] = (size_t)(off[i + 1] - off[i]);
-  }
+  atomic_store(&job->n, base + n);
   return NULL;
 }
+
+/* The verdicts of `lanes` as { dirty, suspects, ring }, the suspects of dirty rows dropped; NULL when memory or the runtime failed. */
+static napi_value verdicts(napi_env env, lane_t *lanes, int n_lanes, size_t n, bool by_ring) {
+  napi_value result, dirty, suspects, ring;
+  if (drop_dirty_suspects(lanes, n_lanes, n) != 0) return NULL;
+  if (!(dirty = to_array(env, lanes, n_lanes, 0)) || !(suspects = to_array(env, lanes, n_lanes, 1))) return NULL;
+  if (napi_create_object(env, &result) != napi_ok || napi_set_named_property(env, result, "dirty", dirty) != napi_ok || napi_set_named_property(env, result, "suspects", suspects) != napi_ok ||
+      napi_get_boolean(env, by_ring, &ring) != napi_ok || napi_set_named_property(env, result, "ring", ring) != napi_ok) {
+    return NULL;
+  }
+  return result;
+}
+
+static int lanes_of(double threads) { return threads >= 16 ? 16 : threads < 1 || threads != threads ? 1 : (int)threads; }
 
 static napi_value check_rows(napi_env env, napi_callback_info info) {
   size_t argc = 7;
@@ -721,41 +804,25 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6) return tb_fail(env, "checkRows: six arguments");
   job_t job;
   memset(&job, 0, sizeof job);
-  napi_value result = NULL;
   lane_t lanes[16];
   memset(lanes, 0, sizeof lanes);
   int n_lanes = 0;
-  uint32_t n_dirs = 0;
   bool by_ring = false, ring_wanted = false;
+  napi_value result = NULL;
   char *root = tb_utf8(env, argv[0], &job.root_len);
   if (!root) return tb_fail(env, "checkRows: root must be a string");
   job.root = root;
-  bool is_array = false;
-  napi_is_array(env, argv[1], &is_array);
-  if (!is_array || napi_get_array_length(env, argv[1], &n_dirs) != napi_ok) {
-    free(root);
-    return tb_fail(env, "checkRows: dirs must be an array");
-  }
-  job.n = n_dirs;
-  job.dirs = calloc(n_dirs ? n_dirs : 1, sizeof(char *));
-  job.dir_lens = calloc(n_dirs ? n_dirs : 1, sizeof(size_t));
-  const char *error = NULL;
-  if (!job.dirs || !job.dir_lens) error = "checkRows: out of memory";
-  for (uint32_t i = 0; !error && i < n_dirs; i++) {
-    napi_value d;
-    if (napi_get_element(env, argv[1], i, &d) != napi_ok || !(job.dirs[i] = tb_utf8(env, d, &job.dir_lens[i]))) error = "checkRows: dirs must hold strings";
-  }
-  if (!error) error = read_rows(env, argv[2], argv[3], &job);
+  const char *error = add_rows(env, argv[1], argv[2], argv[3], &job);
   double threads = 1;
   if (!error && (napi_get_value_double(env, argv[4], &job.racy_ms) != napi_ok || napi_get_value_double(env, argv[5], &threads) != napi_ok)) error = "checkRows: racyMs and threads must be numbers";
   if (!error && argc >= 7) napi_get_value_bool(env, argv[6], &ring_wanted);
   if (!error) {
-    n_lanes = threads >= 16 ? 16 : threads < 1 || threads != threads ? 1 : (int)threads;
+    n_lanes = lanes_of(threads);
     atomic_init(&job.next, 0);
     for (int k = 0; k < n_lanes; k++) lanes[k].job = &job;
 #ifdef TB_RING
     if (ring_wanted && n_lanes > 1) {
-      int r = check_by_ring(&lanes[0], (unsigned)n_lanes);
+      int r = check_by_ring(&lanes[0], (unsigned)n_lanes, NULL);
       if (r < 0) error = "checkRows: the ring failed";
       by_ring = r > 0;
       if (by_ring) n_lanes = 1;
@@ -765,28 +832,180 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
     for (int k = 0; k < n_lanes; k++) {
       if (lanes[k].failed) error = "checkRows: out of memory";
     }
-    if (!error && drop_dirty_suspects(lanes, n_lanes, job.n) != 0) error = "checkRows: out of memory";
-  }
-  if (!error) {
-    napi_value dirty = to_array(env, lanes, n_lanes, 0), suspects = to_array(env, lanes, n_lanes, 1), ring;
-    if (!dirty || !suspects || napi_create_object(env, &result) != napi_ok || napi_set_named_property(env, result, "dirty", dirty) != napi_ok ||
-        napi_set_named_property(env, result, "suspects", suspects) != napi_ok || napi_get_boolean(env, by_ring, &ring) != napi_ok ||
-        napi_set_named_property(env, result, "ring", ring) != napi_ok) {
-      error = "checkRows: could not make the result";
-    }
+    if (!error && !(result = verdicts(env, lanes, n_lanes, atomic_load(&job.n), by_ring))) error = "checkRows: could not make the result";
   }
   for (int k = 0; k < 16; k++) {
     free(lanes[k].dirty.v);
     free(lanes[k].suspects.v);
   }
-  if (job.dirs) {
-    for (uint32_t i = 0; i < n_dirs; i++) free(job.dirs[i]);
-  }
-  free(job.dirs);
-  free(job.dir_lens);
-  free(job.rows);
-  free(job.row_lens);
+  free_rows(&job);
   free(root);
+  if (error) return tb_fail(env, error);
+  return result;
+}
+
+/*
+ * checkBegin(root, racyMs, threads, ring) -> handle
+ * checkFeed(handle, dirs, rows)              rows: one Uint8Array a folder of `dirs`
+ * checkEnd(handle) -> { dirty, suspects, ring }
+ * checkRows begun before its rows are all there: a thread of its own checks the rows as they are
+ * fed (through the ring, or on threads once the last is in), while the caller reads the next ones
+ * (the snapshot index loading its rows from SQLite). Row numbers count the rows in the order fed.
+ * The handle keeps every array of rows fed alive until checkEnd. checkEnd throws when the ring
+ * failed part-way or memory ran out (the caller then checks as usual); a handle never ended is
+ * ended when it is collected.
+ */
+typedef struct {
+  job_t job;
+  feed_t feed;
+  lane_t lanes[16];
+  int n_lanes;
+  bool want_ring, by_ring;
+  /* The ring failed part-way: the verdicts are not all known. */
+  int failed;
+  pthread_t tid;
+  int started, stopped;
+  char *root;
+  /* The arrays of rows fed, kept alive until the end. */
+  napi_ref *refs;
+  size_t n_refs, cap_refs;
+} early_t;
+
+static void *early_main(void *arg) {
+  early_t *e = arg;
+#ifdef TB_RING
+  if (e->want_ring && e->n_lanes > 1) {
+    int r = check_by_ring(&e->lanes[0], (unsigned)e->n_lanes, &e->feed);
+    if (r < 0) e->failed = 1;
+    if (r > 0) e->by_ring = true;
+    if (r != 0) return NULL;
+  }
+#endif
+  /* No ring: the threads take the rows once they are all there. */
+  pthread_mutex_lock(&e->feed.mu);
+  while (!e->feed.closed) pthread_cond_wait(&e->feed.more, &e->feed.mu);
+  pthread_mutex_unlock(&e->feed.mu);
+  run_lanes(e->lanes, e->n_lanes);
+  return NULL;
+}
+
+/* Says no more rows will come and waits for the checking thread (once). */
+static void early_stop(early_t *e) {
+  if (e->stopped) return;
+  e->stopped = 1;
+  pthread_mutex_lock(&e->feed.mu);
+  e->feed.closed = 1;
+  pthread_cond_broadcast(&e->feed.more);
+  pthread_mutex_unlock(&e->feed.mu);
+  if (e->started) pthread_join(e->tid, NULL);
+}
+
+/* Stops the check and lets go of what it holds but the handle itself. */
+static void early_release(napi_env env, early_t *e) {
+  early_stop(e);
+  for (size_t k = 0; k < e->n_refs; k++) napi_delete_reference(env, e->refs[k]);
+  free(e->refs);
+  e->refs = NULL;
+  e->n_refs = e->cap_refs = 0;
+  for (int k = 0; k < 16; k++) {
+    free(e->lanes[k].dirty.v);
+    free(e->lanes[k].suspects.v);
+    e->lanes[k].dirty.v = e->lanes[k].suspects.v = NULL;
+    e->lanes[k].dirty.n = e->lanes[k].suspects.n = 0;
+  }
+  free_rows(&e->job);
+}
+
+static void early_finalize(napi_env env, void *data, void *hint) {
+  early_t *e = data;
+  early_release(env, e);
+  pthread_mutex_destroy(&e->feed.mu);
+  pthread_cond_destroy(&e->feed.more);
+  free(e->root);
+  free(e);
+}
+
+static early_t *early_of(napi_env env, napi_value v) {
+  void *p = NULL;
+  if (napi_get_value_external(env, v, &p) != napi_ok) return NULL;
+  return p;
+}
+
+static napi_value check_begin(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  double threads = 1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) return tb_fail(env, "checkBegin: four arguments");
+  early_t *e = calloc(1, sizeof *e);
+  if (!e) return tb_fail(env, "checkBegin: out of memory");
+  pthread_mutex_init(&e->feed.mu, NULL);
+  pthread_cond_init(&e->feed.more, NULL);
+  napi_value handle;
+  const char *error = NULL;
+  if (!(e->root = tb_utf8(env, argv[0], &e->job.root_len))) error = "checkBegin: root must be a string";
+  else if (napi_get_value_double(env, argv[1], &e->job.racy_ms) != napi_ok || napi_get_value_double(env, argv[2], &threads) != napi_ok) error = "checkBegin: racyMs and threads must be numbers";
+  else if (napi_get_value_bool(env, argv[3], &e->want_ring) != napi_ok) error = "checkBegin: ring must be a boolean";
+  else if (!(e->job.blocks = calloc(ROW_BLOCKS_MAX, sizeof(row_t *)))) error = "checkBegin: out of memory";
+  if (error) {
+    early_finalize(env, e, NULL);
+    return tb_fail(env, error);
+  }
+  e->job.root = e->root;
+  e->n_lanes = lanes_of(threads);
+  atomic_init(&e->job.n, 0);
+  atomic_init(&e->job.next, 0);
+  for (int k = 0; k < e->n_lanes; k++) e->lanes[k].job = &e->job;
+  if (napi_create_external(env, e, early_finalize, NULL, &handle) != napi_ok) {
+    early_finalize(env, e, NULL);
+    return tb_fail(env, "checkBegin: could not make the handle");
+  }
+  e->started = pthread_create(&e->tid, NULL, early_main, e) == 0;
+  if (!e->started) e->failed = 1;
+  return handle;
+}
+
+static napi_value check_feed(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) return tb_fail(env, "checkFeed: three arguments");
+  early_t *e = early_of(env, argv[0]);
+  if (!e || e->stopped) return tb_fail(env, "checkFeed: not a check under way");
+  bool is_array = false;
+  napi_is_array(env, argv[2], &is_array);
+  if (!is_array) return tb_fail(env, "checkFeed: rows must be an array");
+  if (e->n_refs == e->cap_refs) {
+    size_t cap = e->cap_refs ? e->cap_refs * 2 : 64;
+    napi_ref *p = realloc(e->refs, cap * sizeof *p);
+    if (!p) return tb_fail(env, "checkFeed: out of memory");
+    e->refs = p;
+    e->cap_refs = cap;
+  }
+  if (napi_create_reference(env, argv[2], 1, &e->refs[e->n_refs]) != napi_ok) return tb_fail(env, "checkFeed: could not keep the rows");
+  e->n_refs++;
+  /* The rows are in (job.n published) before the checking thread is told. */
+  const char *error = add_rows(env, argv[1], argv[2], NULL, &e->job);
+  if (error) return tb_fail(env, error);
+  pthread_mutex_lock(&e->feed.mu);
+  pthread_cond_broadcast(&e->feed.more);
+  pthread_mutex_unlock(&e->feed.mu);
+  return NULL;
+}
+
+static napi_value check_end(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) return tb_fail(env, "checkEnd: one argument");
+  early_t *e = early_of(env, argv[0]);
+  if (!e || e->stopped) return tb_fail(env, "checkEnd: not a check under way");
+  early_stop(e);
+  const char *error = e->failed ? "checkEnd: the check failed" : NULL;
+  int n_lanes = e->by_ring ? 1 : e->n_lanes;
+  for (int k = 0; !error && k < n_lanes; k++) {
+    if (e->lanes[k].failed) error = "checkEnd: out of memory";
+  }
+  napi_value result = NULL;
+  if (!error && !(result = verdicts(env, e->lanes, n_lanes, atomic_load(&e->job.n), e->by_ring))) error = "checkEnd: could not make the result";
+  early_release(env, e);
   if (error) return tb_fail(env, error);
   return result;
 }
@@ -844,6 +1063,12 @@ static napi_value init(napi_env env, napi_value exports) {
   if (napi_set_named_property(env, exports, "listDirs", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "checkRows", NAPI_AUTO_LENGTH, check_rows, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "checkRows", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "checkBegin", NAPI_AUTO_LENGTH, check_begin, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "checkBegin", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "checkFeed", NAPI_AUTO_LENGTH, check_feed, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "checkFeed", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "checkEnd", NAPI_AUTO_LENGTH, check_end, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "checkEnd", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "rowArena", NAPI_AUTO_LENGTH, row_arena, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "rowArena", fn) != napi_ok) return NULL;
   if (sync_paths_init(env, exports) != 0) return NULL;

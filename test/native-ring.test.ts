@@ -2,15 +2,18 @@
 // its children's queued as statx requests on one ring) against the same check on threads and
 // against the JavaScript one, on a real tree changed in every way the check must notice, with
 // more rows than the ring has requests in flight and a folder of more entries than that; the rows
-// handed over one buffer a folder, as the snapshot index holds them; and the snapshot index's
-// rows loaded into a few shared blocks. Where io_uring cannot be had the check uses its threads,
-// and this test checks the ring's absence only.
+// handed over one buffer a folder, as the snapshot index holds them, or fed while the check runs
+// (begun while the snapshot index loads its rows); and the snapshot index's rows loaded into a
+// few shared blocks. Where io_uring cannot be had the check uses its threads, and this test
+// checks the ring's absence only.
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace } from '../server/core/open-workspace.js';
-import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeRowArena, type NativeCheckResult } from '../server/core/scan/native.js';
+import { beginCheck, checkIndex } from '../server/core/scan/checker.js';
+import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeEarlyCheck, nativeRowArena, type NativeCheckResult } from '../server/core/scan/native.js';
+import { RACY_WINDOW_MS } from '../server/core/scan/scan.js';
 import { decodeRow, encodeRow } from '../server/core/scan/packed.js';
 import { checkAll, type CheckInput } from '../server/core/scan/stat-check.js';
 import { inputOf, named, rowsOf } from './support/packed-rows.js';
@@ -127,11 +130,96 @@ describe('the native warm-scan check through io_uring', () => {
     expect(nativeCheckRowList(sb.ws, dirs, [...list.slice(1), 'x' as unknown as Uint8Array], racy, 100_000, 1)).toBeNull();
   });
 
+  it.runIf(haveNativeCheck())('checks rows fed while it runs as it checks them handed over at once', () => {
+    const sb = sandbox();
+    for (let d = 0; d < 40; d++) for (let f = 0; f < 8; f++) sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
+    const rows = rowsOf(sb.ws);
+    fs.appendFileSync(sb.abs('d3/f2.txt'), 'more\n');
+    sb.write('d17/new.txt', 'new\n');
+    fs.rmSync(sb.abs('d30'), { recursive: true });
+    const racy = Date.now() + 10_000;
+    const dirs = [...rows.keys()];
+    const list = dirs.map((d) => rows.get(d)!);
+    for (const ring of [undefined, '0']) {
+      const all = withRing(ring, () => nativeCheckRows(inputOf(sb.ws, rows, racy), 100_000, 1))!;
+      const early = withRing(ring, () => nativeEarlyCheck(sb.ws, racy, 100_000, 1));
+      expect(early, `ring ${ring ?? 'allowed'}`).not.toBeNull();
+      // In three parts, the first of one row: the check waits for the rest as it goes.
+      for (const [from, to] of [[0, 1], [1, 25], [25, dirs.length]] as const) expect(early!.feed(dirs.slice(from, to), list.slice(from, to))).toBe(true);
+      const r = early!.finish();
+      expect(r).not.toBeNull();
+      expect(r!.ring).toBe(ring === undefined && ringExpected());
+      expect(named(dirs, r!)).toEqual(named(dirs, all));
+      expect(named(dirs, r!).dirty).toEqual(['', 'd17', 'd30']);
+      expect(named(dirs, r!).suspects).toEqual(['d3#2']);
+      // Once: nothing more is taken, nothing given again.
+      expect(early!.feed(dirs.slice(0, 1), list.slice(0, 1))).toBe(false);
+      expect(early!.finish()).toBeNull();
+    }
+    // A check given up unfed, and one fed no row at all: no verdicts, no thread left waiting.
+    const none = nativeEarlyCheck(sb.ws, racy, 100_000, 1)!;
+    expect(none.finish()).toEqual({ dirty: [], suspects: [], ring: expect.any(Boolean) });
+  });
+
+  it.runIf(haveNativeCheck())('a scan’s check begun while the snapshot index loads its rows is taken by checkIndex with the verdicts of a check made after', () => {
+    const sb = sandbox();
+    const past = new Date(Date.now() - 60_000);
+    for (let d = 0; d < 300; d++) {
+      for (let f = 0; f < 3; f++) {
+        sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
+        fs.utimesSync(sb.abs(`d${d}/f${f}.txt`), past, past);
+      }
+      fs.utimesSync(sb.abs(`d${d}`), past, past);
+    }
+    fs.utimesSync(sb.ws, past, past);
+    // Made a minute before the baseline: nothing is racy for the scan after it.
+    const first = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      first.journal.write(() => scanAndCommit(first));
+    } finally {
+      first.journal.close();
+    }
+    fs.appendFileSync(sb.abs('d7/f1.txt'), 'more\n');
+    sb.write('d250/new.txt', 'new\n');
+    fs.rmSync(sb.abs('d99'), { recursive: true });
+    const ws = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      ws.journal.write(() => {
+        const meta = ws.journal.snapshot.meta()!;
+        const racyMs = Number(BigInt(meta.startedNs) / 1_000_000n) - RACY_WINDOW_MS;
+        // The file count a large index would have: the check is begun (below 20,000 it is not).
+        expect(beginCheck(ws.root, racyMs, meta.files)).toBeNull();
+        const feed = beginCheck(ws.root, racyMs, 20_000);
+        expect(feed).not.toBeNull();
+        const rows = ws.journal.snapshot.rows(feed!);
+        const taken = checkIndex({ root: ws.root, rows, racyMs });
+        expect(taken.begun).toBe(true);
+        const fresh = checkIndex({ root: ws.root, rows: new Map(rows), racyMs });
+        expect(fresh.begun).toBe(false);
+        expect(named(taken.dirs, taken.result)).toEqual(named(fresh.dirs, fresh.result));
+        const f1 = decodeRow(rows.get('d7')!).findIndex((e) => e.name === 'f1.txt');
+        expect(named(taken.dirs, taken.result)).toEqual({ dirty: ['', 'd250', 'd99'], suspects: [`d7#${f1}`] });
+        feed!.cancel(); // taken already: nothing to give up
+        // Not for another racy line, nor when the rows did not load (this process's cache was current).
+        const other = beginCheck(ws.root, racyMs, 20_000)!;
+        expect(ws.journal.snapshot.rows(other)).toBe(rows);
+        expect(checkIndex({ root: ws.root, rows, racyMs }).begun).toBe(false);
+        ws.journal.snapshot.writeRows(new Map(), []); // a new generation: the next rows() loads
+        const loaded = ws.journal.snapshot.rows(beginCheck(ws.root, racyMs, 20_000)!);
+        const elsewhere = checkIndex({ root: ws.root, rows: loaded, racyMs: racyMs - 1 });
+        expect(elsewhere.begun).toBe(false);
+        expect(named(elsewhere.dirs, elsewhere.result)).toEqual(named(fresh.dirs, fresh.result));
+      });
+    } finally {
+      ws.journal.close();
+    }
+  });
+
   it('loads the snapshot index’s rows into a few shared blocks, each row’s bytes as the journal holds them', () => {
     const sb = sandbox();
     for (let d = 0; d < 200; d++) sb.write(`d${d}/f.txt`, `${d}\n`);
     // A folder whose row is larger than an eighth of a block keeps a buffer of its own.
-    for (let f = 0; f < 3000; f++) sb.write(`wide/a-long-name-for-a-file-${f}.txt`, `${f}\n`);
+    for (let f = 0; f < 2000; f++) sb.write(`wide/a-long-name-for-a-file-${f}.txt`, `${f}\n`);
     const first = openWorkspace({ workspace: sb.ws, env: sb.env });
     try {
       first.journal.write(() => scanAndCommit(first));

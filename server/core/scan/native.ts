@@ -18,6 +18,10 @@ interface NativeModule {
   checkRows(root: string, dirs: string[], data: Uint8Array | readonly Uint8Array[], offsets: Int32Array | null, racyMs: number, threads: number, ring?: boolean): CheckResult & { ring?: boolean };
   /** See native/scan-check.c; absent from a module built before it. */
   rowArena?(bytes: number): ArrayBuffer;
+  /** See native/scan-check.c (checkBegin, checkFeed, checkEnd); absent from a module built before them. */
+  checkBegin?(root: string, racyMs: number, threads: number, ring: boolean): object;
+  checkFeed?(handle: object, dirs: string[], rows: Uint8Array[]): void;
+  checkEnd?(handle: object): CheckResult & { ring?: boolean };
   /** See native/scan-list.c; absent from a module built before it. */
   listDirs?(root: string, dirs: string[], threads: number): Buffer;
   /** See native/sync-paths.c; absent from a module built before it. */
@@ -103,6 +107,57 @@ export function nativeCheckRowList(root: string, dirs: string[], rows: readonly 
   } catch {
     return null;
   }
+}
+
+/**
+ * A native check begun before its rows are all there (native/scan-check.c's checkBegin): a
+ * thread of its own checks the rows fed while the caller reads the next ones. Row numbers in the
+ * result count the rows in the order fed. Every array of rows fed is kept alive until the end.
+ */
+export interface EarlyCheck {
+  /** Hands over more rows: `rows[i]` is folder `dirs[i]`'s. False when the check failed (it is then given up). */
+  feed(dirs: string[], rows: Uint8Array[]): boolean;
+  /** No more rows: waits for the verdicts; null when the check failed (the caller checks as usual). Once. */
+  finish(): NativeCheckResult | null;
+}
+
+/**
+ * Begins a native check of the rows of workspace `root` against racy line `racyMs`, for an index
+ * of about `paths` entries (how many threads it takes); null when the module is not there,
+ * predates it or fails.
+ */
+export function nativeEarlyCheck(root: string, racyMs: number, paths: number, minParallel: number): EarlyCheck | null {
+  const mod = load();
+  if (!mod || typeof mod.checkBegin !== 'function' || typeof mod.checkFeed !== 'function' || typeof mod.checkEnd !== 'function') return null;
+  let handle: object | null;
+  try {
+    handle = mod.checkBegin(root, racyMs, threadsFor(paths, minParallel), ringAllowed());
+  } catch {
+    return null;
+  }
+  return {
+    feed(dirs, rows) {
+      if (!handle) return false;
+      try {
+        mod.checkFeed!(handle, dirs, rows);
+        return true;
+      } catch {
+        this.finish();
+        return false;
+      }
+    },
+    finish() {
+      if (!handle) return null;
+      const h = handle;
+      handle = null;
+      try {
+        const r = mod.checkEnd!(h);
+        return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
+      } catch {
+        return null;
+      }
+    },
+  };
 }
 
 /**

@@ -50,6 +50,20 @@ const SORTED_EDITS_MAX = 256;
 /** The rows loaded are copied into blocks of memory of at most this size (see `loadRows`); a row over an eighth of it keeps a buffer of its own. */
 const ROW_BLOCK_BYTES = 32 << 20;
 
+/** Rows handed to a {@link RowFeed} at once, as they load. */
+const FEED_ROWS = 2048;
+
+/**
+ * Where the rows go as they load, besides the map (the warm scan's check, begun before the last
+ * row is read: checker.ts's beginCheck): `rows` in the order loaded, then `loaded` with the map
+ * they went into; `cancel` when the rows did not load (this process's cache was current).
+ */
+export interface RowFeed {
+  rows(dirs: string[], rows: Uint8Array[]): void;
+  loaded(map: ReadonlyMap<string, Uint8Array>): void;
+  cancel(): void;
+}
+
 /**
  * Every row of `db`'s index, folder → its bytes, each a view of a few large blocks (32 MiB, in
  * huge pages where the kernel gives them: nativeRowArena; no larger than the database, which
@@ -59,25 +73,38 @@ const ROW_BLOCK_BYTES = 32 << 20;
  * than the reading itself (bench/RESULTS.md, "Issue 18 §3 on the 1,000,000-file tree: the CLI
  * bracket without a watcher").
  */
-function loadRows(db: Db): Map<string, Buffer> {
+function loadRows(db: Db, feed?: RowFeed): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
+  let dirs: string[] = [];
+  let batch: Uint8Array[] = [];
   const dbBytes = (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
   const size = Math.max(64 << 10, Math.min(ROW_BLOCK_BYTES, dbBytes));
   let block: Buffer | null = null;
   let at = 0;
   for (const r of db.prepare('SELECT dir, data FROM snapshot_rows').raw().iterate() as IterableIterator<[string, Buffer]>) {
     const data = r[1];
-    if (data.length > size / 8) {
-      out.set(r[0], data);
-      continue;
+    let row = data;
+    if (data.length <= size / 8) {
+      if (!block || at + data.length > block.length) {
+        block = (size === ROW_BLOCK_BYTES ? nativeRowArena(size) : null) ?? Buffer.allocUnsafeSlow(size);
+        at = 0;
+      }
+      data.copy(block, at);
+      row = block.subarray(at, at + data.length);
+      at += data.length;
     }
-    if (!block || at + data.length > block.length) {
-      block = (size === ROW_BLOCK_BYTES ? nativeRowArena(size) : null) ?? Buffer.allocUnsafeSlow(size);
-      at = 0;
-    }
-    data.copy(block, at);
-    out.set(r[0], block.subarray(at, at + data.length));
-    at += data.length;
+    out.set(r[0], row);
+    if (!feed) continue;
+    dirs.push(r[0]);
+    batch.push(row);
+    if (batch.length < FEED_ROWS) continue;
+    feed.rows(dirs, batch);
+    dirs = [];
+    batch = [];
+  }
+  if (feed) {
+    if (batch.length > 0) feed.rows(dirs, batch);
+    feed.loaded(out);
   }
   return out;
 }
@@ -127,12 +154,16 @@ export class SnapshotIndex {
 
   /**
    * Every row: folder (workspace-relative, '' for the root) → its packed children. The map is this
-   * process's cache, kept up to date by {@link writeRows}: callers only read it.
+   * process's cache, kept up to date by {@link writeRows}: callers only read it. `feed`, when
+   * given, is handed the rows as they load (cancelled when none load: the cache was current).
    */
-  rows(): Map<string, Buffer> {
+  rows(feed?: RowFeed): Map<string, Buffer> {
     const gen = this.generation();
-    if (this.cache && gen !== '' && this.cache.gen === gen) return this.cache.rows;
-    const out = loadRows(this.db);
+    if (this.cache && gen !== '' && this.cache.gen === gen) {
+      feed?.cancel();
+      return this.cache.rows;
+    }
+    const out = loadRows(this.db, feed);
     this.cache = gen === '' ? null : { gen, rows: out, totals: null, sorted: null };
     return out;
   }

@@ -131,6 +131,9 @@ const begun = new WeakMap<ReadonlyMap<string, Uint8Array>, { root: string; racyM
  * again, when it would check every row with the same racy line; otherwise the check is given up.
  * Null below {@link PARALLEL_MIN_PATHS} files (a thread to start costs more than it saves), and
  * without the native module. The caller cancels it once its scan is done (a no-op when taken).
+ * Its stats come before the scan's own start (the racy line it leaves for the next scan): sound,
+ * since a stat that matched only keeps a row's entry as it was, and a change made after that stat
+ * moves the file's times away from that entry's, which the next scan sees.
  */
 export function beginCheck(root: string, racyMs: number, files: number): RowFeed | null {
   if (files < PARALLEL_MIN_PATHS) return null;

@@ -17,7 +17,7 @@ import { RACY_WINDOW_MS } from '../server/core/scan/scan.js';
 import { decodeRow, encodeRow } from '../server/core/scan/packed.js';
 import { checkAll, type CheckInput } from '../server/core/scan/stat-check.js';
 import { inputOf, named, rowsOf } from './support/packed-rows.js';
-import { sandbox } from './support/takeback.js';
+import { filesOf, sandbox } from './support/takeback.js';
 
 /** Whether this machine should give the check a ring: Linux with io_uring allowed, and two CPUs for two workers. */
 function ringExpected(): boolean {
@@ -212,6 +212,42 @@ describe('the native warm-scan check through io_uring', () => {
       });
     } finally {
       ws.journal.close();
+    }
+  });
+
+  it.runIf(haveNativeCheck())('a command’s bracket through the CLI on 20,200 files (the check begun while the rows load) records exactly what the command changed', () => {
+    // A git work tree, its files committed: outside git, 20,200 files are past the command scan's limit.
+    const sb = sandbox({ git: true });
+    const past = new Date(Date.now() - 60_000);
+    for (let d = 0; d < 1010; d++) {
+      fs.mkdirSync(sb.abs(`p${d % 10}/d${d}`), { recursive: true });
+      for (let f = 0; f < 20; f++) fs.writeFileSync(sb.abs(`p${d % 10}/d${d}/f${f}.txt`), `${d} ${f}\n`);
+    }
+    // Made a minute before the baseline, nothing is racy for the scans after it; committed after
+    // that, git's index vouches for every file (none is copied into the journal).
+    for (let d = 0; d < 1010; d++) {
+      for (let f = 0; f < 20; f++) fs.utimesSync(sb.abs(`p${d % 10}/d${d}/f${f}.txt`), past, past);
+      fs.utimesSync(sb.abs(`p${d % 10}/d${d}`), past, past);
+    }
+    sb.sh('git add -A && git -c user.name=t -c user.email=t@example.invalid commit -q -m init');
+    sb.tb(['capture', 'begin', '--id', 'base']);
+    expect(sb.json(['capture', 'end', '--id', 'base']).set).toBeNull();
+    for (const ring of [undefined, '0']) {
+      const env = ring === undefined ? sb.env : { ...sb.env, TAKEBACK_SCAN_RING: ring };
+      const k = ring === undefined ? 1 : 2;
+      sb.tb(['capture', 'begin', '--id', `c${k}`], { env });
+      const at = (d: number, name: string) => `p${d % 10}/d${d}/${name}`;
+      fs.appendFileSync(sb.abs(at(13 * k, 'f7.txt')), 'more\n');
+      fs.rmSync(sb.abs(at(25 * k, 'f0.txt')));
+      fs.writeFileSync(sb.abs(at(99 * k, 'new.txt')), 'new\n');
+      fs.chmodSync(sb.abs(at(100 * k, 'f19.txt')), 0o600);
+      const set = sb.json(['capture', 'end', '--id', `c${k}`], { env }).set;
+      expect(filesOf(set), `ring ${ring ?? 'allowed'}`).toEqual({
+        [at(13 * k, 'f7.txt')]: 'modified',
+        [at(25 * k, 'f0.txt')]: 'deleted',
+        [at(99 * k, 'new.txt')]: 'created',
+        [at(100 * k, 'f19.txt')]: 'mode',
+      });
     }
   });
 

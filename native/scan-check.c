@@ -542,8 +542,8 @@ static void ring_reap(ring_check_t *c, lane_t *lane) {
     } else if (res < 0 || entry_moved(&sl->e, x->stx_mode, (double)x->stx_size, stx_ms(x->stx_mtime), stx_ms(x->stx_ctime), (double)x->stx_ino, job->racy_ms)) {
       if (push(&lane->suspects, i) || push(&lane->suspects, sl->entry)) lane->failed = 1;
     }
-    row_t *r = row_at(job, i);
-    if (--r->left == 0) ring_close_folder(c, r, i);
+    row_t *row = row_at(job, i);
+    if (--row->left == 0) ring_close_folder(c, row, i);
   }
   __atomic_store_n(r->cq_head, head, __ATOMIC_RELEASE);
 }

@@ -1052,15 +1052,21 @@ static napi_value row_arena(napi_env env, napi_callback_info info) {
   return ab;
 }
 
-/* In scan-list.c: the first scan's listing of many folders at once. */
-napi_value list_dirs(napi_env env, napi_callback_info info);
+/* In scan-list.c: the first scan's listing of many folders at once, as rows, and the names it met. */
+napi_value list_rows(napi_env env, napi_callback_info info);
+napi_value name_table(napi_env env, napi_callback_info info);
+/* In git-index.c: git's index as that listing asks it. */
+int git_index_init(napi_env env, napi_value exports);
 /* In sync-paths.c: the durability syncs of many paths at once, and syncfs. */
 int sync_paths_init(napi_env env, napi_value exports);
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value fn;
-  if (napi_create_function(env, "listDirs", NAPI_AUTO_LENGTH, list_dirs, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "listDirs", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "listRows", NAPI_AUTO_LENGTH, list_rows, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "listRows", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "nameTable", NAPI_AUTO_LENGTH, name_table, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "nameTable", fn) != napi_ok) return NULL;
+  if (git_index_init(env, exports) != 0) return NULL;
   if (napi_create_function(env, "checkRows", NAPI_AUTO_LENGTH, check_rows, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "checkRows", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "checkBegin", NAPI_AUTO_LENGTH, check_begin, NULL, &fn) != napi_ok) return NULL;

@@ -262,7 +262,7 @@ describe('the command line', () => {
     expect([cli.turns.length, cli.turns[0].id, cli.omittedTurns, cli.sets.length]).toEqual([20, 'T22', 2, 20]);
     const gem = sb.json(['list', '--agent', 'gemini']);
     expect([gem.turns.map((t: any) => t.id), gem.omittedTurns, gem.sets]).toEqual([['G1'], 0, []]);
-  });
+  }, 180_000); // about a hundred processes of the real CLI: a minute or more on a loaded machine
 
   it('doctor --json reports the journal', () => {
     const sb = shared;

@@ -108,6 +108,67 @@ describe("a folder's children asked about by name", () => {
   });
 });
 
+describe("a walk's verdicts on a folder's children, kept by name across folders", () => {
+  it('are the whole paths’ verdicts, each folder told by its own folder whether the rules above ignore it', () => {
+    // Rule files at three depths; folders ignored by an outer file and taken back by an inner one
+    // (their children then under an ignored folder for the outer file); names repeated in every folder.
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-child-rules-'));
+    made.push(root);
+    const rules: Record<string, string> = {
+      '': '*.log\nmod*/\n/scratch/\nbuild/\n!keep.log\n',
+      pkg1: '!mod2/\n*.gen.ts\nsrc/*/deep/\n',
+      'pkg1/mod2': '!a.log\nindex.ts\n',
+      'pkg2/lib': 'x/y/\n',
+    };
+    const names = ['index.ts', 'a.log', 'keep.log', 'f.gen.ts', 'build', 'mod1', 'mod2', 'src', 'deep', 'scratch', 'x', 'y', 'lib', 'pkg1', 'pkg2'];
+    const walkNames = ['mod1', 'mod2', 'src', 'deep', 'x', 'y', 'lib', 'pkg1', 'pkg2', 'build', 'scratch'];
+    // A tree four levels deep of those folder names (a few of each), with the rule files.
+    const mk = (dir: string, depth: number) => {
+      fs.mkdirSync(path.join(root, dir), { recursive: true });
+      if (depth === 0) return;
+      for (const n of walkNames.filter((_, i) => (i + depth + dir.length) % 3 === 0)) mk(dir === '' ? n : `${dir}/${n}`, depth - 1);
+    };
+    mk('', 4);
+    for (const d of ['pkg1', 'pkg1/mod2', 'pkg2/lib', 'pkg1/src/x']) mk(d, 2);
+    for (const [d, text] of Object.entries(rules)) fs.writeFileSync(path.join(root, d, '.gitignore'), text);
+    const filter = new ScanFilter(root, ['.git']);
+    const ancestorsOf = (dir: string) => (dir === '' ? [''] : ['', ...dir.split('/').map((_, i, a) => a.slice(0, i + 1).join('/'))]);
+    let checked = 0;
+    let ignoredSeen = 0;
+    let ownIgnoredSeen = 0;
+    let level: [string, readonly boolean[] | undefined][] = [['', undefined]];
+    while (level.length > 0) {
+      const next: [string, readonly boolean[] | undefined][] = [];
+      for (const [dir, own] of level) {
+        const chain = filter.chainFor(ancestorsOf(dir));
+        const got = filter.childRules(chain, dir, own);
+        for (const name of names) {
+          for (const isDir of [false, true]) {
+            const rel = dir === '' ? name : `${dir}/${name}`;
+            const want = filter.ignoredIn(chain, rel, isDir);
+            expect(got.ignored(name, isDir), `${rel}${isDir ? '/' : ''}`).toBe(want);
+            checked++;
+            if (want) ignoredSeen++;
+          }
+        }
+        for (const d of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+          if (!d.isDirectory() || got.ignored(d.name, true)) continue;
+          const rel = dir === '' ? d.name : `${dir}/${d.name}`;
+          const own = got.ownOf(d.name);
+          // Each rule file's own verdict on the folder kept, as its whole path gives it.
+          expect(own, rel).toEqual(chain.map(([cd, ig]) => ig.test(`${cd === '' ? rel : rel.slice(cd.length + 1)}/`).ignored));
+          if (own.includes(true)) ownIgnoredSeen++;
+          next.push([rel, own]);
+        }
+      }
+      level = next;
+    }
+    expect(checked).toBeGreaterThan(2000);
+    expect(ignoredSeen).toBeGreaterThan(checked / 10);
+    expect(ownIgnoredSeen).toBeGreaterThan(0); // pkg1/mod2: ignored by the root's file, taken back by pkg1's
+  });
+});
+
 describe('the first scan with rules asked by name', () => {
   it('keeps exactly the paths the filter keeps by whole paths: nested rules, negations, tracked and ignored, odd names', () => {
     const sb = sandbox({ git: true });

@@ -383,7 +383,9 @@ describe('the sidecar', () => {
       // where one slice's syncs of the folders it emptied can wait on other writers' flushes.
       expect(stamp.slices.longestMs).toBeLessThan(stamp.slices.workMs / 4);
       // Requests sent during the sweep were answered during it (a sweep in one go would have held
-      // every one of them to its end), and promptly.
+      // every one of them to its end), and none waited for a large part of the sweep: judged
+      // against the sweep's own work, as the slices are, since both are wall time on a shared
+      // machine.
       const during = asked.filter((a) => a.sent >= stamp.time && a.answered <= stamp.finished);
       const latencies = asked.filter((a) => a.sent >= stamp.time && a.sent <= stamp.finished).map((a) => a.answered - a.sent);
       console.log(
@@ -391,7 +393,7 @@ describe('the sidecar', () => {
           `${during.length} requests answered during it, slowest ${Math.max(...latencies)} ms`,
       );
       expect(during.length).toBeGreaterThanOrEqual(3);
-      expect(Math.max(...latencies)).toBeLessThan(300);
+      expect(Math.max(...latencies)).toBeLessThan(stamp.slices.workMs / 4);
 
       // doctor says what is kept and when the last sweep was.
       const d = sb.json(['doctor']);

@@ -198,12 +198,13 @@ describe.runIf(built)('the hook client', () => {
     sb.sh("sed -i 's/a/b/' f.txt");
     quiet(await command(sb, ev(sb, 'PostToolUse', { ...bash, tool_response: {} }), NO_NODE), 'PostToolUse');
     quiet(await command(sb, ev(sb, 'Stop'), NO_NODE), 'Stop');
+    // list first: it waits for the record of the Stop, which the daemon answers before it.
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((s: any) => [s.turn, s.source.toolCallId, filesOf(s)])).toEqual([['t1', 'toolu_c1', { 'f.txt': 'modified' }]]);
     const by = handledBy(sb);
     expect(by.map((h) => h.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop']);
     expect(new Set(by.map((h) => h.pid))).toEqual(new Set([daemon.pid]));
     expect(failures(sb)).toEqual([]);
-    const sets = setsOf(sb.json(['list']));
-    expect(sets.map((s: any) => [s.turn, s.source.toolCallId, filesOf(s)])).toEqual([['t1', 'toolu_c1', { 'f.txt': 'modified' }]]);
   });
 
   it('with no daemon: the event is recorded once, in process, and a session start starts a daemon that takes the next one', async () => {
@@ -250,12 +251,14 @@ describe.runIf(built)('the hook client', () => {
     daemon.kill('SIGCONT');
     sb.write('s1.txt', '1\n');
     quiet(await command(sb, ev(sb, 'PostToolUse', { ...w, tool_response: {} }), NO_NODE));
+    // list first: it waits for the daemon's record of the end (a tool call's end whose begin the
+    // daemon did not see is answered before its record), and the log is read after it.
+    expect(setsOf(sb.json(['list'])).map((s: any) => [s.source.toolCallId, filesOf(s)])).toEqual([['toolu_s1', { 's1.txt': 'created' }]]);
     expect(handledBy(sb).map((h) => [h.event, h.pid === daemon.pid])).toEqual([
       ['UserPromptSubmit', true],
       ['PreToolUse', false],
       ['PostToolUse', true],
     ]);
-    expect(setsOf(sb.json(['list'])).map((s: any) => [s.source.toolCallId, filesOf(s)])).toEqual([['toolu_s1', { 's1.txt': 'created' }]]);
     expect(failures(sb)).toEqual([]);
   });
 

@@ -216,15 +216,16 @@ describe('hooks through the capture daemon', () => {
     daemon.kill('SIGCONT');
     sb.write('s1.txt', '1\n');
     quiet(await hook(sb, ev(sb, 'PostToolUse', { ...w, tool_response: {} })));
-    await sleep(300);
+    // list first: it waits for the daemon's record of the end (a tool call's end whose begin the
+    // daemon did not see is answered before its record), and the log is read after it.
+    const sets = setsOf(sb.json(['list']));
+    expect(sets.map((s: any) => [s.source.toolCallId, filesOf(s)])).toEqual([['toolu_s1', { 's1.txt': 'created' }]]);
     const by = handledBy(sb);
     expect(by.map((h) => [h.event, h.pid === daemon.pid])).toEqual([
       ['UserPromptSubmit', true],
       ['PreToolUse', false], // in the hook's own process
       ['PostToolUse', true], // the daemon answers again
     ]);
-    const sets = setsOf(sb.json(['list']));
-    expect(sets.map((s: any) => [s.source.toolCallId, filesOf(s)])).toEqual([['toolu_s1', { 's1.txt': 'created' }]]);
     expect(failures(sb)).toEqual([]);
     expect(sb.json(['doctor']).captures.open).toBe(0);
   });
@@ -251,9 +252,10 @@ describe('hooks through the capture daemon', () => {
       else bashFiles.push(t.file);
       quiet(await hook(sb, ev(sb, 'Stop')));
     }
+    // list first: it waits for the record of the last Stop, which the daemon answers before it.
+    const list = sb.json(['list']);
     expect(failures(sb)).toEqual([]);
     expect(new Set(handledBy(sb).map((h) => h.pid))).toEqual(new Set([daemon.pid]));
-    const list = sb.json(['list']);
     for (const [id, file] of Object.entries(writeIds)) {
       const sets = list.sets.filter((s: any) => s.source.toolCallId === id);
       expect(sets, id).toHaveLength(1);

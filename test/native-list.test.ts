@@ -11,7 +11,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
-import { listFolders } from '../server/core/scan/listing.js';
+import { readGitIndex, readGitTable } from '../server/core/scan/git-index.js';
+import { decodeListing, ListedNames, listFolders } from '../server/core/scan/listing.js';
+import { decodeRow } from '../server/core/scan/packed.js';
 import { haveNativeList } from '../server/core/scan/native.js';
 import { sandbox } from './support/takeback.js';
 
@@ -40,7 +42,6 @@ describe('the native listing of a full walk', () => {
     sb.write('run.sh', '#!/bin/sh\n', 0o755);
     sb.write('.gitignore', 'build-out/\n*.log\n');
     sb.write('build-out/a/b.js', 'ignored\n');
-    sb.write('debug.log', 'ignored\n');
     sb.write('node_modules/pkg/index.js', 'excluded\n');
     sb.write('lib/.gitignore', '*.gen.ts\n!keep.gen.ts\n');
     sb.write('lib/x.gen.ts', 'ignored\n');
@@ -49,10 +50,33 @@ describe('the native listing of a full walk', () => {
     fs.symlinkSync('nowhere', sb.abs('dangling'));
     fs.writeFileSync(sb.abs('new\nline.txt'), 'a newline in the name\n');
     fs.writeFileSync(Buffer.concat([Buffer.from(`${sb.ws}/`), Buffer.from([0x6e, 0xff, 0x2e, 0x74])]), 'not utf-8\n');
+    // Tracked secrets by name (never git's blob: read, and kept as a gap), a file git tracks in an
+    // excluded folder, a name that is U+FFFD itself, a fifo, and folders where a kept row loses
+    // ignored children (an untracked log beside tracked files; a folder ignored by name deep down).
+    sb.write('keys/id_rsa', 'not really a key\n');
+    sb.write('keys/cert.pem', 'not really a cert\n');
+    sb.write('keys/readme.md', 'keys\n');
+    sb.write('.docker/config.json', '{}\n'); // a secret by its folder's name
+    sb.write('app/config.json', '{}\n'); // not one
+    sb.write('app/odd\\.ssh\\key.txt', 'a name with backslashes: a secret by its parts\n');
+    sb.write('app/main.ts', 'export {};\n');
+    // Names the listing must put in byte order, in a folder of few children and one of many:
+    // prefixes of each other, case, punctuation, bytes past 0x7f.
+    const order = ['a', 'ab', 'a.b', 'a-b', 'a_b', 'A', 'B', 'b', 'Z', 'z', '0', '9', '~', 'é', 'e', 'ü', '☃', 'ab0', 'ab.', 'abc'];
+    for (const n of order) sb.write(`few/${n}`, `${n}\n`);
+    for (const n of [...order, ...order.map((x) => `${x}${x}`)]) sb.write(`many/${n}`, `${n}\n`);
+    sb.write('node_modules/vendored/index.js', 'tracked in an excluded folder\n');
+    sb.write('src/d3/\uFFFD.ts', 'a valid name that is U+FFFD\n');
+    sb.write('src/d4/trace.log', 'ignored, untracked\n');
+    sb.write('src/d5/build-out/x.js', 'ignored folder, deep\n');
+    spawnSync('mkfifo', [sb.abs('src/d1/fifo')]);
     const env = { ...sb.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
-    spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib && git commit -qm init'], { cwd: sb.ws, env });
-    // Racy: written after the commit, moments before the scans.
+    expect(spawnSync('sh', ['-c', 'git add src run.sh .gitignore lib keys .docker app few many && git add -f node_modules/vendored && git commit -qm init'], { cwd: sb.ws, env }).status).toBe(0);
+    // Racy: written after the commit, moments before the scans. The ignored log too: once the
+    // rules no longer ignore it, a file made within the racy window of the last scan is reported
+    // created (one made long before would be one the rules hid all along).
     sb.write('src/d0/f0.ts', 'rewritten just now\n');
+    sb.write('debug.log', 'ignored\n');
     sb.write('fresh.txt', 'new\n');
 
     const open = (home: string) => openWorkspace({ workspace: sb.ws, env: { ...sb.env, TAKEBACK_HOME: path.join(sb.base, home) } });
@@ -64,8 +88,15 @@ describe('the native listing of a full walk', () => {
       expect(scan(native, true).status).toBe('baseline');
       const a = rowsHex(plain);
       expect(Object.keys(a)).toContain('src/d5');
+      expect(Object.keys(a)).toContain('node_modules/vendored');
       expect(Object.keys(a)).not.toContain('build-out');
+      expect(Object.keys(a)).not.toContain('src/d5/build-out');
       expect(Object.keys(a)).not.toContain('to-src');
+      const keys = Object.fromEntries(decodeRow(Buffer.from(a.keys!, 'hex')).map((e) => [e.name, e.gap ?? (e.git ? 'git' : 'copied')]));
+      expect(keys).toEqual({ 'id_rsa': 'secret', 'cert.pem': 'secret', 'readme.md': 'git' });
+      const gaps = (dir: string) => Object.fromEntries(decodeRow(Buffer.from(a[dir]!, 'hex')).map((e) => [e.name, e.gap ?? (e.git ? 'git' : 'copied')]));
+      expect(gaps('.docker')).toEqual({ 'config.json': 'secret' });
+      expect(gaps('app')).toEqual({ 'config.json': 'git', 'main.ts': 'git', 'odd\\.ssh\\key.txt': 'secret' });
       expect(rowsHex(native)).toEqual(a);
       const meta = (ws: Workspace) => ({ ...ws.journal.snapshot.meta(), startedNs: '' });
       expect(meta(native)).toEqual(meta(plain));
@@ -97,19 +128,94 @@ describe('the native listing of a full walk', () => {
     sb.write('d/a.txt', 'abc');
     sb.write('file.txt', 'x');
     fs.symlinkSync('d', sb.abs('link'));
-    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', ''])!;
+    expect(spawnSync('mkfifo', [sb.abs('pipe')]).status).toBe(0); // asked for as a folder: not opened, not waited on
+    const names = ListedNames.make()!;
+    const got = listFolders(sb.ws, ['d', 'gone', 'link', 'file.txt', 'pipe', ''], null, names)!.map((l) => l && decodeListing(l, false, names));
     expect(got.map((l) => (l ? [l.stat === null, l.names?.slice().sort() ?? null] : 'left'))).toEqual([
       [false, ['a.txt']],
       [true, null],
       [true, null],
       [true, null],
-      [false, ['d', 'file.txt', 'link']],
+      [true, null],
+      [false, ['d', 'file.txt', 'link', 'pipe']],
     ]);
     const st = fs.lstatSync(sb.abs('d/a.txt'));
     const at = got[0]!.stats[0]!;
     expect(at).toEqual({ mode: st.mode, size: 3, ino: st.ino, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
-    const root = got[4]!;
+    const root = got[5]!;
     const link = root.stats[root.names!.indexOf('link')]!;
     expect(link.mode & 0o170000).toBe(0o120000);
+  });
+
+  it.runIf(haveNativeList())("matches children against git's index as readGitIndex does: index versions 2, 3 and 4, entries git would not trust, a split or torn index", () => {
+    const sb = sandbox({ git: true });
+    // Sorted by bytes, `a/b-x` and `a/c` (folder a) come either side of `a/b/c` (folder a/b).
+    const files = ['top.txt', 'a/b-x', 'a/b/c', 'a/c', 'a/b/d/e.ts', 'déjà/é.txt', 'z/z', 'empty', 'assumed', 'skipped', 'racy', 'dist/out.js', 'pkg/build/b.txt'];
+    for (const f of files) sb.write(f, f === 'empty' ? '' : `${f}\n`);
+    sb.write('run.sh', '#!/bin/sh\n', 0o755);
+    fs.mkdirSync(sb.abs('new\nline'));
+    fs.writeFileSync(sb.abs('new\nline/f'), 'a newline in its folder\n');
+    fs.writeFileSync(sb.abs('new\nname'), 'a newline in its name\n');
+    fs.symlinkSync('top.txt', sb.abs('link'));
+    sb.sh('git add -A && git -c user.name=t -c user.email=t@example.invalid commit -qm init');
+    spawnSync('sleep', ['1.1']);
+    sb.sh('git update-index --refresh >/dev/null; git update-index --assume-unchanged assumed && git update-index --skip-worktree skipped');
+    sb.write('intent.txt', 'intent to add\n');
+    sb.sh('git add -N intent.txt');
+    // Racy: its entry's mtime is at or after the index file's.
+    const later = new Date(Date.now() + 3600_000);
+    fs.utimesSync(sb.abs('racy'), later, later);
+    sb.sh('git update-index racy');
+
+    /** Each regular file of the work tree (not .git) → git's blob for it by readGitIndex, and by the native listing. */
+    const both = (): [Record<string, string | null>, Record<string, string | null>] => {
+      const gi = readGitIndex(sb.ws)!;
+      const table = readGitTable(sb.ws)!;
+      expect(table).not.toBeNull();
+      const byJs: Record<string, string | null> = {};
+      const byNative: Record<string, string | null> = {};
+      let level = [''];
+      const names = ListedNames.make()!;
+      while (level.length > 0) {
+        const next: string[] = [];
+        const listed = listFolders(sb.ws, level, table.table, names)!;
+        level.forEach((dir, i) => {
+          const l = decodeListing(listed[i]!, true, names);
+          l.names!.forEach((name, k) => {
+            const rel = dir === '' ? name : `${dir}/${name}`;
+            const st = l.stats[k]!;
+            if ((st.mode & 0o170000) === 0o040000) {
+              if (name !== '.git') next.push(rel);
+            } else if ((st.mode & 0o170000) === 0o100000) {
+              byNative[rel] = l.oids![k]!;
+              byJs[rel] = gi.vouches(rel, fs.lstatSync(sb.abs(rel)));
+            }
+          });
+        });
+        level = next;
+      }
+      return [byJs, byNative];
+    };
+    for (const version of ['3', '4', '2']) {
+      if (version === '2') sb.sh('git update-index --no-assume-unchanged assumed && git update-index --no-skip-worktree skipped && git rm -q --cached intent.txt');
+      sb.sh(`git update-index --index-version ${version}`);
+      const [js, native] = both();
+      expect(native, `index version ${version}`).toEqual(js);
+      const vouched = Object.keys(js).filter((f) => js[f] !== null).sort();
+      expect(vouched, `index version ${version}`).toEqual(['a/b-x', 'a/b/c', 'a/b/d/e.ts', 'a/c', 'déjà/é.txt', 'dist/out.js', 'pkg/build/b.txt', 'run.sh', 'top.txt', 'z/z', ...(version === '2' ? ['assumed', 'skipped'] : [])].sort());
+      const names = ['.git', 'node_modules', 'dist', 'build'];
+      expect(readGitTable(sb.ws, names)!.trackedExcluded).toEqual(readGitIndex(sb.ws, names)!.trackedExcluded);
+      expect(readGitTable(sb.ws, names)!.trackedExcluded).toEqual(['dist', 'pkg/build']);
+    }
+    // An index this reader does not follow: neither reader uses it.
+    sb.sh('git update-index --split-index');
+    expect(readGitIndex(sb.ws)).toBeNull();
+    expect(readGitTable(sb.ws)).toBeNull();
+    sb.sh('git update-index --no-split-index');
+    expect(readGitTable(sb.ws)).not.toBeNull();
+    const index = fs.readFileSync(sb.abs('.git/index'));
+    fs.writeFileSync(sb.abs('.git/index'), index.subarray(0, Math.floor(index.length / 2)));
+    expect(readGitIndex(sb.ws)).toBeNull();
+    expect(readGitTable(sb.ws)).toBeNull();
   });
 });

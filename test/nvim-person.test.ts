@@ -80,7 +80,6 @@ H.track('TakebackApplied')
 local b = H.open('code.txt')
 H.agent(H.params.data.turn)
 H.wait('the buffer shows the agent change', function() return H.text(b) == H.params.data.agent end)
-vim.api.nvim_buf_set_lines(b, 2, 3, false, { 'mine 3' })
 local c = takeback.get_client()
 local function ids()
   local _, list = require('takeback.client').request_sync(c, 'changes/list', {})
@@ -90,6 +89,12 @@ local function ids()
   end
   return out
 end
+-- The person sees the agent's change listed before writing over it: the list comes from the
+-- journal once the capture daemon has recorded the agent's turn (its end is answered before its
+-- record; a save in between would be the turn's, as one between an agent's last change and its
+-- Stop hook is).
+H.wait('the agent change listed', function() return ids().agent ~= nil end)
+vim.api.nvim_buf_set_lines(b, 2, 3, false, { 'mine 3' })
 vim.cmd('silent write')
 H.wait('the save to be recorded', function() return ids().person ~= nil end)
 H.out.ids = ids()

@@ -5,92 +5,15 @@
 // the outside folder is byte for byte as it was, with no temporary file in it, and the step
 // either completed inside the workspace or failed with a clear error and left it as it was. Also
 // for a merged undo and its redo, and an undo and redo narrowed to one hunk.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApplyResult } from '../protocol/src/types.js';
 import { inProcess } from './support/lsp-client.js';
+import { heldUnder, Swapper, swapperProgram } from './support/swapper.js';
 import { sandbox, tree, type Entry, type Sandbox } from './support/takeback.js';
 
-/** The swapping loop: exchanges argv[1] and argv[2] until told to stop; reads 'g' (go) and 's' (stop after an even number, answering 's') on stdin. */
-const SWAPPER_C = String.raw`
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <poll.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-static int exchange(const char *a, const char *b) { return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */); }
-int main(int argc, char **argv) {
-  if (argc != 3) return 2;
-  long n = 0;
-  int going = 0;
-  struct pollfd p = { .fd = 0, .events = POLLIN };
-  for (;;) {
-    if (!going || (n & 63) == 0) {
-      if (poll(&p, 1, going ? 0 : -1) > 0) {
-        char c;
-        if (read(0, &c, 1) <= 0) break;
-        if (c == 'g') going = 1;
-        if (c == 's') {
-          going = 0;
-          if ((n & 1) && exchange(argv[1], argv[2]) == 0) n++;
-          if (write(1, "s", 1) != 1) return 1;
-        }
-        continue;
-      }
-    }
-    if (going) {
-      if (exchange(argv[1], argv[2]) != 0) { perror("renameat2"); return 1; }
-      n++;
-    }
-  }
-  if ((n & 1) && exchange(argv[1], argv[2]) == 0) n++;
-  return 0;
-}
-`;
-
-let helper: string;
-let helperDir: string;
-
-beforeAll(() => {
-  helperDir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-swapper-'));
-  fs.writeFileSync(path.join(helperDir, 'swap.c'), SWAPPER_C);
-  helper = path.join(helperDir, 'swap');
-  const cc = spawnSync('cc', ['-O2', '-o', helper, path.join(helperDir, 'swap.c')], { encoding: 'utf8' });
-  if (cc.status !== 0) throw new Error(`could not build the swapping loop: ${cc.stderr}`);
-});
-afterAll(() => fs.rmSync(helperDir, { recursive: true, force: true }));
-
-/** A running swapping loop between `a` and `b`. */
-class Swapper {
-  private readonly child: ChildProcess;
-  private answers = 0;
-  private waiting: (() => void) | null = null;
-  constructor(a: string, b: string) {
-    this.child = spawn(helper, [a, b], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.child.stdout!.on('data', (d: Buffer) => {
-      this.answers += d.length;
-      this.waiting?.();
-    });
-  }
-  go(): void {
-    this.child.stdin!.write('g');
-  }
-  /** Stops swapping (with both back in place) and resolves once the loop says so. */
-  async stop(): Promise<void> {
-    const want = this.answers + 1;
-    this.child.stdin!.write('s');
-    while (this.answers < want) await new Promise<void>((r) => (this.waiting = r));
-    this.waiting = null;
-  }
-  async end(): Promise<void> {
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.stdin!.end();
-    await exited;
-  }
-}
+const swapProgram = swapperProgram();
 
 const isTemp = (rel: string) => /\.takeback-/.test(rel);
 
@@ -185,7 +108,7 @@ type Outcome = { ok: true } | { ok: false; error: string };
  */
 async function race(steps: number, step: (sb: Sandbox, direction: 'undo' | 'redo') => Promise<Outcome>, setup: () => Setup = setUp): Promise<{ completed: number; failures: string[] }> {
   const { sb, outside, states } = setup();
-  const swapper = new Swapper(sb.abs('sub'), sb.abs('swap'));
+  const swapper = new Swapper(swapProgram(), sb.abs('sub'), sb.abs('swap'));
   let state: 'applied' | 'undone' = 'applied';
   let completed = 0;
   const failures: string[] = [];
@@ -212,21 +135,14 @@ async function race(steps: number, step: (sb: Sandbox, direction: 'undo' | 'redo
   } finally {
     await swapper.end();
   }
-  // No descriptor of the write path (the sidecar's, in process: its folders are opened O_PATH,
-  // 010000000) is left open on a workspace folder. Descriptors other parts hold (a listing's,
-  // a watcher's) are not the write path's and are not judged here.
-  const O_PATH = 0o10000000;
-  const held = () =>
-    fs.readdirSync('/proc/self/fd').flatMap((fd) => {
-      try {
-        const p = fs.readlinkSync(`/proc/self/fd/${fd}`);
-        if (p !== sb.ws && !p.startsWith(`${sb.ws}/`)) return [];
-        const flags = parseInt(/flags:\s*(\d+)/.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1] ?? '0', 8);
-        return flags & O_PATH ? [p] : [];
-      } catch {
-        return [];
-      }
-    });
+  // No descriptor of this process (the sidecar's, in process) is left open on a workspace folder:
+  // not the write path's (its folders are opened O_PATH, 010000000), nor a listing's, nor the
+  // watcher's — whose crawl, when a folder it listed is swapped for the link before it opens it,
+  // fails, and its descriptors are closed after it (scan/watch-subscribe.ts). A scan or crawl the
+  // swaps set going holds one for a moment on another thread: a left descriptor is one still open
+  // once that work has had five seconds to end. Each is named with its open flags.
+  const held = () => heldUnder(sb.ws).map((h) => `${h.path} (flags ${h.flags})`);
+  for (const until = Date.now() + 5000; held().length > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
   expect(held()).toEqual([]);
   return { completed, failures };
 }

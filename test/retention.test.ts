@@ -4,8 +4,25 @@
 // young blobs are left alone); `doctor` says what is kept and why. Real CLI, real folders.
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { filesOf, lines, sandbox, setsOf, sha256, sleep, type Sandbox } from './support/takeback.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Makes every set of the journal of `sb` (its only one) `days` older: an age the retention rules
+ * see whatever the machine's load, where a sleep between two sets would be outrun by a slow
+ * process start.
+ */
+function age(sb: Sandbox, days: number): void {
+  const db = new Database(path.join(sb.journalDir(), 'journal.db'));
+  try {
+    db.prepare('UPDATE sets SET created_at = created_at - ?').run(days * DAY_MS);
+  } finally {
+    db.close();
+  }
+}
 
 function blobPath(sb: Sandbox, content: string): string {
   const h = sha256(content);
@@ -22,12 +39,12 @@ describe('expiry by age', () => {
     const sb = sandbox();
     sb.write('a.txt', 'one\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "two\\n" > a.txt']);
-    await sleep(1500);
+    age(sb, 40);
     sb.tb(['run', '--', 'sh', '-c', 'printf "three\\n" > a.txt']);
     const [first, second] = setsOf(sb.json(['list']));
 
-    // One second of retention: the first set (1.5 s old) goes, the second stays.
-    const r = gc(sb, ['--grace', '0'], { TAKEBACK_RETENTION_DAYS: String(1 / 86400) });
+    // Twenty days of retention: the first set (40 days old) goes, the second stays.
+    const r = gc(sb, ['--grace', '0'], { TAKEBACK_RETENTION_DAYS: '20' });
     expect(r.expired).toEqual({ byAge: 1, bySize: 0 });
     expect(r.sets.live).toBe(1);
 
@@ -110,14 +127,14 @@ describe('the sweep', () => {
     sb.write('shared.txt', 'original\n');
     fs.writeFileSync(path.join(other, 'shared.txt'), 'original\n');
     sb.tb(['run', '--', 'sh', '-c', 'printf "edited\\n" > shared.txt']); // workspace 1 keeps "original"
-    await sleep(1500);
+    age(sb, 40);
     sb.tb(['run', '--', 'sh', '-c', 'printf "edited too\\n" > shared.txt'], { cwd: other }); // workspace 2 keeps it too
     // A file tool call that began and has not ended refers to its "before".
     sb.write('pending.txt', 'in flight\n');
     sb.tb(['capture', 'begin', '--id', 'p1', '--tool', 'Write', 'pending.txt']);
 
     // Default grace: the sets of workspace 1 expire, but nothing just stored is swept.
-    const soft = gc(sb, [], { TAKEBACK_RETENTION_DAYS: String(1 / 86400) });
+    const soft = gc(sb, [], { TAKEBACK_RETENTION_DAYS: '20' });
     expect(soft.workspaces).toBe(2);
     expect(soft.expired.byAge).toBe(1);
     expect(soft.use.unreferenced.count).toBe(0);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { lintSource } from '@secretlint/core';
 import { creator as recommended } from '@secretlint/secretlint-rule-preset-recommend';
 import { describe, expect, it } from 'vitest';
-import { holdsSecret, isSecretPath, secretsIn } from '../server/core/secrets.js';
+import { holdsSecret, isSecretPath, secretName, secretPlace, secretPlaceIn, secretsIn } from '../server/core/secrets.js';
 import { sandbox, walkAll, type Sandbox } from './support/takeback.js';
 
 /** A 1Password service account token: `ops_` and base64 of a JSON object (the rule decodes it). */
@@ -207,5 +207,22 @@ describe('secrets by place, asked a folder at a time', () => {
     }
     expect(secret).toBeGreaterThan(30);
     expect(secret).toBeLessThan(dirs.length * names.length - 20);
+  });
+
+  it('answers once a name where the folder’s place allows, as secretsIn does, and passes a place down to its folders', () => {
+    const dirs = ['', 'src', 'a/.ssh', '.ssh', 'x/.docker', '.docker', 'deep/.aws/sub', 'back\\slash', 'a\\.ssh', 'home/.gnupg/x', '.sshx', 'K'];
+    const names = ['id_rsa', 'config.json', 'server.PEM', 'x.\u212Aey', 'key', 'a.keystore', 'plain.ts', '.netrc', 'in\\.ssh\\f', 'x\\id_rsa', '.docker', '.ssh', '.aws', 'notes.gpg.txt', 'c.asc'];
+    const places = new Set<string>();
+    for (const dir of dirs) {
+      const place = secretPlace(dir);
+      places.add(place);
+      const of = secretsIn(dir);
+      for (const name of names) {
+        const said = place === 'all' ? true : place === 'ask' ? null : secretName(name) === 'ask' ? null : secretName(name) === 'yes';
+        if (said !== null) expect(said, `${dir}/${name}`).toBe(of(name));
+        expect(secretPlaceIn(place, name), `${dir}/${name}`).toBe(secretPlace(dir === '' ? name : `${dir}/${name}`));
+      }
+    }
+    expect([...places].sort()).toEqual(['all', 'ask', 'names']);
   });
 });

@@ -9,11 +9,12 @@ import { ID_PATTERN, TakebackError } from '../core/errors.js';
 import { readHolder } from '../core/journal/holder.js';
 import { HOOK_BUSY_MS, journalDirOf } from '../core/journal/journal.js';
 import { hasQueued } from '../core/journal/spill.js';
-import { labelFromPrompt } from '../core/journal/turns.js';
+import { labelFromPrompt, promptKey } from '../core/journal/turns.js';
 import type { UnkeptCause } from '../core/journal/unkept.js';
 import { BlobStore } from '../core/store/blobs.js';
 import { acquireWorkspace, releaseWorkspace } from '../daemon/kept-workspaces.js';
 import { logHook } from '../daemon/log.js';
+import { adoptUnrecorded } from '../daemon/unrecorded.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
 import type { AgentAction, AgentName, EventContext, HookEventBase, Pairing } from './spec.js';
 
@@ -54,23 +55,27 @@ export function orderKey(tool: string, input: unknown): string {
 }
 
 /**
- * Begins the turn of `ctx`'s session — unless the agent names it (`agentTurn`: Codex's turn_id,
- * Claude Code's prompt_id) and it has begun already (the same event handled twice, or a tool call
- * after its prompt). Returns the turn's id and whether it is new. The look and the begin are one
- * write transaction: the same event handled by two processes at once (the capture daemon's http
- * hook and the command hook beside it, while the daemon starts) begins one turn, where the second
+ * Begins the turn of `ctx`'s session — unless it has begun already: the agent names it
+ * (`agentTurn`: Codex's turn_id, Claude Code's prompt_id) and a turn of that name exists (the same
+ * event handled twice, or a tool call after its prompt); or, a prompt the agent gave no id,
+ * the session's open turn was begun by that same prompt and holds nothing yet (journal/turns.ts
+ * `twinOf`). Returns the turn's id and whether it is new. The look and the begin are one write
+ * transaction: the same event handled by two processes at once (the capture daemon's http hook
+ * and the command hook beside it, while the daemon starts) begins one turn, where the second
  * would otherwise end the first's turn and begin another.
  */
-function beginTurnOnce(ws: Workspace, ctx: EventContext, agentTurn: string | null, label: string | null): { id: string; begun: boolean } {
+function beginTurnOnce(ws: Workspace, ctx: EventContext, agentTurn: string | null, prompt: string | null): { id: string; begun: boolean } {
   return ws.journal.write(() => {
-    const known = agentTurn ? ws.journal.turns.byAgentTurn(ctx.session, agentTurn) : null;
+    const { turns } = ws.journal;
+    const key = agentTurn ? null : promptKey(prompt);
+    const known = agentTurn ? turns.byAgentTurn(ctx.session, agentTurn) : key && ctx.session ? turns.twinOf(ctx.session, key) : null;
     if (known) return { id: known.id, begun: false };
-    const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label });
+    const { turn } = turnBegin(ws, { agent: ctx.agent, session: ctx.session, agentTurn, label: labelFromPrompt(prompt), promptKey: key });
     return { id: turn.id, begun: true };
   });
 }
 
-function begin(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>): string {
+function begin(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: 'files-begin' | 'command-begin' }>, fixed?: () => void): string {
   // An agent that names its turns and whose prompt event was missed still gets a turn: the
   // tool call begins one.
   if (a.agentTurn) beginTurnOnce(ws, ctx, a.agentTurn, null);
@@ -82,7 +87,7 @@ function begin(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind:
     captureBegin(ws, { id, paths: a.paths, cwd: ctx.cwd, ...who });
     return `capture ${id} begun (${a.tool} ${a.paths.join(' ')})`;
   }
-  const r = captureBegin(ws, { id, command: a.command, ...who });
+  const r = captureBegin(ws, { id, command: a.command, ...who, fixed });
   return `capture ${id} begun (${a.tool}, scan ${r.scan?.status})`;
 }
 
@@ -101,18 +106,23 @@ function end(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: '
 
 /**
  * Carries out `actions` for one hook event on the journal of the workspace around `ctx.cwd`,
- * after the events queued in its spill. When the journal cannot take them (its disk is full, its
+ * after the events queued in its spill (and, before them, what a capture daemon killed between
+ * its answer and its record left: see daemon/unrecorded.ts). `fixed`: called once the last
+ * action, a command's begin, has read what it must see (its scan done, before its commit: see
+ * AnswerPoint in registry.ts); not called otherwise. When the journal cannot take them (its disk is full, its
  * lock is held for over {@link HOOK_BUSY_MS}, another process's undo or redo is under way, or
  * events queued earlier are still waiting) the actions not yet carried out are queued in the
  * spill instead (see `queue`). Returns one line for the log. Throws on bad input, another journal error, or an event that could not be queued
  * either; the hook logs it and still exits 0.
  */
-export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): string {
+export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env, opts: { fixed?: () => void } = {}): string {
   if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
   const said: string[] = [];
   let ws: Workspace | null = null;
   let done = 0;
   try {
+    // Events a killed capture daemon answered and never recorded come before this one (into the spill).
+    adoptUnrecorded(takebackHome(env), (m) => logHook(takebackHome(env), m));
     // A hook waits about a second for another process's lock, never the agent's whole timeout.
     ws = acquireWorkspace({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
     // Another process's undo or redo is under way, and opening waited that second for it already:
@@ -135,7 +145,7 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           said.push(`session start: snapshot ${ensureBaseline(ws).status}`);
           break;
         case 'turn-begin': {
-          const t = beginTurnOnce(ws, ctx, a.agentTurn ?? null, labelFromPrompt(a.prompt));
+          const t = beginTurnOnce(ws, ctx, a.agentTurn ?? null, a.prompt);
           said.push(`turn ${t.id} begun${t.begun ? '' : ' already'}`);
           break;
         }
@@ -150,7 +160,7 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
           break;
         case 'files-begin':
         case 'command-begin':
-          said.push(begin(ws, ctx, a));
+          said.push(begin(ws, ctx, a, done === actions.length - 1 ? opts.fixed : undefined));
           break;
         case 'tool-end':
           said.push(end(ws, ctx, a));
@@ -193,7 +203,7 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
         ops.push({ op: 'baseline' });
         break;
       case 'turn-begin':
-        ops.push({ op: 'turn-begin', label: labelFromPrompt(a.prompt), ...who(a.agentTurn) });
+        ops.push({ op: 'turn-begin', label: labelFromPrompt(a.prompt), promptKey: a.agentTurn ? null : promptKey(a.prompt), ...who(a.agentTurn) });
         break;
       case 'turn-end':
         ops.push({ op: 'turn-end', ...who(a.agentTurn) });
@@ -234,6 +244,41 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
   logHook(home, `hook ${ctx.agent}: the journal cannot take the event now (${cause}${by}): queued ${ops.map((o) => o.op).join(', ')}`);
   said.push(`queued (${cause}): ${ops.map((o) => o.op).join(', ')}`);
   return said.join('; ');
+}
+
+/**
+ * The capture operations that stand for `actions` should their record be lost after the hook was
+ * answered (a capture daemon killed between the two): a command's begin, a tool call's end, a
+ * turn's end, as the spill queues them (the actions answered early, see AnswerPoint in
+ * registry.ts); null when another action is among them (answered once recorded, never lost so).
+ */
+export function plannedOps(ctx: EventContext, actions: AgentAction[]): QueuedOp[] | null {
+  const who = (agentTurn: string | null | undefined) => ({ agent: ctx.agent, session: ctx.session, agentTurn: agentTurn ?? null });
+  const ops: QueuedOp[] = [];
+  for (const a of actions) {
+    switch (a.kind) {
+      case 'turn-end':
+        ops.push({ op: 'turn-end', ...who(a.agentTurn) });
+        break;
+      case 'command-begin': {
+        const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
+        ops.push({ op: 'command-begin', id, tool: a.tool, command: a.command, pair: 'order' in a.pairing ? a.pairing.order : null, ...who(a.agentTurn) });
+        break;
+      }
+      case 'tool-end':
+        ops.push(
+          'id' in a.pairing
+            ? { op: 'end', id: captureId(a.pairing.id), tool: a.tool, found: null }
+            : { op: 'end-by-order', agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool },
+        );
+        break;
+      case 'ignore':
+        break;
+      default:
+        return null;
+    }
+  }
+  return ops;
 }
 
 /** A string field of an event, or null. */

@@ -60,7 +60,9 @@ function claudeActions(ev: ClaudeHookEvent, ctx: EventContext): AgentAction[] {
       return [{ kind: 'session-start' }];
     case 'UserPromptSubmit':
       // The prompt's id names the turn: the same event handled twice (an http hook and the
-      // command hook beside it, as a daemon starts or leaves) begins one turn, not two.
+      // command hook beside it, as a daemon starts or leaves) begins one turn, not two. Without
+      // an id (Claude Code leaves it out at times), the session and the prompt's text tell it
+      // while the turn holds nothing yet (journal/turns.ts `twinOf`).
       return [{ kind: 'turn-begin', prompt: str(ev.prompt), agentTurn: str(ev.prompt_id) }];
     case 'PreToolUse':
       return [toolBegin(ev, ctx, pairing, { files: FILE_TOOLS, shell: 'Bash' })];

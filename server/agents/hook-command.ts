@@ -24,12 +24,27 @@ const ON_PATH = 'command -v takeback >/dev/null 2>&1';
  * The hook command for `agent`: `if … then <env>takeback hook <agent>; fi`, harmless where
  * takeback is missing (exit 0, no output) and takeback's own result where it is there. `env`: the
  * variable assignments the takeback process gets (each ends with a space, e.g.
- * `NODE_EXTRA_CA_CERTS= `), written before the program in every branch.
+ * `NODE_EXTRA_CA_CERTS= `), written before the program in every branch. `exec`: takeback
+ * replaces the shell (`exec takeback …`: the shell does not fork for it, one process start fewer
+ * a hook, and the assignments still reach it in sh and bash), for an agent whose hook is this
+ * command line alone, whose result is takeback's either way; not for one that wraps it in more
+ * (`… || true`, a script that exits 0 after it), which must outlive takeback.
  */
-export function hookCommandLine(agent: string, program: HookProgram, env = ''): string {
-  const onPath = `${ON_PATH}; then ${env}takeback hook ${agent}`;
+export function hookCommandLine(agent: string, program: HookProgram, env = '', opts: { exec?: boolean } = {}): string {
+  const run = opts.exec ? 'exec ' : '';
+  const onPath = `${ON_PATH}; then ${env}${run}takeback hook ${agent}`;
   if (program.kind === 'path') return `if ${onPath}; fi`;
-  return `if [ -x ${program.node} ] && [ -f ${program.bin} ]; then ${env}${program.node} ${program.bin} hook ${agent}; elif ${onPath}; fi`;
+  return `if [ -x ${program.node} ] && [ -f ${program.bin} ]; then ${env}${run}${program.node} ${program.bin} hook ${agent}; elif ${onPath}; fi`;
+}
+
+/**
+ * Whether `spec`'s hook is the command line alone (see {@link hookCommandLine}'s `exec`): an
+ * agent with hook entries that hold the command as it is given, not one with a plugin, a program
+ * per event, or an entry that adds to the command.
+ */
+export function hookIsCommandAlone(spec: { plugin?: boolean; hookProgram?: unknown; hookEntry(command: string): { command?: string } }): boolean {
+  const probe = 'takeback hook';
+  return !spec.plugin && !spec.hookProgram && spec.hookEntry(probe).command === probe;
 }
 
 /**

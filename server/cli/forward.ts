@@ -9,7 +9,8 @@ import { readStdin } from './stdin.js';
 /*
  * The first thing `takeback hook <agent>` loads (bin/takeback.js): it reads the event and hands
  * it to the capture daemon of this TAKEBACK_HOME and install (server/daemon/), which records it
- * with an open SQLite and warm code, and answers once it is recorded. When no daemon answers, the
+ * with an open SQLite and warm code, and answers once it is recorded (or, for the events its rule
+ * says, before: see AnswerPoint in agents/registry.ts). When no daemon answers, the
  * caller runs the full hook in this process, as before. Node's own modules only (no SQLite, no
  * crypto, no commander): this file is bundled on its own (scripts/bundle.mjs) and must start fast.
  * The hook client (native/hook-client.c) does the same before Node starts, where it is built;
@@ -26,7 +27,7 @@ export const CLAIM_TIMEOUT_MS = 3000;
 
 /**
  * How the hand-over went:
- * - `done`: the daemon took the event (recorded, or failed and logged it): nothing more to do;
+ * - `done`: the daemon took the event (recorded or to be recorded before its next one, or failed and logged it): nothing more to do;
  * - `no-daemon`: none listens (no socket, or a stale one): handle it here, and a session's start may start one;
  * - `fallback`: a daemon is there but did not take the event (busy past the wait, refused, broke): handle it here.
  */
@@ -34,7 +35,7 @@ export type ForwardResult = 'done' | 'no-daemon' | 'fallback';
 
 /**
  * Hands one hook event (`agent`, the stdin `text`) to the daemon listening on `socket`, and waits
- * until it is recorded. The event is handled exactly once: either the daemon claims it within
+ * for its answer (once recorded, or earlier where the daemon's rule allows). The event is handled exactly once: either the daemon claims it within
  * `claimMs` (then this resolves `done` when the daemon answers or goes away), or it is left to
  * the caller (`no-daemon`, `fallback`). Never rejects.
  */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { logHook } from '../daemon/log.js';
-import { AGENTS, eventMayScan, handleAgentEvent } from '../agents/registry.js';
+import { AGENTS, eventPlan, handleAgentEvent, type EventPlan } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
 import { startGcIfDue } from '../core/gc/schedule.js';
 import { startHttpDaemonIfNeeded } from '../daemon/http-start.js';
@@ -21,9 +21,11 @@ import { readStdin } from './stdin.js';
  * journal, starts the retention sweep at a session's start (running `bin`, the takeback script,
  * when given). Never throws and never prints: anything wrong is logged to
  * `$TAKEBACK_HOME/logs/hook.log`. Returns true when the event was handled (or rightly ignored),
- * false when something failed or the input was unusable (and was logged).
+ * false when something failed or the input was unusable (and was logged). `fixed`: called where a
+ * command's begin has read what it must see (the capture daemon's answer, see AnswerPoint in
+ * agents/registry.ts).
  */
-export function handleHookText(agent: string, text: string, bin: string | undefined = process.argv[1]): boolean {
+export function handleHookText(agent: string, text: string, bin: string | undefined = process.argv[1], fixed?: () => void): boolean {
   const home = takebackHome();
   try {
     if (!AGENTS[agent]) {
@@ -44,7 +46,7 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
       logHook(home, `hook ${agent}: no hook_event_name in input`);
       return false;
     }
-    const what = handleAgentEvent(agent, ev);
+    const what = handleAgentEvent(agent, ev, process.env, { fixed });
     // At a session's start, the retention rules when due (every 6 hours), in a process of their own.
     if (ev.hook_event_name === 'SessionStart' && bin) startGcIfDue(home, bin);
     if (process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `${agent} ${ev.hook_event_name}: ${what}`);
@@ -56,20 +58,22 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
 }
 
 /**
- * Whether the hook event of `agent` given as `text` may scan the workspace (see eventMayScan):
- * what the capture daemon asks before it syncs its file watcher. True when the text cannot be
- * read as an event (the handler then says why). Never throws.
+ * What the capture daemon asks of the hook event of `agent` given as `text` before it handles it
+ * (see eventPlan): whether it may scan the workspace (its file watcher is synced first) and when
+ * it may be answered. For text that cannot be read as an event: it may scan, answered once
+ * handled (the handler then says why). Never throws.
  */
-export function hookEventMayScan(agent: string, text: string): boolean {
+export function hookEventPlan(agent: string, text: string): EventPlan {
+  const unread: EventPlan = { scans: true, answer: 'recorded' };
   try {
     const value: unknown = JSON.parse(text);
     const spec = AGENTS[agent];
-    if (!spec) return true;
+    if (!spec) return unread;
     const ev = spec.parse ? spec.parse(value) : (value as { hook_event_name: string });
-    if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') return true;
-    return eventMayScan(agent, ev);
+    if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') return unread;
+    return eventPlan(agent, ev);
   } catch {
-    return true;
+    return unread;
   }
 }
 

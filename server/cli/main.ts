@@ -53,6 +53,10 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
     async open(cmd) {
       checkIds(cmd);
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
+      // What the capture daemon answered and has not recorded yet comes first (≤ 5 s: see daemon/settle.ts).
+      const [{ settleCapture }, { takebackHome }, { logHook }] = await Promise.all([import('../daemon/settle.js'), import('../core/home.js'), import('../daemon/log.js')]);
+      const home = takebackHome();
+      await settleCapture(home, { log: (m) => logHook(home, m) });
       const { openWorkspace } = await import('../core/open-workspace.js');
       ws = openWorkspace({ workspace });
       // Events the hooks queued while the journal could not take them come first.

@@ -437,6 +437,7 @@ export function renderDoctor(d: DoctorReport, color: boolean): string {
     `kept:       ${d.blobs.count} blobs, ${mb(d.blobs.bytes)} (shared by every workspace)`,
     ...storageLines(d.storage, mb),
     daemonLine(d.daemon),
+    `            ${d.daemon.early ? "answers a command's begin once its snapshot is read, a command's end and a turn's end at once, recording them before the next event (TAKEBACK_HOOK_EARLY=0: once recorded)" : 'answers each hook once its event is recorded (TAKEBACK_HOOK_EARLY=0)'}`,
     watcherLine(d.watcher),
     `limits:     files over ${mb(d.limits.maxFileBytes)} not kept; commands captured up to ${d.limits.maxWorkspaceFiles} files / ${mb(d.limits.maxWorkspaceBytes)}, up to ${d.limits.maxBackgroundFiles} / ${mb(d.limits.maxBackgroundBytes)} where the capture daemon or the sidecar makes the baseline in the background`,
   ];

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { hookCommandLine, type HookCommand } from '../agents/hook-command.js';
+import { hookCommandLine, hookIsCommandAlone, type HookCommand } from '../agents/hook-command.js';
+import { AGENTS } from '../agents/registry.js';
 import { takebackOnPathIs } from '../path-lookup.js';
 import { packageRoot, packageVersion } from '../core/package-info.js';
 import { shellQuote } from './shell-quote.js';
@@ -34,12 +35,14 @@ export const HOOK_ENV_PREFIX = 'NODE_EXTRA_CA_CERTS= ';
  * The hook command for an agent's settings, harmless where takeback is not installed (see
  * agents/hook-command.ts): `if command -v takeback …; then NODE_EXTRA_CA_CERTS= takeback hook
  * claude-code; fi` when the `takeback` on PATH is this install, else this node and this script by
- * absolute path with the `takeback` on PATH as the fallback. `env`: more assignments for the
- * takeback process (each ending with a space), put before {@link HOOK_ENV_PREFIX}.
+ * absolute path with the `takeback` on PATH as the fallback; `exec takeback …` where the
+ * agent's hook is that command line alone (see hookIsCommandAlone). `env`: more assignments for
+ * the takeback process (each ending with a space), put before {@link HOOK_ENV_PREFIX}.
  */
 export function hookCommand(agent = 'claude-code', env = ''): string {
   const program = takebackOnPathIs(BIN) ? ({ kind: 'path' } as const) : ({ kind: 'install', node: shellQuote(process.execPath), bin: shellQuote(BIN) } as const);
-  return hookCommandLine(agent, program, `${env}${HOOK_ENV_PREFIX}`);
+  const spec = AGENTS[agent];
+  return hookCommandLine(agent, program, `${env}${HOOK_ENV_PREFIX}`, { exec: spec !== undefined && hookIsCommandAlone(spec) });
 }
 
 /** {@link hookCommand} for `agent` as `init` takes it: the extra assignments given when the hook is written. */

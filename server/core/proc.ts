@@ -29,3 +29,29 @@ export function processState(pid: number): string | null {
     return null;
   }
 }
+
+/**
+ * When process `pid` started (the clock ticks since boot of `/proc/<pid>/stat`'s 22nd field), to
+ * tell it from a later process given the same pid; null where /proc does not tell.
+ */
+export function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True while the process that was `pid` when it started at `start` (see {@link processStart};
+ * null: not known) is alive: it exists, is not a zombie (killed, not yet reaped) and, where /proc
+ * tells, started then.
+ */
+export function processAlive(pid: number, start: string | null): boolean {
+  if (!processExists(pid)) return false;
+  const state = processState(pid);
+  if (state === 'Z' || state === 'X') return false;
+  if (start === null || state === null) return true;
+  return processStart(pid) === start;
+}

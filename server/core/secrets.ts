@@ -25,12 +25,19 @@ export function isSecretPath(path: string): boolean {
   return isSecretName(parts[parts.length - 1] ?? '', parts[parts.length - 2]);
 }
 
+/** {@link isSecretName}'s verdicts on names other than `config.json` (whose depends on its folder), at most 16,384: a walk asks about the same names in folder after folder. */
+const secretNames = new Map<string, boolean>();
+
 /** True when a file named `name` in a folder named `parent` (undefined at the top) is a secret by its name alone. */
 function isSecretName(name: string, parent: string | undefined): boolean {
-  if (SECRET_FILES.has(name)) return true;
-  if (name === 'config.json' && parent === '.docker') return true;
+  if (name === 'config.json') return parent === '.docker';
+  let secret = secretNames.get(name);
+  if (secret !== undefined) return secret;
   const dot = name.lastIndexOf('.');
-  return dot >= 0 && SECRET_SUFFIXES.has(name.slice(dot).toLowerCase());
+  secret = SECRET_FILES.has(name) || (dot >= 0 && SECRET_SUFFIXES.has(name.slice(dot).toLowerCase()));
+  if (secretNames.size >= 16_384) secretNames.clear();
+  secretNames.set(name, secret);
+  return secret;
 }
 
 /**
@@ -45,6 +52,37 @@ export function secretsIn(dir: string): (name: string) => boolean {
   if (parts.some((p) => SECRET_DIRS.has(p))) return () => true;
   const parent = parts[parts.length - 1];
   return (name) => (name.includes('\\') || name.includes('/') ? whole(name) : isSecretName(name, parent));
+}
+
+/**
+ * What a folder's place says of the secrets in it, for a walk that asks about many names
+ * ({@link secretName}): 'all' (a file anywhere under `dir` is a secret: it lies in a secret
+ * folder), 'names' (a file is one by its name alone, as {@link secretName} says), or 'ask' (an
+ * odd path, with a backslash or an empty segment: ask {@link secretsIn} about each name). Gives
+ * what {@link secretsIn} gives.
+ */
+export function secretPlace(dir: string): SecretPlace {
+  if (dir.includes('\\') || dir.includes('//') || dir.startsWith('/')) return 'ask';
+  return dir !== '' && dir.split('/').some((p) => SECRET_DIRS.has(p)) ? 'all' : 'names';
+}
+
+/** What {@link secretPlace} says of a folder's place. */
+export type SecretPlace = 'all' | 'names' | 'ask';
+
+/** {@link secretPlace} of the folder `name` in a folder whose place is `place` (a walk knows its folder's). */
+export function secretPlaceIn(place: SecretPlace, name: string): SecretPlace {
+  if (place === 'ask' || name === '' || name.includes('\\') || name.includes('/')) return 'ask';
+  return place === 'all' || SECRET_DIRS.has(name) ? 'all' : 'names';
+}
+
+/**
+ * Whether a file named `name` is a secret by its name alone in a folder whose place is 'names'
+ * ({@link secretPlace}): 'yes', 'no', or 'ask' (its folder's name counts, or it holds a
+ * separator: ask {@link secretsIn}). The same in every such folder: a walk asks once a name.
+ */
+export function secretName(name: string): 'yes' | 'no' | 'ask' {
+  if (name === 'config.json' || name.includes('\\') || name.includes('/')) return 'ask';
+  return isSecretName(name, undefined) ? 'yes' : 'no';
 }
 
 /*

@@ -12,9 +12,15 @@ import { packageRoot, packageVersion } from '../core/package-info.js';
  *   client → daemon  {@link ForwardRequest}
  *   daemon → client  {"claim":true}   it is about to handle the event (or {"refuse":true}: run it yourself)
  *   client → daemon  {"go":true}      the client has not given up: handle it
- *   daemon → client  {"ok":true}      recorded (or {"ok":false}: it failed, and was logged)
+ *   daemon → client  {"ok":true}      recorded (or {"ok":false}: it failed, and was logged); or,
+ *                                    for an event its rule answers early, {"ok":true} before the
+ *                                    record, which the daemon finishes before it claims the next
  * A client that hears no claim in time closes the connection and handles the event itself; the
  * daemon, hearing no "go", drops the event. So an event is handled once, by one of them.
+ *
+ * A process about to read or write a journal (settle.ts) sends instead:
+ *   client → daemon  {"settle":true}
+ *   daemon → client  {"settled":true}  once no event answered early is left unrecorded
  */
 
 /** The environment variable that turns the daemon off: `0` (or `false`, `off`, `no`: hooks run in-process, none is started); unset or anything else, on. */
@@ -92,6 +98,19 @@ export function forwardedEnv(env: NodeJS.ProcessEnv, home: string): Record<strin
 export function daemonEnabled(env: NodeJS.ProcessEnv): boolean {
   const v = (env[DAEMON_SWITCH] ?? '').toLowerCase();
   return !DAEMON_OFF.includes(v);
+}
+
+
+/**
+ * The environment variable that, set to `0` (or `false`, `off`, `no`) in a hook's environment,
+ * has the capture daemon answer that hook only once its event is recorded; unset or anything else,
+ * an event whose rule says so is answered earlier (see AnswerPoint in agents/registry.ts).
+ */
+export const EARLY_VAR = 'TAKEBACK_HOOK_EARLY';
+
+/** False when `env` turns early answers off ({@link EARLY_VAR}), else true. */
+export function earlyAnswers(env: NodeJS.ProcessEnv | Record<string, string>): boolean {
+  return !DAEMON_OFF.includes((env[EARLY_VAR] ?? '').toLowerCase());
 }
 
 /** The values of {@link DAEMON_SWITCH} that turn the daemon off (bin/takeback.js reads the same list). */

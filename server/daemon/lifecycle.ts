@@ -6,13 +6,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { logHook } from './log.js';
 import { takebackHome } from '../core/home.js';
-import { DEFAULT_IDLE_MS, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
+import { DEFAULT_IDLE_MS, earlyAnswers, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
 import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
 import { httpToken, tokenFingerprint } from './http-token.js';
 import { running } from './http-start.js';
 import { createHttpHookServer } from './http.js';
 import { acquireWorkspace, closeKeptWorkspaces, keepWorkspacesOpen, releaseWorkspace } from './kept-workspaces.js';
-import { createCaptureServer } from './server.js';
+import { createCaptureServer, type AnswerPoint } from './server.js';
+import { markUnrecorded, unmarkUnrecorded } from './unrecorded.js';
+import type { QueuedOp } from '../core/capture/queued.js';
 import { BackgroundBaselines, baselinePace } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
 
@@ -159,15 +161,23 @@ function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
 /**
  * Handles one hook event of `agent`, given as the text the agent wrote, as an in-process hook
  * would (cli/hook.ts): never throws; true when handled or rightly ignored. `bin` is the
- * takeback script.
+ * takeback script; `fixed`, when given, is called where the event's record has read what it must
+ * see (for an event answered at `fixed`, see {@link EventGuess}).
  */
-export type HookHandler = (agent: string, text: string, bin: string | undefined) => boolean;
+export type HookHandler = (agent: string, text: string, bin: string | undefined, fixed?: () => void) => boolean;
 
-/**
- * Whether a hook event (agent, the event's text) may scan the workspace: false only when it
- * surely scans nothing that a watcher's hints would help (then no sync is waited for). Never throws.
- */
-export type ScanGuess = (agent: string, text: string) => boolean;
+/** What the daemon is told of a hook event before it handles it (agents/registry.ts's eventPlan, through cli/hook.ts). */
+export interface EventGuess {
+  /** False only when it surely scans nothing that a watcher's hints would help (then no sync is waited for). */
+  scans: boolean;
+  /** When its hook may be answered (see AnswerPoint in agents/registry.ts). */
+  answer: AnswerPoint;
+  /** For an event answered before its record: its folder and what stands for it should the record be lost (unrecorded.ts). */
+  lost?: { cwd: string; ops: QueuedOp[] };
+}
+
+/** Tells the daemon what it needs of a hook event (agent, the event's text) before handling it. Never throws. */
+export type EventGuesser = (agent: string, text: string) => EventGuess;
 
 /**
  * `TAKEBACK_FIRST_SNAPSHOT`: `child` has every first snapshot the daemon is asked for made by a
@@ -209,7 +219,7 @@ const REST_DIR = '/';
  * `bin` is the takeback script (for the retention sweep a session's start may launch). Failures
  * are logged to hook.log, never thrown.
  */
-export async function runDaemon(opts: { handle: HookHandler; scans?: ScanGuess; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
+export async function runDaemon(opts: { handle: HookHandler; plan?: EventGuesser; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;
   const httpPort = httpPortFrom(env);
   if ((!daemonEnabled(env) && httpPort === null) || process.platform === 'win32') return 0;
@@ -225,7 +235,7 @@ export async function runDaemon(opts: { handle: HookHandler; scans?: ScanGuess; 
   // A large workspace outside git gets its baseline's bytes kept between events, never on a hook's time.
   const baselines = new BackgroundBaselines((root, e) => acquireWorkspace({ workspace: root, env: e }), releaseWorkspace, (m) => logHook(home, m), baselinePace(env));
   const readyAfterMs = Number(env[READY_VAR]) > 0 ? Number(env[READY_VAR]) : READY_AFTER_MS;
-  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, readyAfterMs, alsoSocket: daemonEnabled(env), handle: opts.handle, scans: opts.scans, bin: opts.bin ?? process.argv[1] });
+  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, readyAfterMs, alsoSocket: daemonEnabled(env), handle: opts.handle, plan: opts.plan, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
   baselines.close();
@@ -263,8 +273,8 @@ interface DaemonOptions {
   /** Whether it serves its socket for its own sake (unless `TAKEBACK_HOOK_DAEMON=0`), not only beside the http hooks. */
   alsoSocket: boolean;
   handle: HookHandler;
-  /** Whether an event may scan (else its watcher's sync is not waited for); every event may, without it. */
-  scans: ScanGuess | undefined;
+  /** What an event needs (whether it may scan, when it is answered); without it, every event may scan and is answered once recorded. */
+  plan: EventGuesser | undefined;
   bin: string | undefined;
   /** The watchers of the workspaces it serves. */
   feed: WorkspaceFeed;
@@ -299,6 +309,16 @@ class CaptureDaemon {
   constructor(private readonly o: DaemonOptions) {
     this.stopped = new Promise<void>((resolve) => (this.stop = resolve));
     this.ready = o.httpPort === null ? null : readyFile(o.home, o.httpPort);
+    // Each event's guess, made once when it is claimed.
+    const guesses = new WeakMap<ForwardRequest, EventGuess>();
+    const guess = (req: ForwardRequest): EventGuess => {
+      let g = guesses.get(req);
+      if (!g) {
+        g = o.plan ? o.plan(req.agent, req.text) : { scans: true, answer: 'recorded' };
+        guesses.set(req, g);
+      }
+      return g;
+    };
     this.capture = createCaptureServer({
       prepare: (req: ForwardRequest) => {
         if (this.stopping) return 'stopping';
@@ -314,17 +334,30 @@ class CaptureDaemon {
         }
         return null;
       },
+      answerAt: (req: ForwardRequest) => (earlyAnswers(req.env) ? guess(req).answer : 'recorded'),
+      answering: (req: ForwardRequest) => {
+        const lost = guess(req).lost;
+        if (!lost) return false;
+        if (req.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(o.home, `event: answered before its record (${guess(req).answer})`);
+        return markUnrecorded(o.home, lost.cwd, lost.ops);
+      },
+      recorded: () => unmarkUnrecorded(o.home),
       before: async (req: ForwardRequest) => {
         const debug = req.env.TAKEBACK_LOG_LEVEL === 'debug';
         const started = debug ? performance.now() : 0;
-        const done = await o.feed.sync(req.cwd, o.scans ? o.scans(req.agent, req.text) : true);
-        if (debug) logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms)`);
+        const done = await o.feed.sync(req.cwd, guess(req).scans);
+        if (debug) {
+          // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).
+          const f = o.feed.lastFigures;
+          const ms = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
+          logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms; walk ${ms(f.walkMs)}, sync ${ms(f.syncMs)}, hinted ${ms(f.hintedMs)})`);
+        }
       },
-      handle: (req: ForwardRequest) => {
+      handle: (req: ForwardRequest, answer: () => void) => {
         const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
           if (this.firstSnapshotElsewhere(req)) return true;
-          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin)));
+          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin, answer)));
         } finally {
           if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
           try {
@@ -578,8 +611,9 @@ class CaptureDaemon {
     const closed = () => {
       if (--open === 0) this.stop();
     };
-    this.capture.server.close(closed);
-    // Events already queued are still served; then the last connection closes and so does the server.
+    // Events already queued are still served, and the records of those answered early finished;
+    // then the last connection closes and so does the server.
+    this.capture.server.close(() => this.capture.whenIdle(closed));
     if (this.httpOpen && this.http) {
       const h = this.http;
       setTimeout(() => {

@@ -6,6 +6,13 @@ import type { ForwardRequest } from './address.js';
  * Events are handled one at a time, in the order they arrived, each to the end (recorded in the
  * journal) before the next is claimed: the same journal writes, in the same order, as hook
  * processes taking turns at SQLite's lock. Nothing here knows what an event means: `handle` does.
+ *
+ * An event may be answered before its record is done (its hook returns, the agent goes on): at
+ * once when it is claimed, or when its handler says what it must see is fixed (see
+ * {@link AnswerPoint}). Its record still runs to the end before the next event is claimed, so the
+ * order of the journal's writes is the same; only the agent's wait moves. A connection that asks
+ * `{"settle":true}` (a process about to read or write the journal) is answered `{"settled":true}`
+ * once no event answered early is left unrecorded.
  */
 
 /** Past this many bytes a request is refused (the hook handles it itself). */
@@ -14,6 +21,13 @@ const MAX_REQUEST_BYTES = 256 * 1024 * 1024;
 const READ_TIMEOUT_MS = 10_000;
 /** A claimed event whose client sends no "go" within this time is dropped (ms): the client gave up. */
 const GO_TIMEOUT_MS = 5_000;
+
+/**
+ * When a claimed event's hook is answered: `claimed` at once (before the watcher's sync and the
+ * record), `fixed` when the handler calls the `answer` it is given (what the event must see is
+ * read, only the record's writes and syncs are left), `recorded` once it is recorded (or failed).
+ */
+export type AnswerPoint = 'claimed' | 'fixed' | 'recorded';
 
 /** What the server asks of its owner (lifecycle.ts). */
 export interface CaptureHandlers {
@@ -27,8 +41,25 @@ export interface CaptureHandlers {
    * other event starts meanwhile). Must not reject: the file watcher's sync (lifecycle.ts).
    */
   before?(req: ForwardRequest): Promise<void>;
-  /** Handles a claimed event to the end. True when it was recorded (or rightly ignored), false when it failed (and was logged). Must not throw. */
-  handle(req: ForwardRequest): boolean;
+  /**
+   * When the claimed event `req` may be answered (default `recorded`). Asked once, when the
+   * client says "go". Must not throw.
+   */
+  answerAt?(req: ForwardRequest): AnswerPoint;
+  /**
+   * Called just before an event is answered ahead of its record, to keep what the answer promised
+   * should the record never come (the daemon killed meanwhile): false when that could not be
+   * kept, and the event is then answered once recorded. Must not throw.
+   */
+  answering?(req: ForwardRequest): boolean;
+  /** Called once the record of an event answered ahead of it is done (what {@link answering} kept is no longer needed). Must not throw. */
+  recorded?(req: ForwardRequest): void;
+  /**
+   * Handles a claimed event to the end. True when it was recorded (or rightly ignored), false when
+   * it failed (and was logged). `answer`: for an event answered at `fixed`, to be called once what
+   * it must see is fixed (a no-op otherwise, and when called twice). Must not throw.
+   */
+  handle(req: ForwardRequest, answer: () => void): boolean;
   /** Called on every new connection and every finished event (the idle clock). */
   touch(): void;
 }
@@ -38,6 +69,8 @@ interface Conn {
   req: ForwardRequest | null;
   state: 'reading' | 'queued' | 'claimed' | 'handling' | 'done';
   timer: NodeJS.Timeout | null;
+  /** Answered ahead of its record (and its record not done yet while it is `handling`). */
+  early: boolean;
 }
 
 /** The server, not listening yet, and how many events are waiting or being handled. */
@@ -45,6 +78,10 @@ export interface CaptureServer {
   server: Server;
   /** Events queued or in hand. */
   pending(): number;
+  /** True while an event answered ahead of its record is being recorded. */
+  unrecorded(): boolean;
+  /** Calls `fn` once no event is queued or in hand (at once when none is): a daemon leaving finishes the records it answered. */
+  whenIdle(fn: () => void): void;
 }
 
 function isRequest(v: unknown): v is ForwardRequest {
@@ -72,14 +109,26 @@ function send(sock: Socket, msg: object, end = false): void {
 export function createCaptureServer(h: CaptureHandlers): CaptureServer {
   const queue: Conn[] = [];
   let current: Conn | null = null;
+  /** Connections that asked to settle, answered once no event answered early is unrecorded. */
+  let settling: Socket[] = [];
+  const unrecorded = () => current !== null && current.early && current.state === 'handling';
 
+  const settle = () => {
+    if (unrecorded()) return;
+    for (const s of settling.splice(0)) send(s, { settled: true }, true);
+  };
+
+  /** Called once nothing is queued or in hand. */
+  const idle: (() => void)[] = [];
   const release = (c: Conn) => {
     if (c.timer) clearTimeout(c.timer);
     c.timer = null;
     c.state = 'done';
     if (current === c) current = null;
     h.touch();
+    settle();
     pump();
+    if (!current && queue.length === 0) for (const fn of idle.splice(0)) fn();
   };
 
   const pump = () => {
@@ -117,6 +166,13 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     if (c.state === 'reading') {
       if (c.timer) clearTimeout(c.timer);
       c.timer = null;
+      if ((msg as { settle?: unknown } | null)?.settle === true) {
+        // Not an event: answered once what was answered early is recorded.
+        c.state = 'done';
+        settling.push(c.sock);
+        settle();
+        return;
+      }
       if (!isRequest(msg)) {
         c.state = 'done';
         send(c.sock, { refuse: true, why: 'bad request' }, true);
@@ -131,14 +187,41 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       c.timer = null;
       // Handled to the end from here, whether or not the client stays to hear it.
       c.state = 'handling';
+      let at: AnswerPoint = 'recorded';
+      try {
+        at = h.answerAt?.(c.req!) ?? 'recorded';
+      } catch {
+        at = 'recorded';
+      }
+      // The answer ahead of the record, once: what it promises is kept first (`answering`).
+      const answer = () => {
+        if (c.early || !h.answering) return;
+        let kept = false;
+        try {
+          kept = h.answering(c.req!);
+        } catch {
+          kept = false;
+        }
+        if (!kept) return;
+        c.early = true;
+        send(c.sock, { ok: true }, true);
+      };
+      if (at === 'claimed') answer();
       const run = () => {
         let ok = false;
         try {
-          ok = h.handle(c.req!);
+          ok = h.handle(c.req!, at === 'fixed' ? answer : () => {});
         } catch {
           ok = false;
         }
-        send(c.sock, { ok }, true);
+        if (!c.early) send(c.sock, { ok }, true);
+        else {
+          try {
+            h.recorded?.(c.req!);
+          } catch {
+            // what `answering` kept stays: the next process finds it and names the event as lost
+          }
+        }
         release(c);
       };
       if (!h.before) run();
@@ -148,7 +231,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
 
   const server = createServer((sock) => {
     h.touch();
-    const c: Conn = { sock, req: null, state: 'reading', timer: null };
+    const c: Conn = { sock, req: null, state: 'reading', timer: null, early: false };
     c.timer = setTimeout(() => sock.destroy(), READ_TIMEOUT_MS);
     let buf = '';
     sock.setEncoding('utf8');
@@ -169,11 +252,17 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     });
     sock.on('error', () => sock.destroy());
     sock.on('close', () => {
+      settling = settling.filter((s) => s !== sock);
       // A client that gave up (or died) before "go": its event is dropped, the next one goes.
       if (c.state === 'claimed') release(c);
+      else if (c.state === 'handling') return; // its record goes on
       else if (c.timer) clearTimeout(c.timer);
       c.state = 'done';
     });
   });
-  return { server, pending: () => queue.length + (current ? 1 : 0) };
+  const whenIdle = (fn: () => void) => {
+    if (!current && queue.length === 0) fn();
+    else idle.push(fn);
+  };
+  return { server, pending: () => queue.length + (current ? 1 : 0), unrecorded, whenIdle };
 }

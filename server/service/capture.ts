@@ -36,6 +36,11 @@ export function captureBegin(
     tool?: string | null;
     command?: string | null;
     onProgress?: (n: number) => void;
+    /**
+     * Called once the begin has read what it must see (a command's scan done, its bytes stored),
+     * before the blobs' syncs and the commit (see Journal.write's `fixed`).
+     */
+    fixed?: () => void;
   },
 ): CaptureBeginResult {
   checkId(opts.id, 'capture id');
@@ -48,7 +53,7 @@ export function captureBegin(
     }
     const scan = beginCommand(ws, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress });
     return { id: opts.id, kind: 'command', turn, scan };
-  });
+  }, { fixed: opts.fixed });
 }
 
 function finish(ws: Workspace, pending: PendingCapture): CaptureEndResult {
@@ -86,7 +91,7 @@ export function captureEndByOrder(ws: Workspace, opts: { agent: string; session:
 /** Begins a turn (ending the session's previous one if it is still open): never queued, so the turn is always there. */
 export function turnBegin(
   ws: Workspace,
-  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null },
+  opts: { id?: string; label?: string | null; agent?: string | null; session?: string | null; agentTurn?: string | null; promptKey?: string | null },
 ): TurnBeginResult & { turn: TurnSummary } {
   if (opts.id !== undefined) checkId(opts.id, 'turn id');
   return ws.journal.write(() => {

@@ -16,9 +16,9 @@ export function maxMessageBytes(env: NodeJS.ProcessEnv): number {
 /**
  * `takeback serve`: the sidecar over stdio until the client sends `exit` (or closes stdin, or
  * sends what cannot be framed: the reason goes to stderr). Resolves to the exit code: 0 after
- * `shutdown`, else 1.
+ * `shutdown`, else 1. `settle`: see ServerOptions.settle.
  */
-export function serve(opts: { cwd: string; version: string }): Promise<number> {
+export function serve(opts: { cwd: string; version: string; settle?: () => Promise<unknown> | null }): Promise<number> {
   // stdout carries the protocol: anything printed there by mistake would corrupt it.
   const toStderr = (...args: unknown[]) => {
     process.stderr.write(`${format(...args)}\n`);
@@ -41,6 +41,7 @@ export function serve(opts: { cwd: string; version: string }): Promise<number> {
       cwd: opts.cwd,
       version: opts.version,
       activity: sweeper,
+      settle: opts.settle,
       maxMessageBytes: maxMessageBytes(process.env),
       onInputLost: (reason) => toStderr(reason),
       onExit: (code) => {

@@ -60,6 +60,13 @@ export interface ServerOptions {
   onInputLost?: (reason: string) => void;
   /** Told when a request's handler starts and when it has settled: background work (serve.ts) runs only in between. */
   activity?: Activity;
+  /**
+   * Asked before every request and every person's save is handled: a promise that resolves once
+   * what a capture daemon answered and has not recorded yet is recorded (null: nothing can be
+   * waiting, go on at once). `takeback serve` asks the daemon of its TAKEBACK_HOME (the command
+   * line wires it: the sidecar knows no daemon).
+   */
+  settle?: () => Promise<unknown> | null;
 }
 
 /** Requests in flight, as {@link ServerOptions.activity} hears of them: `begin` when one arrives, `end` when its answer is ready. */
@@ -113,10 +120,33 @@ export function startServer(opts: ServerOptions): Connection {
   let literals = false;
   let shutDown = false;
 
+  // What an agent's hooks were answered for comes first: every request and person's save waits
+  // for the capture daemon's records (opts.settle), and a request for the saves recorded before it.
+  let saves: Promise<unknown> = Promise.resolve();
+  let savesPending = 0;
+  const afterCapture = <P, R>(fn: (params: P) => R | Promise<R>) => {
+    if (!opts.settle) return fn;
+    return (params: P): R | Promise<R> => {
+      const wait = opts.settle!();
+      if (!wait && savesPending === 0) return fn(params);
+      return Promise.resolve(wait)
+        .then(() => saves)
+        .then(() => fn(params));
+    };
+  };
+  const recordSave = (s: Session, path: string): void | Promise<void> => {
+    const wait = opts.settle?.() ?? null;
+    if (!wait && savesPending === 0) return onSave(s, path);
+    savesPending++;
+    const mine = saves.then(() => wait).then(() => onSave(s, path));
+    saves = mine.catch(() => {}).finally(() => savesPending--);
+    return mine;
+  };
+
   // A request handler: errors become JSON-RPC errors (guard), and `activity` hears of it.
   const activity = opts.activity;
   const handle = <P, R>(fn: (params: P) => R | Promise<R>): ((params: P) => Promise<R>) => {
-    const guarded = guard(log, fn, () => session?.ws.journal.dir ?? null);
+    const guarded = guard(log, afterCapture(fn), () => session?.ws.journal.dir ?? null);
     if (!activity) return guarded;
     return (params: P) => {
       activity.begin();
@@ -146,7 +176,7 @@ export function startServer(opts: ServerOptions): Connection {
     literals = r.literals;
     s.docs.on('save', guardNote(log, () => checkPending(s)));
     // After the steps waiting for it: a save that completes one is that step's.
-    s.docs.on('save', guardNote(log, (path: string) => onSave(s, path)));
+    s.docs.on('save', guardNote(log, (path: string) => recordSave(s, path)));
     watch = new JournalWatch(s, log);
     feed = new WorkspaceFeed(s.ws.home, 1, log);
     baselines = new BackgroundBaselines(() => s.ws, () => {}, log, baselinePace(process.env));

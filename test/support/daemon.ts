@@ -51,6 +51,30 @@ export async function startDaemon(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Pro
   return child;
 }
 
+/**
+ * Asks the sandbox's daemon to settle, as a reader does (`{"settle":true}` on its socket): resolves
+ * once it has recorded every event it answered before recording it (the hook's return is not the
+ * record's end; see AnswerPoint in agents/registry.ts), at once when no daemon answers. For tests
+ * that read the daemon's log or the journal's file right after a hook. Gives up after 10 s (a
+ * daemon the test stopped).
+ */
+export function settled(sb: Sandbox): Promise<void> {
+  const file = socketFile(sb);
+  if (!file) return Promise.resolve();
+  return new Promise((resolve) => {
+    const s = net.connect(file);
+    // A daemon stopped by the test never answers: given up after the readers' own bound.
+    s.setTimeout(10_000, () => s.destroy());
+    s.setEncoding('utf8');
+    s.on('connect', () => s.write('{"settle":true}\n'));
+    s.on('data', (d: string) => {
+      if (d.includes('\n')) s.destroy();
+    });
+    s.on('error', () => resolve());
+    s.on('close', () => resolve());
+  });
+}
+
 /** What a hook must be: exit 0, nothing on stdout, nothing on stderr (`what` names it in a failure). */
 export function quiet(r: Run, what = ''): void {
   expect([r.code, r.stdout, r.stderr], what).toEqual([0, '', '']);
@@ -97,13 +121,16 @@ let bashCalls = 0;
 /**
  * One Bash tool call running `command` (through sh) in the sandbox's workspace, bracketed by its
  * PreToolUse and PostToolUse hooks as `ev` makes them, each run as an agent runs it and required
- * to be quiet (see {@link quiet}); tool call ids are unique within the test file.
+ * to be quiet (see {@link quiet}); tool call ids are unique within the test file. Resolves once
+ * the call is recorded: a capture daemon answers a shell call's end before its record
+ * (test/hook-early.test.ts), and the tests read its log and the journal after this.
  */
 export async function bashCall(sb: Sandbox, ev: EventOf, command: string): Promise<void> {
   const call = { tool_name: 'Bash', tool_use_id: `toolu_bash${++bashCalls}`, tool_input: { command } };
   quiet(await hookAsync(ev(sb, 'PreToolUse', call), { cwd: sb.ws, env: sb.env }), `Pre ${command}`);
   sb.sh(command);
   quiet(await hookAsync(ev(sb, 'PostToolUse', { ...call, tool_response: {} }), { cwd: sb.ws, env: sb.env }), `Post ${command}`);
+  await settled(sb);
 }
 
 /** Runs Bash tool calls that change nothing until `count()` (e.g. the scans given a watcher's hints) grows; at most `ms`. */

@@ -10,13 +10,18 @@ import { until } from './procs.js';
 /** Builds the preloaded library into `dir` with the system's C compiler; returns its path. */
 export function buildPause(dir: string): string {
   const out = path.join(dir, 'pause.so');
-  execFileSync('cc', ['-shared', '-fPIC', '-O1', '-o', out, path.join(import.meta.dirname, 'pause', 'pause.c'), '-ldl']);
+  execFileSync('cc', ['-shared', '-fPIC', '-O1', '-o', out, path.join(import.meta.dirname, 'pause', 'pause.c'), '-ldl', '-lpthread']);
   return out;
 }
 
 /** The environment that stops a process the `nth` time it renames something to a name containing `at`. */
 export function pauseEnv(so: string, at: string, nth = 1): NodeJS.ProcessEnv {
   return { LD_PRELOAD: so, PAUSE_RENAME: at, PAUSE_NTH: String(nth) };
+}
+
+/** The environment that stops a process just before the `nth` fsync or fdatasync of a file whose path contains `at`. */
+export function pauseSyncEnv(so: string, at: string, nth = 1): NodeJS.ProcessEnv {
+  return { LD_PRELOAD: so, PAUSE_FSYNC: at, PAUSE_NTH: String(nth) };
 }
 
 /** The new name of an undo's or redo's transaction record (journal/txns.ts): written after the plan, before the first write. */

@@ -12,6 +12,10 @@ export function registerServe(p: Command, ctx: CommandContext): void {
       const { workspace } = cmd.optsWithGlobals() as { workspace?: string };
       // Loaded here only: the hook and the other commands start without the LSP libraries.
       const { serve } = await ctx.loadSidecar();
-      ctx.done(await serve({ cwd: workspace ?? process.cwd(), version: VERSION }));
+      // Every request and person's save waits for what the capture daemon answered early to be recorded.
+      const [{ settleIfRunning }, { takebackHome }, { logHook }] = await Promise.all([import('../../daemon/settle.js'), import('../../core/home.js'), import('../../daemon/log.js')]);
+      const home = takebackHome();
+      const settle = () => settleIfRunning(home, { log: (m) => logHook(home, m) });
+      ctx.done(await serve({ cwd: workspace ?? process.cwd(), version: VERSION, settle }));
     });
 }

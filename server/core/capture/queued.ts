@@ -39,8 +39,8 @@ export interface QueuedFound {
 export type QueuedOp =
   /** A session began: the workspace needs a snapshot to compare the next command with. */
   | { op: 'baseline' }
-  /** A turn's begin; `id` when its caller named it (the sidecar's `turn/begin`). */
-  | ({ op: 'turn-begin'; label: string | null; id?: string } & QueuedWho)
+  /** A turn's begin; `id` when its caller named it (the sidecar's `turn/begin`); `promptKey` its prompt's key when the agent gave the prompt no id (journal/turns.ts `promptKey`). */
+  | ({ op: 'turn-begin'; label: string | null; id?: string; promptKey?: string | null } & QueuedWho)
   /** A turn's end: the one named by `id` or by the agent's own turn id, else the session's open turn. */
   | ({ op: 'turn-end'; id?: string } & QueuedWho)
   /** A file tool's begin: `files` as {@link keepFiles} kept them when it was queued. */
@@ -204,18 +204,21 @@ function applyOp(ws: Workspace, cause: UnkeptCause, at: number, op: QueuedOp): v
   const { turns, captures, unkept } = journal;
   // A turn begun late is begun without the scan a turn's begin makes: what moved since it began
   // is the doing of its queued tool calls (or its own, at its end), not the user's.
-  const turnOnce = (who: QueuedWho, label: string | null, id?: string) => {
+  // A turn begun already (the same event handled by another process too: see journal/turns.ts
+  // `twinOf`) is not begun again.
+  const turnOnce = (who: QueuedWho, label: string | null, id?: string, promptKey?: string | null) => {
     if (who.agentTurn && turns.byAgentTurn(who.session, who.agentTurn)) return;
+    if (!who.agentTurn && promptKey && who.session && turns.twinOf(who.session, promptKey)) return;
     const stale = who.session ? turns.open(who.session) : null;
     if (stale) endTurn(ws, stale.id, at, true);
-    turns.begin({ ...(id !== undefined ? { id } : {}), agent: who.agent, session: who.session, agentTurn: who.agentTurn, label, now: at });
+    turns.begin({ ...(id !== undefined ? { id } : {}), agent: who.agent, session: who.session, agentTurn: who.agentTurn, label, promptKey: promptKey ?? null, now: at });
   };
   switch (op.op) {
     case 'baseline':
       if (!journal.snapshot.meta()) scanAndCommit(ws);
       return;
     case 'turn-begin':
-      turnOnce(op, op.label, op.id);
+      turnOnce(op, op.label, op.id, op.promptKey);
       return;
     case 'turn-end': {
       const named = op.id !== undefined ? turns.get(op.id) : op.agentTurn ? turns.byAgentTurn(op.session, op.agentTurn) : null;
@@ -227,8 +230,16 @@ function applyOp(ws: Workspace, cause: UnkeptCause, at: number, op: QueuedOp): v
     }
     case 'files-begin':
     case 'command-begin': {
+      // A command begun already (a capture daemon killed after recording a begin it had answered,
+      // before it took its note away): that begin stands, and is not made a gap.
+      if (op.op === 'command-begin' && captures.peek(op.id)) return;
       if (op.agentTurn) turnOnce(op, null);
       const turn = turns.forSession(op.session)?.id ?? null;
+      // The same tool call (by the agent's id) handled by another process too, its event's twin
+      // (see turnOnce), and found there: its capture open, or its set recorded. Begun again from
+      // here, its "before" would be taken after the other's and named not kept, or a call whose
+      // end was heard left open, to be recorded a second time when its turn ends.
+      if (op.pair === null && (captures.peek(op.id) || journal.sets.hasToolCall(turn, op.id))) return;
       const base = { id: op.id, turn, tool: op.tool, start: at, agent: op.agent, session: op.session, pair: op.pair };
       if (op.op === 'files-begin') {
         captures.put({ ...base, kind: 'files', command: null, files: op.files });

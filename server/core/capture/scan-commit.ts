@@ -11,8 +11,11 @@ import type { ScanMeta } from '../scan/snapshot-index.js';
 export type HintSource = (root: string, racyMs: number) => ChangeHints | undefined;
 
 /**
- * Told of each warm scan (one compared with a snapshot) a process's hint source was asked for:
- * the workspace root, how long the scan took (ms, monotonic), and whether it had hints.
+ * Told of each warm scan (one compared with a snapshot) a process's hint source was asked for
+ * that found nothing changed: the workspace root, how long the scan took (ms, monotonic), and
+ * whether it had hints. A scan that found changes is not told: reading what changed (the bytes
+ * before, from git's objects when git vouched for them) costs the same walked or hinted, and can
+ * outweigh the look itself many times, so it says nothing of which look is cheaper.
  */
 export type ScanTimer = (root: string, ms: number, hinted: boolean) => void;
 
@@ -75,7 +78,7 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
     const started = asked && scanTimer ? performance.now() : 0;
     const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
     r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
-    if (asked && scanTimer) scanTimer(root, performance.now() - started, given !== undefined);
+    if (asked && scanTimer && r.changes.length === 0) scanTimer(root, performance.now() - started, given !== undefined);
   } finally {
     early?.cancel();
   }

@@ -10,11 +10,12 @@ import { scanAndCommit } from './scan-commit.js';
 /**
  * A turn begins (a prompt was submitted). The session's previous turn, if still open, is ended
  * first. The workspace snapshot is brought up to date without blaming anyone: what changed
- * between turns is the user's. Call inside a write transaction.
+ * between turns is the user's. `promptKey`: the key of the prompt that begins it (journal/turns.ts
+ * `promptKey`), when the agent gives the prompt no id. Call inside a write transaction.
  */
 export function beginTurn(
   ws: Workspace,
-  opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; now?: number },
+  opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; promptKey?: string | null; now?: number },
 ): { turn: Turn; closed: ChangeSet | null } {
   const { journal } = ws;
   const stale = opts.session ? journal.turns.open(opts.session) : null;

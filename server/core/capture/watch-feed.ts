@@ -13,7 +13,8 @@ import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
  *
  * A sync is waited for only when it is worth it. An event that scans nothing (the caller says so)
  * starts the watcher without waiting. And for each workspace the feed keeps running figures
- * (exponential averages, ms) of its walks, of its hinted scans and of its syncs: when a walk has
+ * (exponential averages, ms) of its walks and of its hinted scans that found nothing changed
+ * (what changed is read either way, see ScanTimer), and of its syncs: when a walk has
  * cost less than a sync and a hinted scan together, the operation walks without waiting (a walk
  * is always right), which on a small tree is cheaper than @parcel/watcher's batching. The
  * figures start unknown, and unknown means sync: the first scans of a new watcher walk anyway
@@ -69,6 +70,8 @@ export class WorkspaceFeed {
   private readonly figures = new Map<string, Figures>();
   /** The workspace whose watcher was synced for the operation about to run, or null. */
   private ready: string | null = null;
+  /** The running figures the last {@link sync} chose by (ms), for the log; empty before. */
+  lastFigures: Readonly<Figures> = {};
   /** The workspace whose scans get hints now (inside {@link scope}), or null. */
   private synced: string | null = null;
   /** The home as given, and its real path (to tell whether it lies inside a workspace). */
@@ -136,6 +139,7 @@ export class WorkspaceFeed {
    */
   async sync(cwd: string, scans = true): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
     this.ready = null;
+    this.lastFigures = {};
     try {
       if (!this.choice) {
         this.choice = chooseWatcher(this.env).then((c) => {
@@ -152,6 +156,7 @@ export class WorkspaceFeed {
       if (!w) return 'unwatched';
       if (!scans) return 'none';
       const f = this.figuresOf(root);
+      this.lastFigures = { ...f };
       const always = this.env[WATCH_SYNC_VAR] === 'always';
       if (!always && f.walkMs !== undefined && f.syncMs !== undefined && f.walkMs < f.syncMs + (f.hintedMs ?? 0)) return 'walk';
       const started = performance.now();

@@ -37,7 +37,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS turns (
   id TEXT PRIMARY KEY, seq INTEGER NOT NULL, agent TEXT, session TEXT, label TEXT,
-  started_at INTEGER NOT NULL, ended_at INTEGER, agent_turn TEXT, end_lost INTEGER);
+  started_at INTEGER NOT NULL, ended_at INTEGER, agent_turn TEXT, end_lost INTEGER, prompt_key TEXT);
 CREATE INDEX IF NOT EXISTS turns_open ON turns (ended_at, session);
 CREATE TABLE IF NOT EXISTS sets (
   id INTEGER PRIMARY KEY AUTOINCREMENT, turn TEXT, source TEXT NOT NULL, created_at INTEGER NOT NULL,
@@ -72,7 +72,7 @@ CREATE INDEX IF NOT EXISTS unkept_capture ON unkept (capture);
 `;
 
 /** The schema's version (`PRAGMA user_version`); journals made before a change are brought up to it on open. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Brings a journal of an older schema up to {@link SCHEMA_VERSION}, in one transaction.
@@ -83,6 +83,8 @@ export const SCHEMA_VERSION = 6;
  * files' `undone` flags become operation rows and `set_files` ({@link migrateToOpLog}).
  * Version 5: the `unkept` table (made by the schema's `CREATE TABLE IF NOT EXISTS`).
  * Version 6: a turn closed at a later start, its end never heard, says so (`turns.end_lost`).
+ * Version 7: a turn begun by a prompt the agent gave no id keeps the prompt's key
+ * (`turns.prompt_key`): the same event handled a second time begins no second turn.
  */
 function migrate(db: Db, from: number): void {
   const columns = (table: string) => new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
@@ -113,6 +115,7 @@ function migrate(db: Db, from: number): void {
       if (columns('sets').has('undo_seq')) db.exec('ALTER TABLE sets DROP COLUMN undo_seq');
     }
     if (from < 6 && !columns('turns').has('end_lost')) db.exec('ALTER TABLE turns ADD COLUMN end_lost INTEGER');
+    if (from < 7 && !columns('turns').has('prompt_key')) db.exec('ALTER TABLE turns ADD COLUMN prompt_key TEXT');
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   });
 }

@@ -109,12 +109,17 @@ export class Journal {
    * the disk never names a blob a power cut took away; when there were any, or `fn` called
    * {@link commitDurably}, the commit itself is made durable before `write` returns (the WAL
    * synced: SQLite's `synchronous = NORMAL` leaves the last commits to a later checkpoint).
+   * `fixed`, for the outermost transaction: called once `fn` has returned, before the blobs'
+   * syncs and the commit — where what the transaction read of the workspace is fixed and only its
+   * writes to the disk are left (a capture daemon answers a command's begin there). The order of
+   * the syncs and the commit is the same with it.
    */
-  write<T>(fn: () => T): T {
+  write<T>(fn: () => T, opts: { fixed?: () => void } = {}): T {
     const outer = !this.db.inTransaction;
     const r = writeTxn(this.db, () => {
       if (outer) this.holder.write();
       const out = fn();
+      if (outer) opts.fixed?.();
       if (this.blobs.sync()) this.durableCommit = true;
       return out;
     });

@@ -179,6 +179,11 @@ export class Sets {
     return set;
   }
 
+  /** True when a set of turn `turn` (null: of no turn) was recorded for the agent's tool call `toolCallId`. */
+  hasToolCall(turn: string | null, toolCallId: string): boolean {
+    return this.db.prepare("SELECT 1 FROM sets WHERE turn IS ? AND json_extract(source, '$.toolCallId') = ? LIMIT 1").get(turn, toolCallId) !== undefined;
+  }
+
   /** Sets of turn `turn`, or all sets; oldest first. Includes expired tombstones. */
   list(opts: { turn?: string } = {}): ChangeSet[] {
     const rows = (

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { TakebackError, checkId } from '../errors.js';
 import type { Turn } from '../types.js';
 import { writeTxn, type Db } from './db.js';
@@ -26,15 +27,26 @@ export function labelFromPrompt(prompt: string | undefined | null): string | nul
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
+/**
+ * A prompt's key (32 hex digits of the SHA-256 of its text's UTF-8 bytes): with the session it
+ * names, what tells the same prompt event handled twice from another prompt when the agent gives
+ * the prompt no id of its own. Null for no prompt.
+ */
+export function promptKey(prompt: string | null | undefined): string | null {
+  if (prompt === null || prompt === undefined) return null;
+  return createHash('sha256').update(prompt, 'utf8').digest('hex').slice(0, 32);
+}
+
 /** Turns: begun by a prompt, ended when the agent stops. */
 export class Turns {
   constructor(private readonly db: Db) {}
 
   /**
    * Begins a turn. `id` defaults to `t<seq>`. A session's previous turn still open is ended
-   * first (an agent killed before its Stop hook never ends its turn otherwise).
+   * first (an agent killed before its Stop hook never ends its turn otherwise). `promptKey`: the
+   * key of the prompt that began it ({@link promptKey}), kept for {@link twinOf}.
    */
-  begin(opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; now?: number }): Turn {
+  begin(opts: { id?: string; agent?: string | null; session?: string | null; agentTurn?: string | null; label?: string | null; promptKey?: string | null; now?: number }): Turn {
     if (opts.id !== undefined) checkId(opts.id, 'turn id');
     const now = opts.now ?? Date.now();
     return writeTxn(this.db, () => {
@@ -47,8 +59,8 @@ export class Turns {
         throw new TakebackError('usage', `turn ${id} already exists`, { id });
       }
       this.db
-        .prepare('INSERT INTO turns (id, seq, agent, session, agent_turn, label, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(id, seq, opts.agent ?? null, opts.session ?? null, opts.agentTurn ?? null, opts.label ?? null, now);
+        .prepare('INSERT INTO turns (id, seq, agent, session, agent_turn, label, started_at, prompt_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(id, seq, opts.agent ?? null, opts.session ?? null, opts.agentTurn ?? null, opts.label ?? null, now, opts.promptKey ?? null);
       return {
         id,
         seq,
@@ -127,6 +139,30 @@ export class Turns {
     const own = session ? this.open(session) : null;
     if (own) return own;
     const row = this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get() as TurnRow | undefined;
+    return row ? toTurn(row) : null;
+  }
+
+  /**
+   * The turn a prompt event of `session` with key `key` ({@link promptKey}) began already, when
+   * it is that same event handled a second time: the session's open turn, begun by a prompt of
+   * that key, with nothing in it yet (no tool call open, no change set). Null otherwise.
+   *
+   * For an agent that gives its prompts no id of their own (Claude Code's `prompt_id` can be
+   * absent): Claude Code sends each event to its http hook and to the command hook beside it at
+   * once and waits for both before it goes on, so while a capture daemon starts both can record
+   * the same prompt, the second finding the turn as the first left it. A person who sends the
+   * same prompt again into a turn that holds nothing (the first one stopped at once) gets one
+   * turn for the two: nothing was recorded that could be given to the wrong one.
+   */
+  twinOf(session: string, key: string): Turn | null {
+    const row = this.db
+      .prepare(
+        `SELECT t.* FROM turns t WHERE t.ended_at IS NULL AND t.session = ? AND t.prompt_key = ?
+           AND NOT EXISTS (SELECT 1 FROM sets s WHERE s.turn = t.id)
+           AND NOT EXISTS (SELECT 1 FROM captures c WHERE c.turn = t.id)
+         ORDER BY t.seq DESC LIMIT 1`,
+      )
+      .get(session, key) as TurnRow | undefined;
     return row ? toTurn(row) : null;
   }
 

@@ -3,9 +3,10 @@ import type { Db } from './db.js';
 /**
  * Why something could not be kept: the journal's disk was full, another process held its lock too
  * long, it could not be written for another reason, or the end of a tool call never came
- * (`end-lost`: the hook process killed, its event lost), so what it left was found only later.
+ * (`end-lost`: the hook process killed, its event lost), so what it left was found only later,
+ * or a capture daemon answered an event and was gone before recording it (`record-lost`).
  */
-export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error' | 'end-lost';
+export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error' | 'end-lost' | 'record-lost';
 
 /**
  * One change (or event) that could not be kept: when it happened (ms since the epoch), why, what
@@ -67,6 +68,7 @@ const CAUSE_TEXT: Record<UnkeptCause, string> = {
   'journal-busy': 'journal busy',
   'journal-error': 'journal could not be written',
   'end-lost': 'end never heard',
+  'record-lost': 'capture daemon gone before recording',
 };
 
 function minute(ms: number): string {

@@ -153,32 +153,101 @@ export class FolderRules {
     return this.ig.test(path);
   }
 
-  /** The verdict of the lines that match by name alone on `name` (a trailing `/` for a folder). */
-  private testName(name: string): RulesVerdict {
+  /**
+   * The verdicts of the lines that match by name alone, by name: of files and of folders (the
+   * `ignore` package's own, kept here where a walk asks again for the names that repeat across
+   * folders: `index.ts`, `mod0`), at most {@link RULES_CACHE_BOUND} of each.
+   */
+  private readonly named = [new Map<string, RulesVerdict>(), new Map<string, RulesVerdict>()];
+
+  /** The verdict of the lines that match by name alone on `name` (`isDir`: a folder, tested with a trailing `/`). */
+  private testName(name: string, isDir: boolean): RulesVerdict {
     if (!this.base) return NO_VERDICT;
+    const known = this.named[isDir ? 1 : 0]!;
+    let v = known.get(name);
+    if (v) return v;
     if (++this.baseTests > RULES_CACHE_BOUND) {
       this.base = FolderRules.compile([this.baseText!]);
       this.baseTests = 1;
     }
-    return this.base.test(name);
+    v = this.base.test(isDir ? `${name}/` : name);
+    if (known.size >= RULES_CACHE_BOUND) known.clear();
+    known.set(name, v);
+    return v;
   }
 
   /**
    * The verdicts on the children of folder `sub` (relative to these rules' folder, '' for the
-   * folder itself), each as {@link test} gives on `sub/name` (`name/` for a folder).
+   * folder itself), each as {@link test} gives on `sub/name` (`name/` for a folder). `how`: its
+   * {@link byName}, when the caller has it.
    */
-  childrenOf(sub: string): ChildTester {
+  childrenOf(sub: string, how: RulesVerdict | 'name' | null = this.byName(sub)): ChildTester {
     const prefix = sub === '' ? '' : `${sub}/`;
+    if (how === null) return (name, isDir) => this.test(isDir ? `${prefix}${name}/` : `${prefix}${name}`);
+    if (how !== 'name') return () => how;
+    return (name, isDir) => this.testName(name, isDir);
+  }
+
+  /**
+   * How {@link childrenOf} answers for the children of folder `sub`: null when by their whole
+   * paths (an anchored line reaches that deep), the folder's own verdict when it is ignored
+   * (every child has it), else 'name' (by the name alone: the same verdict for a name in every
+   * such folder). `ownIgnored`: whether these rules ignore `sub` itself, when the caller knows
+   * (their verdict on it as a child of its folder); else they are asked.
+   */
+  byName(sub: string, ownIgnored?: boolean): RulesVerdict | 'name' | null {
     let childDepth = 1;
-    for (let i = prefix.indexOf('/'); i >= 0; i = prefix.indexOf('/', i + 1)) childDepth++;
-    if (childDepth <= this.depth) return (name, isDir) => this.test(isDir ? `${prefix}${name}/` : `${prefix}${name}`);
-    const own = sub === '' ? null : this.test(prefix);
-    if (own?.ignored) return () => own;
-    return (name, isDir) => this.testName(isDir ? `${name}/` : name);
+    for (let i = sub.indexOf('/'); i >= 0; i = sub.indexOf('/', i + 1)) childDepth++;
+    if (sub !== '') childDepth++;
+    if (childDepth <= this.depth) return null;
+    if (sub === '' || ownIgnored === false) return 'name';
+    if (ownIgnored === true) return IGNORED;
+    const own = this.test(`${sub}/`);
+    return own.ignored ? own : 'name';
   }
 }
 
 const NO_VERDICT: RulesVerdict = Object.freeze({ ignored: false, unignored: false });
+const IGNORED: RulesVerdict = Object.freeze({ ignored: true, unignored: false });
+
+/** What a walk asks of the rules about the children of one folder (see {@link ScanFilter.childRules}). */
+export interface ChildRules {
+  /** True when the child `name` is ignored (`isDir`: a folder). */
+  ignored(name: string, isDir: boolean): boolean;
+  /**
+   * For a child folder `name` the rules keep: whether each rule file of the chain ignores it
+   * itself, in the chain's order — what {@link ScanFilter.childRules} takes as `own` when that
+   * folder's children are asked about.
+   */
+  ownOf(name: string): readonly boolean[];
+  /**
+   * Where the verdicts are by a child's name alone: {@link ignored}'s, kept by a walk's ids of
+   * names, shared by every folder with the same rule files and verdicts of their own (null where
+   * an anchored line reaches this deep: a child is asked by its whole path).
+   */
+  readonly byId: IdVerdicts | null;
+}
+
+/**
+ * Verdicts of the rules on names, by the ids a walk gives names (listing.ts): two a name, as a
+ * file (`2 * id`) and as a folder (`2 * id + 1`), each 0 (not asked yet), 1 (kept) or 2 (ignored).
+ */
+export class IdVerdicts {
+  private v = new Uint8Array(256);
+
+  /** The verdicts, room made for ids below `n` (a new array when it grows: take it again after). */
+  fit(n: number): Uint8Array {
+    if (this.v.length < 2 * n) {
+      const v = new Uint8Array(Math.max(2 * n, 2 * this.v.length));
+      v.set(this.v);
+      this.v = v;
+    }
+    return this.v;
+  }
+}
+
+const NOT_IGNORED_BY_ONE: readonly boolean[] = Object.freeze([false]);
+const NONE: readonly boolean[] = Object.freeze([]);
 
 /**
  * Which workspace paths the command scan looks at. A path is skipped when one of its segments is
@@ -221,6 +290,30 @@ export class ScanFilter {
    */
   isExcluded(name: string, rel: string): boolean {
     return (this.excluded.has(name) && !this.tracked.has(rel)) || (this.excludedPaths.length > 0 && this.excludedPaths.includes(rel)) || (rel === name && isWatchCookieFile(this.root, name));
+  }
+
+  /** True when `name` is one of the excluded names (a folder of that name is skipped unless git tracks files in it: {@link isExcluded}). */
+  isExcludedName(name: string): boolean {
+    return this.excluded.has(name);
+  }
+
+  /**
+   * {@link isExcluded} for the children of folder `dir` (workspace-relative, '' for the root), by
+   * name: a child's path is made only for a name that is excluded, to ask whether git tracks
+   * files in it. Null where only an excluded name can exclude a child (not the root, no path
+   * skipped always in it): then a child is excluded when {@link isExcludedName} and
+   * {@link isExcluded} say so.
+   */
+  excludedChildren(dir: string): ((name: string) => boolean) | null {
+    const prefix = dir === '' ? '' : `${dir}/`;
+    const { excluded, tracked } = this;
+    let paths: Set<string> | null = null;
+    for (const p of this.excludedPaths) {
+      if (p.startsWith(prefix) && !p.includes('/', prefix.length)) (paths ??= new Set()).add(p.slice(prefix.length));
+    }
+    const root = dir === '' ? this.root : null;
+    if (paths === null && root === null) return null;
+    return (name) => (excluded.has(name) && !tracked.has(prefix + name)) || (paths !== null && paths.has(name)) || (root !== null && isWatchCookieFile(root, name));
   }
 
   /** Records that folder `dir` (not the root) has no `.gitignore`, as its listing showed. */
@@ -291,6 +384,58 @@ export class ScanFilter {
   childTesters(chain: [string, FolderRules][], dir: string): ChildTester[] {
     return chain.map(([d, ig]) => ig.childrenOf(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1)));
   }
+
+  /** The {@link childRules} of folders whose rule files all answer by name alone, by those files' folders and how each answers (their verdicts kept by name). */
+  private readonly byNameRules = new Map<string, ChildRules>();
+
+  /**
+   * The rules' verdicts on the children of folder `dir` under `chain` (its {@link chainFor}), as
+   * {@link ignoredChild} gives them. `own[i]`: whether the rule file `chain[i]` (of a folder above
+   * `dir`) ignores `dir` itself, when the caller knows it (the {@link ChildRules.ownOf} of `dir`
+   * from its folder's listing); else each is asked. Where every rule file on the way answers by a
+   * child's name alone (no anchored line reaches that deep), the verdict on a name is the same in
+   * every folder the same rule files and verdicts of their own apply to, and is kept for them by
+   * name (at most {@link RULES_CACHE_BOUND} names of each kind).
+   */
+  childRules(chain: [string, FolderRules][], dir: string, own?: readonly boolean[]): ChildRules {
+    const hows: (RulesVerdict | 'name' | null)[] = new Array(chain.length);
+    let key: string | null = '';
+    for (let i = 0; i < chain.length; i++) {
+      const [d, ig] = chain[i]!;
+      const how = ig.byName(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1), own?.[i]);
+      hows[i] = how;
+      if (how === null) key = null;
+      else if (key !== null) key += how === 'name' ? `${d}\0n\0` : `${d}\0${how.ignored ? 1 : 0}\0`;
+    }
+    // Answering by name alone, the same rule files answer alike in every folder: made once.
+    const known = key === null ? undefined : this.byNameRules.get(key);
+    if (known) return known;
+    const testers: ChildTester[] = chain.map(([d, ig], i) => ig.childrenOf(d === dir ? '' : d === '' ? dir : dir.slice(d.length + 1), hows[i]));
+    // A folder kept under one rule file is not ignored by it; under more, each is asked.
+    const ownOf = (name: string): readonly boolean[] =>
+      testers.length === 0 ? NONE : testers.length === 1 ? NOT_IGNORED_BY_ONE : testers.map((t) => t(name, true).ignored);
+    if (key === null) return { ignored: (name, isDir) => this.ignoredChild(testers, name, isDir), ownOf, byId: null };
+    const files = new Map<string, boolean>();
+    const folders = new Map<string, boolean>();
+    const made: ChildRules = {
+      ignored: (name, isDir) => {
+        const seen = isDir ? folders : files;
+        let v = seen.get(name);
+        if (v === undefined) {
+          v = this.ignoredChild(testers, name, isDir);
+          if (seen.size >= RULES_CACHE_BOUND) seen.clear();
+          seen.set(name, v);
+        }
+        return v;
+      },
+      ownOf,
+      byId: new IdVerdicts(),
+    };
+    if (this.byNameRules.size >= 1024) this.byNameRules.clear();
+    this.byNameRules.set(key, made);
+    return made;
+  }
+
 
   /** {@link ignoredIn} for the child `name` of the folder whose {@link childTesters} `testers` are. */
   ignoredChild(testers: ChildTester[], name: string, isDir: boolean): boolean {

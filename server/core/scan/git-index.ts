@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, lstatSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { nativeGitTable } from './native.js';
 
 // Loaded when a blob is read back only: child_process brings a dozen of Node's modules with it,
 // and a hook that never reads from git should not pay for them.
@@ -343,6 +344,34 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
       };
     },
   };
+}
+
+/**
+ * git's index read natively (native/git-index.c) for a full walk's native listing, which matches
+ * each folder's children against it as it lists them (listing.ts): `table` holds the same entries
+ * as {@link readGitIndex} keeps, and `trackedExcluded` is its {@link GitIndex.trackedExcluded} for
+ * `excludeNames`. Null where {@link readGitIndex} gives null (no git, no `git` program, an index
+ * this reader does not follow); undefined when the native module is not there or fails (the
+ * caller reads the index with {@link readGitIndex}).
+ */
+export function readGitTable(root: string, excludeNames: readonly string[] = []): { table: object; trackedExcluded: string[] } | null | undefined {
+  const gitDir = gitDirOf(root);
+  if (!gitDir || !findGit()) return null;
+  let indexMtime: number;
+  try {
+    indexMtime = lstatSync(join(gitDir, 'index')).mtimeMs;
+  } catch {
+    return null;
+  }
+  const idx = readIndexFile(gitDir);
+  if (!idx) return null;
+  const got = nativeGitTable(idx.buf, idx.hashLen, indexMtime, [...new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)))]);
+  if (!got) return got;
+  // Each folder found is NUL-terminated; one may come more than once.
+  const kept = new Set<string>();
+  const b = got.trackedExcluded;
+  for (let from = 0, nul = b.indexOf(0); nul >= 0; from = nul + 1, nul = b.indexOf(0, from)) kept.add(b.toString('utf8', from, nul));
+  return { table: got.table, trackedExcluded: [...kept].sort() };
 }
 
 function objectFormat(gitDir: string): 'sha1' | 'sha256' {

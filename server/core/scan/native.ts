@@ -23,7 +23,11 @@ interface NativeModule {
   checkFeed?(handle: object, dirs: string[], rows: Uint8Array[]): void;
   checkEnd?(handle: object): CheckResult & { ring?: boolean };
   /** See native/scan-list.c; absent from a module built before it. */
-  listDirs?(root: string, dirs: string[], threads: number): Buffer;
+  listRows?(root: string, dirs: string[], threads: number, table: object | null, names: object): Buffer;
+  /** See native/scan-list.c; absent from a module built before it. */
+  nameTable?(): object;
+  /** See native/git-index.c; absent from a module built before it. */
+  gitIndexTable?(index: Buffer, hashLen: number, indexMtimeMs: number, askedNames: string[]): { table: object; trackedExcluded: Buffer } | null;
   /** See native/sync-paths.c; absent from a module built before it. */
   syncPaths?(files: string[], folders: string[], threads: number): Uint8Array;
   /** See native/sync-paths.c; absent from a module built before it. */
@@ -176,27 +180,57 @@ export function nativeRowArena(bytes: number): Buffer | null {
   }
 }
 
-/** True when the native listing is there (native/scan-list.c, in a module built with it). */
+/** True when the native listing is there (native/scan-list.c and git-index.c, in a module built with them). */
 export function haveNativeList(): boolean {
-  return typeof load()?.listDirs === 'function';
+  const mod = load();
+  return typeof mod?.listRows === 'function' && typeof mod.nameTable === 'function' && typeof mod.gitIndexTable === 'function';
 }
 
 /** Below this many folders at once the listing runs on this thread alone. */
 const LIST_PARALLEL_MIN = 8;
 
 /**
- * The listings of folders `dirs` (workspace-relative) of `root`, natively on up to `threadsFor`
- * threads, as one buffer of records (native/scan-list.c says its layout; listing.ts reads it);
- * null when the module is not there, predates the listing or fails (the caller lists in
- * JavaScript).
+ * The listings of folders `dirs` (workspace-relative) of `root` as rows, natively on up to
+ * `threadsFor` threads, each regular file matched against git's index `table` (a
+ * {@link nativeGitTable}'s; null: none), each entry's name given its id in `names` (a
+ * {@link nativeNameTable}), as one buffer of records (native/scan-list.c says its layout;
+ * listing.ts reads it); null when the module is not there, predates the listing or fails (the
+ * caller lists in JavaScript).
  */
-export function nativeListDirs(root: string, dirs: string[]): Buffer | null {
+export function nativeListRows(root: string, dirs: string[], table: object | null, names: object): Buffer | null {
   const mod = load();
-  if (!mod || typeof mod.listDirs !== 'function') return null;
+  if (!mod || typeof mod.listRows !== 'function') return null;
   try {
-    return mod.listDirs(root, dirs, threadsFor(dirs.length, LIST_PARALLEL_MIN));
+    return mod.listRows(root, dirs, threadsFor(dirs.length, LIST_PARALLEL_MIN), table, names);
   } catch {
     return null;
+  }
+}
+
+/** A new table of the names a walk's native listings meet (see {@link nativeListRows}); null when the module is not there or predates it. */
+export function nativeNameTable(): object | null {
+  const mod = load();
+  if (!mod || typeof mod.nameTable !== 'function') return null;
+  try {
+    return mod.nameTable();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * git's index file `index` read natively (native/git-index.c) into a table for
+ * {@link nativeListRows}, with the folders of `askedNames` it holds (NUL-terminated paths);
+ * null when the index is one the reader does not follow; undefined when the module is not there,
+ * predates it or fails (the caller reads the index in JavaScript).
+ */
+export function nativeGitTable(index: Buffer, hashLen: number, indexMtimeMs: number, askedNames: string[]): { table: object; trackedExcluded: Buffer } | null | undefined {
+  const mod = load();
+  if (!mod || typeof mod.gitIndexTable !== 'function') return undefined;
+  try {
+    return mod.gitIndexTable(index, hashLen, indexMtimeMs, askedNames);
+  } catch {
+    return undefined;
   }
 }
 

@@ -239,6 +239,17 @@ export function encodeRow(stamp: DirStamp, entries: readonly PackedEntry[]): Buf
   return buf;
 }
 
+/** The offset just after the entry of a row that starts at offset `o` of `buf` (its fixed part, name, hash, git id and link text). */
+export function entryEnd(buf: Uint8Array, o: number): number {
+  const flags = buf[o + 1]!;
+  let end = o + ENTRY_FIXED + 2 + (buf[o + 40]! | (buf[o + 41]! << 8));
+  if (flags & F_SHA) end += 32;
+  if (flags & F_GIT20) end += 20;
+  else if (flags & F_GIT32) end += 32;
+  if (flags & F_TARGET) end += 4 + (buf[end]! | (buf[end + 1]! << 8) | (buf[end + 2]! << 16)) + buf[end + 3]! * 0x1000000;
+  return end;
+}
+
 /** A name with a lone UTF-16 surrogate: no name decoded from a row can equal it. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 

@@ -2,15 +2,16 @@ import { lstatSync, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import type { Config } from '../config.js';
 import { readWorkspaceState } from '../fsstate.js';
 import type { IndexEntry, ScanMeta } from './snapshot-index.js';
-import { holdsSecret, isSecretPath, secretsIn } from '../secrets.js';
+import { holdsSecret, isSecretPath, secretName, secretPlace, secretPlaceIn, secretsIn, type SecretPlace } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
-import { INFO_EXCLUDE, ruleStamp, ScanFilter } from './filter.js';
-import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, trackedExcludedDirs, type GitIndex } from './git-index.js';
+import { INFO_EXCLUDE, ruleStamp, ScanFilter, type ChildRules, type FolderRules } from './filter.js';
+import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, readGitTable, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   addRowTotals,
   decodeRow,
   encodeRow,
+  HEADER_BYTES,
   isCopied,
   noTotals,
   rowStamp,
@@ -25,7 +26,8 @@ import {
 import { S_IFDIR, S_IFLNK, S_IFMT, S_IFREG } from './lstat.js';
 import { checkIndex, type ChangeHints, type RowsUnder } from './checker.js';
 import { mainReader, type StatWorker } from './stat-check.js';
-import { LIST_BATCH, listFolders, type ListedStat, type Listing } from './listing.js';
+import { decodeListing, LIST_BATCH, ListedNames, listFolders, type ListedRow, type ListedStat, type Listing } from './listing.js';
+import { haveNativeList } from './native.js';
 
 /** One path that differs between the last look and this one (`undefined`: absent). */
 export interface ScanChange {
@@ -56,6 +58,16 @@ export interface ScanOutcome {
  * filesystems with second (or two-second) timestamps.
  */
 export const RACY_WINDOW_MS = 2000;
+
+/** No rule file above a folder: nothing ignores it. */
+const NO_RULES_ABOVE: readonly boolean[] = Object.freeze([]);
+
+/** A name the native listing met is one of the excluded names (see ScanWalk.nameFlagsFor). */
+const NAME_EXCLUDED = 1;
+/** A file of that name is a secret by its name alone. */
+const NAME_SECRET = 2;
+/** Whether a file of that name is a secret depends on its folder (see secretName): asked there. */
+const NAME_ASK = 4;
 
 /** A warm scan with this many files to read looks them up in git's index first. */
 const GIT_LOOKUP_MIN = 200;
@@ -314,10 +326,14 @@ function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean
   return new ScanWalk(opts, forceFull, rulesFound).run();
 }
 
-/** What {@link ScanWalk.look} asks of a folder's children, worked out once a folder: whether a name is a secret there, and git's entries there (null: none). */
+/**
+ * What {@link ScanWalk.look} asks of a folder's children, worked out once a folder: whether a
+ * name is a secret there, and git's blob for the `k`th child of its listing, named `name`, of stat
+ * `st` (null: git's index has nothing there).
+ */
 interface FolderLook {
   secretOf: (name: string) => boolean;
-  vouch: ((name: string, st: Stat) => string | null) | null;
+  vouch: ((name: string, st: Stat, k: number) => string | null) | null;
 }
 
 /** Where a file to be read is, its stat, and what it was (see {@link ScanWalk.look}). */
@@ -368,7 +384,12 @@ class ScanWalk {
   /** The ignore rules or the excluded names moved since the last scan (what is skipped may differ). */
   private readonly rulesChanged: boolean;
   /** git's index: read up front by a full scan; by a warm one only when it can save reads. */
-  private git: GitIndex | null;
+  private git: GitIndex | null = null;
+  /**
+   * git's index as the native listing matches children against it (a full scan that lists
+   * natively reads it so, instead of {@link git}); null when not read so.
+   */
+  private gitTable: object | null = null;
   /** The limits are the background ones (see {@link scanRows}). */
   private readonly background: boolean;
   /** Copied files and kept bytes past which the workspace is `too-large`. */
@@ -400,12 +421,21 @@ class ScanWalk {
   /** The folders below each skipped folder its stamp looked at, last scan's and this one's (see ScanMeta.skippedBelow). */
   private readonly prevBelow: Record<string, string[]>;
   private readonly skippedBelow = new Map<string, string[]>();
+  /**
+   * Folders a first scan's walk is to list, each with the rule files above it (its folder's
+   * chain: see ScanFilter.chainFor) and whether each ignores it itself (see ChildRules.ownOf), as
+   * its folder's listing found: its own listing then asks the filter nothing more about it.
+   */
+  private readonly aboveOf = new Map<string, { chain: [string, FolderRules][]; rules: ChildRules | null; own: readonly boolean[]; place: SecretPlace }>();
+  /** See {@link nameFlagsFor}: the flags of the first `nameFlagsKnown` names of the walk's listings. */
+  private nameFlags = new Uint8Array(0);
+  private nameFlagsKnown = 0;
   /** Folders listed by this scan (their skipped children were met again, or are gone). */
   private readonly listed = new Set<string>();
   /** Skipped folders whose stat moved, came or went: path → before and after (null: absent). */
   private readonly skipGaps = new Map<string, { before: Stat | null; after: Stat | null }>();
   /** List folders natively (listing.ts) while the module answers; TAKEBACK_NATIVE_LIST=0 turns it off. */
-  private nativeList = process.env.TAKEBACK_NATIVE_LIST !== '0';
+  private nativeList = process.env.TAKEBACK_NATIVE_LIST !== '0' && haveNativeList();
   /** The totals of the rows a warm look left as they were (counted once, for the limits and the meta). */
   private untouched: RowTotals | null = null;
   private listedFiles = 0;
@@ -430,7 +460,7 @@ class ScanWalk {
     this.gitIndex = opts.git !== false ? gitIndexStamp(root) : '';
     const indexMoved = forceFull || this.baseline || this.gitIndex !== prevMeta?.gitIndex;
     // A walk known to be full from here reads git's index once, for both.
-    const early = (forceFull || this.baseline) && this.gitIndex !== '' ? readGitIndex(root, config.excludeNames) : null;
+    const early = (forceFull || this.baseline) && this.gitIndex !== '' ? this.readGit(config.excludeNames) : null;
     this.trackedExcluded = this.gitIndex === '' ? [] : early ? early.trackedExcluded : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
     // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
     this.filter = new ScanFilter(root, config.excludeNames, this.trackedExcluded, config.excludePaths);
@@ -441,7 +471,11 @@ class ScanWalk {
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
     this.rulesChanged = rulesFound || !prevMeta || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
     this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;
-    this.git = this.full && opts.git !== false ? (early ?? readGitIndex(root)) : null;
+    const git = this.full && opts.git !== false ? (early ?? this.readGit([])) : null;
+    if (git) {
+      this.git = git.git;
+      this.gitTable = git.table;
+    }
     this.prevSkipped = new Map(this.baseline ? [] : Object.entries(prevMeta?.skipped ?? {}));
     this.background = Boolean(opts.background) || (!this.baseline && prevMeta?.background === true);
     this.maxFiles = this.background ? config.maxBackgroundFiles : config.maxWorkspaceFiles;
@@ -479,6 +513,27 @@ class ScanWalk {
     // Before, only its mode is known (from its stamp): the folder as a state, named as a gap.
     const mode = was === null ? 0 : Number(was.split(':')[3] ?? 0o755);
     this.skipGaps.set(rel, { before: was === null ? null : { mode: S_IFDIR | mode, size: 0, ino: 0, mtimeMs: 0, ctimeMs: 0 }, after: st });
+  }
+
+  /**
+   * git's index for a full walk and the folders of `excludeNames` it holds files in: as a native
+   * table where the walk lists natively (the module answering), else read in JavaScript; null
+   * where there is none to use.
+   */
+  private readGit(excludeNames: readonly string[]): { git: GitIndex | null; table: object | null; trackedExcluded: string[] } | null {
+    if (this.nativeList) {
+      const t = readGitTable(this.root, excludeNames);
+      if (t !== undefined) return t && { git: null, table: t.table, trackedExcluded: t.trackedExcluded };
+    }
+    const g = readGitIndex(this.root, excludeNames);
+    return g && { git: g, table: null, trackedExcluded: g.trackedExcluded };
+  }
+
+  /** Before a folder of a full walk is listed in JavaScript: git's index read so, when the walk read it as a native table. */
+  private gitForJavaScript(): void {
+    if (this.gitTable === null) return;
+    this.gitTable = null;
+    this.git = readGitIndex(this.root);
   }
 
   /** The scan, start to end. */
@@ -543,9 +598,9 @@ class ScanWalk {
    * The entry for `rel` (named `name`, in the folder at absolute `dirAbs`) now, given its stat and
    * the last one (`p`): the last one when nothing moved, else a new one (a file's hash is filled in
    * when it is read, after the limits). `folder`: what the caller worked out once for its folder
-   * (a walk's listing), else each is asked about the whole path.
+   * (a walk's listing, of which this is the `k`th child), else each is asked about the whole path.
    */
-  private look(name: string, rel: string, dirAbs: string, st: Stat, p: PackedEntry | undefined, folder?: FolderLook): PackedEntry | null {
+  private look(name: string, rel: string, dirAbs: string, st: Stat, p: PackedEntry | undefined, folder?: FolderLook, k = -1): PackedEntry | null {
     const type = typeOf(st);
     const mode = st.mode & 0o7777;
     if (type === 'dir') {
@@ -564,7 +619,7 @@ class ScanWalk {
       return e;
     }
     const secret = folder ? folder.secretOf(name) : isSecretPath(rel);
-    const oid = !this.git || secret || !isRegular(st) ? null : folder ? (folder.vouch?.(name, st) ?? null) : this.git.vouches(rel, st);
+    const oid = secret || !isRegular(st) ? null : folder ? (folder.vouch?.(name, st, k) ?? null) : this.git ? this.git.vouches(rel, st) : null;
     if (oid) {
       e.git = oid;
       return e;
@@ -639,7 +694,8 @@ class ScanWalk {
     if (dir !== '' && !names.includes('.gitignore')) filter.noRulesIn(dir);
     const chain = filter.chainFor(ancestors(dir));
     const testers = chain.length > 0 ? filter.childTesters(chain, dir) : null;
-    const folder: FolderLook = { secretOf: secretsIn(dir), vouch: this.git?.vouchesIn(dir) ?? null };
+    const oids = pre?.oids;
+    const folder: FolderLook = { secretOf: secretsIn(dir), vouch: oids ? (_name, _st, k) => oids[k] ?? null : (this.git?.vouchesIn(dir) ?? null) };
     const out: PackedEntry[] = [];
     // The names met, for the last row's entries not met again and for names that decode alike:
     // neither is there in a folder listed for the first time with every name valid UTF-8.
@@ -667,7 +723,7 @@ class ScanWalk {
       }
       const st = statOf(k);
       if (!st) continue;
-      const e = this.look(name, rel, abs, st, p, folder);
+      const e = this.look(name, rel, abs, st, p, folder, k);
       if (!e) continue;
       seen?.add(name);
       if (p && p.type === 'dir' && e.type !== 'dir') this.dropTree(rel);
@@ -690,6 +746,125 @@ class ScanWalk {
     else this.next.set(dir, { stamp, entries: out });
   }
 
+  /**
+   * A first scan's folder `dir` as the native listing handed it back (`l`, its row there): the row
+   * kept as it came, less the children the excluded names and the ignore rules leave out, when
+   * every child kept is a folder or a file git's index vouches for that is not a secret by its
+   * name (a file git keeps needs no reading); else its children looked at one by one
+   * ({@link list}), to the same row. Per child this asks only the names (the rules' verdicts on
+   * a name repeat across folders): no entry made, nothing encoded again.
+   */
+  private listRow(dir: string, l: ListedRow, listed: ListedNames): void {
+    const { filter, queue, opts } = this;
+    const row = l.row!;
+    // Most folders have no .gitignore: say so rather than let the filter try to read one.
+    if (dir !== '' && !l.rules) filter.noRulesIn(dir);
+    // The rules above it and their own verdicts on it, as its folder's listing left them.
+    const above = this.aboveOf.get(dir);
+    let chain: [string, FolderRules][];
+    let rules: ChildRules | null;
+    if (!above) {
+      chain = filter.chainFor(ancestors(dir));
+      rules = chain.length > 0 ? filter.childRules(chain, dir) : null;
+    } else {
+      this.aboveOf.delete(dir);
+      const mine = l.rules ? filter.rulesOf(dir) : null;
+      chain = mine ? [...above.chain, [dir, mine]] : above.chain;
+      // Under rule files that answered its folder's children by name alone, and that do not ignore
+      // it, its own children are answered by the same rules (deeper, no anchored line reaches them).
+      rules = chain.length === 0 ? null : !mine && above.rules?.byId && !above.own.includes(true) ? above.rules : filter.childRules(chain, dir, above.own);
+    }
+    const excludedOf = filter.excludedChildren(dir);
+    const place = above ? above.place : secretPlace(dir);
+    const secretOf = place === 'names' ? null : secretsIn(dir);
+    const prefix = dir === '' ? '' : `${dir}/`;
+    const count = row.readUInt32LE(32);
+    /** The entries left out, as [start, end) offsets, and the folders among them (offset and index). */
+    let left: number[] | null = null;
+    let skipped: number[] | null = null;
+    /** The folders kept: each path, and its index. */
+    const folders: (string | number)[] = [];
+    let files = 0;
+    // What is asked of each child is asked once a name (its id: see ListedNames), in typed arrays.
+    const names = listed.names;
+    const ids = l.ids!;
+    const nameFlags = this.nameFlagsFor(names);
+    const verdicts = rules?.byId?.fit(names.length) ?? null;
+    for (let k = 0, o = HEADER_BYTES; k < count; k++) {
+      // The listing's entries hold no hash and no link text: a name, and a git id for a file it matched.
+      const flags = row[o + 1]!;
+      const end = o + 42 + (row[o + 40]! | (row[o + 41]! << 8)) + (flags & 2 ? 20 : flags & 4 ? 32 : 0);
+      const id = ids[k]!;
+      const isDir = row[o] === 2;
+      const nf = nameFlags[id]!;
+      let out = excludedOf !== null ? excludedOf(names[id]!) : (nf & NAME_EXCLUDED) !== 0 && filter.isExcluded(names[id]!, prefix + names[id]!);
+      if (!out && rules !== null) {
+        if (verdicts !== null) {
+          const at = 2 * id + (isDir ? 1 : 0);
+          let v = verdicts[at]!;
+          if (v === 0) verdicts[at] = v = rules.ignored(names[id]!, isDir) ? 2 : 1;
+          out = v === 2;
+        } else {
+          out = rules.ignored(names[id]!, isDir);
+        }
+      }
+      if (out) {
+        (left ??= []).push(o, end);
+        if (isDir && names[id] !== '.git' && !filter.excludedPaths.includes(prefix + names[id]!)) (skipped ??= []).push(o, k);
+      } else if (row[o + 3] !== 0 || (!isDir && (secretOf !== null ? secretOf(names[id]!) : (nf & NAME_SECRET) !== 0 || ((nf & NAME_ASK) !== 0 && secretsIn(dir)(names[id]!))))) {
+        // A child to look at itself (a link, a file to read, an odd name, a secret): the folder is.
+        this.list(dir, decodeListing(l, this.gitTable !== null, listed));
+        return;
+      } else if (isDir) {
+        folders.push(prefix + names[id]!, k);
+      } else {
+        files++;
+      }
+      o = end;
+    }
+    this.listed.add(dir);
+    for (let i = 0; skipped !== null && i < skipped.length; i += 2) {
+      const o = skipped[i]!;
+      const name = names[ids[skipped[i + 1]!]!]!;
+      const st: Stat = { mode: S_IFDIR | row.readUInt32LE(o + 4), size: 0, mtimeMs: row.readDoubleLE(o + 16), ctimeMs: row.readDoubleLE(o + 24), ino: row.readDoubleLE(o + 32) };
+      this.metSkipped(prefix + name, st);
+    }
+    const unknown = this.unknownBefore.has(dir);
+    for (let i = 0; i < folders.length; i += 2) {
+      const rel = folders[i] as string;
+      queue.push(rel);
+      if (unknown) this.unknownBefore.add(rel);
+      const name = names[ids[folders[i + 1] as number]!]!;
+      this.aboveOf.set(rel, { chain, rules, own: rules ? rules.ownOf(name) : NO_RULES_ABOVE, place: secretPlaceIn(place, name) });
+    }
+    // A file git vouches for counts as listed, not as copied, and keeps no bytes of its own.
+    const was = this.listedFiles;
+    this.listedFiles += files;
+    if (opts.onProgress) for (let m = Math.floor(was / 1000) + 1; m * 1000 <= this.listedFiles; m++) opts.onProgress(m * 1000);
+    const stamp: DirStamp = { mtimeMs: l.stat!.mtimeMs, ctimeMs: l.stat!.ctimeMs, ino: l.stat!.ino };
+    this.next.set(dir, { stamp, entries: [], packed: left ? withoutEntries(row, left, count - left.length / 2, files) : row });
+  }
+
+  /**
+   * What the excluded names and the secrets by name say of each name the native listing has met
+   * ({@link NAME_EXCLUDED}, {@link NAME_SECRET}, {@link NAME_ASK}), by its id in `names`: worked
+   * out once a name.
+   */
+  private nameFlagsFor(names: readonly string[]): Uint8Array {
+    if (this.nameFlags.length < names.length) {
+      const grown = new Uint8Array(Math.max(names.length, 2 * this.nameFlags.length));
+      grown.set(this.nameFlags);
+      this.nameFlags = grown;
+    }
+    for (let id = this.nameFlagsKnown; id < names.length; id++) {
+      const name = names[id]!;
+      const secret = secretName(name);
+      this.nameFlags[id] = (this.filter.isExcludedName(name) ? NAME_EXCLUDED : 0) | (secret === 'yes' ? NAME_SECRET : secret === 'ask' ? NAME_ASK : 0);
+    }
+    this.nameFlagsKnown = names.length;
+    return this.nameFlags;
+  }
+
   /** Names folder `dir` (its stat `st`) as a capture gap of this scan: what is in it is not known. */
   private folderGap(dir: string, st: Stat): void {
     if (this.baseline || dir === '') return;
@@ -704,20 +879,32 @@ class ScanWalk {
     // Natively where it can: a level of folders at a time (parts of LIST_BATCH), each folder
     // listed and its children stated in C on several threads, then taken in order here (a
     // folder before those under it, as when listed one at a time).
-    while (this.nativeList && queue.length > 0) {
+    const names = this.nativeList ? ListedNames.make() : null;
+    if (!names) this.nativeList = false;
+    while (names && this.nativeList && queue.length > 0) {
       const level = queue.splice(0, LIST_BATCH);
-      const listings = listFolders(this.root, level);
+      const listings = listFolders(this.root, level, this.gitTable, names);
       if (!listings) {
         this.nativeList = false;
         queue.unshift(...level);
         break;
       }
       for (let i = 0; i < level.length; i++) {
-        this.list(level[i]!, listings[i]);
+        const l = listings[i];
+        if (!l) {
+          // Left to this thread (a path too long for the module).
+          this.gitForJavaScript();
+          this.list(level[i]!);
+        } else if (l.row && this.baseline && !this.rows.has(level[i]!)) {
+          this.listRow(level[i]!, l, names);
+        } else {
+          this.list(level[i]!, decodeListing(l, this.gitTable !== null, names));
+        }
         const stop = this.overLimits();
         if (stop) return stop;
       }
     }
+    if (queue.length > 0) this.gitForJavaScript();
     while (queue.length > 0) {
       this.list(queue.pop()!);
       const stop = this.overLimits();
@@ -933,6 +1120,30 @@ class ScanWalk {
       del: [...gone].filter((d) => !next.has(d)),
     };
   }
+}
+
+/**
+ * Row `row` less its entries at the offsets `left` ([start, end) pairs, in order), in a buffer of
+ * its own: `entries` entries are left, `files` of them files, every one a folder or a file
+ * whose bytes are git's (nothing copied, pending or kept).
+ */
+function withoutEntries(row: Buffer, left: number[], entries: number, files: number): Buffer {
+  let len = row.length;
+  for (let i = 0; i < left.length; i += 2) len -= left[i + 1]! - left[i]!;
+  const out = Buffer.allocUnsafeSlow(len);
+  let at = row.copy(out, 0, 0, HEADER_BYTES);
+  let from = HEADER_BYTES;
+  for (let i = 0; i < left.length; i += 2) {
+    at += row.copy(out, at, from, left[i]!);
+    from = left[i + 1]!;
+  }
+  row.copy(out, at, from);
+  out.writeUInt32LE(entries, 32);
+  out.writeUInt32LE(files, 36);
+  out.writeUInt32LE(0, 40);
+  out.writeUInt32LE(0, 44);
+  out.writeDoubleLE(0, 48);
+  return out;
 }
 
 /**

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
 import { WATCH_COOKIE_PREFIX, isWatchCookie, isWatchCookieFile } from './filter.js';
+import { subscribeWatch, type Parcel, type ParcelEvent, type ParcelSubscription } from './watch-subscribe.js';
 
 /*
  * A file watcher for a long-lived process (the capture daemon), after git's fsmonitor: it hears
@@ -12,6 +13,9 @@ import { WATCH_COOKIE_PREFIX, isWatchCookie, isWatchCookieFile } from './filter.
  *
  * - Trust starts when the subscription is in place (`trustedSince`): a scan compared with a
  *   snapshot taken before that point, or within the racy window after it, gets no hints.
+ * - A subscription that fails (a folder removed or swapped for a link while the library lists the
+ *   tree before it watches) is tried again after {@link RESUBSCRIBE_FIRST_MS}, twice as long after
+ *   each failure in a row, at most {@link RESUBSCRIBE_MAX_MS}; not when inotify's watches ran out.
  * - An error from the watcher (inotify's queue overflowed, a folder could not be watched), more
  *   paths than {@link WATCH_MAX_PATHS}, or more moved folders than {@link MAX_STALE_DIRS} start the
  *   trust again from that moment: what was heard before is dropped, and the next scans walk.
@@ -41,6 +45,22 @@ const MAX_STALE_DIRS = 32;
 /** How long a sync waits for its cookie (ms) before the scan walks instead. */
 const SYNC_TIMEOUT_MS = 2000;
 
+/** How long after a failed subscription the watcher tries again (ms), at first; doubled each failure in a row. */
+const RESUBSCRIBE_FIRST_MS = 1000;
+
+/** The longest wait between subscriptions that fail in a row (ms): each one lists the whole tree. */
+const RESUBSCRIBE_MAX_MS = 5 * 60 * 1000;
+
+/**
+ * True when a subscription that failed with `err` may succeed if tried again: a folder removed or
+ * swapped for a link while the library listed the tree or watched it (a build at work, a branch
+ * switched). Not when inotify's watches ran out (the machine's limit: every try would list the
+ * tree for nothing).
+ */
+function worthRetrying(err: unknown): boolean {
+  return !/No space left on device|ENOSPC/.test(err instanceof Error ? err.message : String(err));
+}
+
 /**
  * The backend asked of @parcel/watcher: inotify on Linux, which the cookie sync above relies on
  * (events in order). Left to choose, it takes Watchman wherever a `watchman` program is on PATH,
@@ -52,17 +72,6 @@ const BACKEND: { backend?: 'inotify' } = process.platform === 'linux' ? { backen
 
 /** The folders of git's own that take most of its writes: not watched (the cookies go in `.git/` itself). */
 const GIT_NOISE = ['objects', 'logs', 'refs', 'lfs', 'modules', 'worktrees'];
-
-interface ParcelEvent {
-  path: string;
-  type: 'create' | 'update' | 'delete';
-}
-interface ParcelSubscription {
-  unsubscribe(): Promise<void>;
-}
-interface Parcel {
-  subscribe(dir: string, fn: (err: Error | null, events: ParcelEvent[]) => unknown, opts?: { ignore?: string[]; backend?: 'inotify' }): Promise<ParcelSubscription>;
-}
 
 /**
  * What a long-lived process asks of a workspace's watcher, whichever library hears the changes
@@ -184,6 +193,9 @@ export class WorkspaceWatcher implements FileWatcher {
   private trustedSince = Infinity;
   private sub: ParcelSubscription | null = null;
   private closed = false;
+  /** The next subscription's try after a failed one, and how long the one after it waits (ms). */
+  private retry: NodeJS.Timeout | null = null;
+  private retryMs = RESUBSCRIBE_FIRST_MS;
   private cookies = new Map<string, () => void>();
   /** The cookies this watcher made at the root whose removal it has not heard yet (absolute paths). */
   private made = new Set<string>();
@@ -230,18 +242,27 @@ export class WorkspaceWatcher implements FileWatcher {
     const p = loadParcel();
     if (!p || this.closed) return;
     const ignore = [...(this.cookieDir === this.gitDir ? GIT_NOISE.map((d) => join(this.gitDir, d)) : []), ...this.ignore];
-    p.subscribe(this.root, (err, events) => this.onEvents(err, events), { ignore, ...BACKEND }).then(
+    subscribeWatch(p, this.root, (err, events) => this.onEvents(err, events), { ignore, ...BACKEND }).then(
       (sub) => {
         if (this.closed) {
           void sub.unsubscribe().catch(() => {});
           return;
         }
         this.sub = sub;
+        this.retryMs = RESUBSCRIBE_FIRST_MS;
         this.trustedSince = Date.now();
       },
-      () => {
-        // Cannot watch (no inotify watches left, the root gone): every scan walks.
+      (err: unknown) => {
+        // Cannot watch now: every scan walks. A folder gone or swapped while the library listed
+        // the tree is tried again, later and later; no inotify watches left, or the root gone, is not.
         this.sub = null;
+        if (this.closed || !worthRetrying(err) || !isDir(this.root)) return;
+        this.retry = setTimeout(() => {
+          this.retry = null;
+          this.subscribe();
+        }, this.retryMs);
+        this.retry.unref();
+        this.retryMs = Math.min(this.retryMs * 2, RESUBSCRIBE_MAX_MS);
       },
     );
   }
@@ -351,6 +372,8 @@ export class WorkspaceWatcher implements FileWatcher {
   /** Stops watching (the subscription is taken down in the background). */
   close(): void {
     this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
     this.trustedSince = Infinity;
     this.heard.clear();
     for (const done of [...this.cookies.values()]) done();

@@ -1,6 +1,6 @@
 import type { Workspace } from '../open-workspace.js';
 import { RACY_WINDOW_MS, scanRows, type ScanOutcome } from '../scan/scan.js';
-import { statWorkerFor, type ChangeHints } from '../scan/checker.js';
+import { beginCheck, statWorkerFor, type ChangeHints } from '../scan/checker.js';
 import type { ScanMeta } from '../scan/snapshot-index.js';
 
 /**
@@ -68,12 +68,20 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   const prevMeta = journal.snapshot.meta();
   // Started before the index loads, to boot meanwhile.
   const worker = prevMeta?.status === 'ok' ? statWorkerFor(prevMeta.files) : null;
-  const rows = journal.snapshot.rows();
+  // With no watcher to narrow it, the check of every row begins while the rows load (checker.ts).
+  const early = !hints && hintSource === null && prevMeta?.status === 'ok' ? beginCheck(root, racyLineOf(prevMeta), prevMeta.files) : null;
+  let r: ReturnType<typeof scanRows>;
+  let rows: ReturnType<typeof journal.snapshot.rows>;
   const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
-  const started = asked && scanTimer ? performance.now() : 0;
-  const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
-  const r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
-  if (asked && scanTimer && r.changes.length === 0) scanTimer(root, performance.now() - started, given !== undefined);
+  try {
+    rows = journal.snapshot.rows(early ?? undefined);
+    const started = asked && scanTimer ? performance.now() : 0;
+    const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
+    r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
+    if (asked && scanTimer && r.changes.length === 0) scanTimer(root, performance.now() - started, given !== undefined);
+  } finally {
+    early?.cancel();
+  }
   if (r.status === 'too-large') {
     if (rows.size > 0) journal.snapshot.clear();
   } else {

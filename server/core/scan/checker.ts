@@ -1,5 +1,5 @@
-import { rowCounts } from './packed.js';
-import { haveNativeCheck, nativeCheckRows } from './native.js';
+import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeEarlyCheck, type EarlyCheck } from './native.js';
+import type { RowFeed } from './snapshot-index.js';
 import { checkAll, PARALLEL_MIN_PATHS, StatWorker, type CheckInput, type CheckResult } from './stat-check.js';
 
 /*
@@ -31,6 +31,12 @@ export interface StatChecker {
   buffer(size: number): Uint8Array;
   /** The rows of `input` whose folder must be listed again, and the entries to look at again. */
   check(input: CheckInput): CheckResult;
+  /**
+   * {@link check} of rows given one buffer a folder (`rows[i]` is `dirs[i]`'s), where the checker
+   * takes them so (the native one): nothing copied. Null when it failed; the caller then lays the
+   * rows out in one buffer for {@link check}.
+   */
+  checkList?(root: string, dirs: string[], rows: readonly Uint8Array[], racyMs: number): CheckResult | null;
 }
 
 /**
@@ -41,7 +47,14 @@ export interface StatChecker {
 export function chooseChecker(paths: number, worker?: StatWorker | null): StatChecker {
   const plain = (input: CheckInput) => checkAll(input);
   const own = (size: number) => new Uint8Array(size);
-  if (haveNativeCheck()) return { kind: 'native', buffer: own, check: (input) => nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) ?? plain(input) };
+  if (haveNativeCheck()) {
+    return {
+      kind: 'native',
+      buffer: own,
+      check: (input) => nativeCheckRows(input, paths, PARALLEL_MIN_PATHS / 10) ?? plain(input),
+      checkList: (root, dirs, rows, racyMs) => nativeCheckRowList(root, dirs, rows, racyMs, paths, PARALLEL_MIN_PATHS / 10),
+    };
+  }
   if (worker && paths >= PARALLEL_MIN_PATHS) return { kind: 'worker', buffer: (size) => worker.buffer(size), check: (input) => worker.run(input) };
   return { kind: 'javascript', buffer: own, check: plain };
 }
@@ -107,10 +120,51 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
   return [...out];
 }
 
+/** Checks begun while the rows of a map loaded (see {@link beginCheck}), by that map. */
+const begun = new WeakMap<ReadonlyMap<string, Uint8Array>, { root: string; racyMs: number; check: EarlyCheck }>();
+
 /**
- * Checks the rows of the index of workspace `root` (all, or those {@link hintedRows} names):
- * the rows are laid out in one buffer, the checker chosen by their size. Returns the folders
- * checked, in the order the result's row numbers refer to, and the result.
+ * A check of every row of the snapshot index of workspace `root` (racy line `racyMs`, about
+ * `files` files), begun natively before its rows are loaded, to be fed them as they load (the
+ * snapshot index's `rows(feed)`): the stats of the first rows are taken while SQLite reads the
+ * rest. {@link checkIndex} of the map they loaded into then takes its verdicts instead of checking
+ * again, when it would check every row with the same racy line; otherwise the check is given up.
+ * Null below {@link PARALLEL_MIN_PATHS} files (a thread to start costs more than it saves), and
+ * without the native module. The caller cancels it once its scan is done (a no-op when taken).
+ * Its stats come before the scan's own start (the racy line it leaves for the next scan): sound,
+ * since a stat that matched only keeps a row's entry as it was, and a change made after that stat
+ * moves the file's times away from that entry's, which the next scan sees.
+ */
+export function beginCheck(root: string, racyMs: number, files: number): RowFeed | null {
+  if (files < PARALLEL_MIN_PATHS) return null;
+  const check = nativeEarlyCheck(root, racyMs, files, PARALLEL_MIN_PATHS / 10);
+  if (!check) return null;
+  let fed = true;
+  return {
+    rows: (dirs, rows) => {
+      if (fed) fed = check.feed(dirs, rows);
+    },
+    loaded: (map) => {
+      if (fed) begun.set(map, { root, racyMs, check });
+      else check.finish();
+    },
+    cancel: () => {
+      check.finish();
+    },
+  };
+}
+
+/** How many entries row `row` holds (its header's count, little-endian at byte 32; see packed.ts); 0 for a row too short to say. */
+function entriesOf(row: Uint8Array): number {
+  return row.byteLength < 36 ? 0 : (row[32]! | (row[33]! << 8) | (row[34]! << 16)) + row[35]! * 0x1000000;
+}
+
+/**
+ * Checks the rows of the index of workspace `root` (all, or those {@link hintedRows} names), the
+ * checker chosen by their size: handed to it as they are, one buffer a folder, where it takes
+ * them so (the native check), else laid out in one buffer; or the verdicts of the check begun
+ * while `rows` loaded ({@link beginCheck}; `begun` then). Returns the folders checked, in the
+ * order the result's row numbers refer to, and the result.
  */
 export function checkIndex(opts: {
   root: string;
@@ -119,21 +173,32 @@ export function checkIndex(opts: {
   worker?: StatWorker | null;
   hints?: ChangeHints;
   under?: RowsUnder;
-}): { dirs: string[]; result: CheckResult } {
+}): { dirs: string[]; result: CheckResult; begun: boolean } {
   const { root, rows, racyMs } = opts;
-  const dirs = hintedRows(rows, racyMs, opts.hints, opts.under) ?? [...rows.keys()];
+  const hinted = hintedRows(rows, racyMs, opts.hints, opts.under);
+  const early = begun.get(rows);
+  if (early) {
+    begun.delete(rows);
+    // Its verdicts stand for this check when this one looks at every row, with the same racy line.
+    const r = early.check.finish();
+    if (r && !hinted && early.root === root && early.racyMs === racyMs) return { dirs: [...rows.keys()], result: r, begun: true };
+  }
+  const dirs = hinted ?? [...rows.keys()];
+  const list: Uint8Array[] = hinted ? hinted.map((d) => rows.get(d)!) : [...rows.values()];
+  // The entries counted only as far as the checker's choice needs (a second thread's threshold).
   let paths = 0;
+  for (let i = 0; i < list.length && paths < PARALLEL_MIN_PATHS; i++) paths += entriesOf(list[i]!);
+  const checker = chooseChecker(paths, opts.worker);
+  const listed = checker.checkList?.(root, dirs, list, racyMs);
+  if (listed) return { dirs, result: listed, begun: false };
   const offsets = new Int32Array(dirs.length + 1);
   let total = 0;
-  dirs.forEach((d, i) => {
-    const b = rows.get(d)!;
+  for (let i = 0; i < list.length; i++) {
     offsets[i] = total;
-    total += b.byteLength;
-    paths += rowCounts(b).entries;
-  });
+    total += list[i]!.byteLength;
+  }
   offsets[dirs.length] = total;
-  const checker = chooseChecker(paths, opts.worker);
   const data = checker.buffer(total);
-  dirs.forEach((d, i) => data.set(rows.get(d)!, offsets[i]!));
-  return { dirs, result: checker.check({ root, dirs, data, offsets, racyMs }) };
+  for (let i = 0; i < list.length; i++) data.set(list[i]!, offsets[i]!);
+  return { dirs, result: checker.check({ root, dirs, data, offsets, racyMs }), begun: false };
 }

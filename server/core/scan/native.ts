@@ -12,9 +12,16 @@ import type { CheckInput, CheckResult } from './stat-check.js';
  * TAKEBACK_NATIVE=0 leaves it unused.
  */
 
-/** The module's one function (see native/scan-check.c for its arguments). */
+/** The module's functions (see native/scan-check.c for checkRows' arguments). */
 interface NativeModule {
-  checkRows(root: string, dirs: string[], data: Uint8Array, offsets: Int32Array, racyMs: number, threads: number): CheckResult;
+  /** `data`: every row in one buffer with `offsets`, or one buffer a row (`offsets` null); `ring`: may use io_uring (absent before it: treated as false). */
+  checkRows(root: string, dirs: string[], data: Uint8Array | readonly Uint8Array[], offsets: Int32Array | null, racyMs: number, threads: number, ring?: boolean): CheckResult & { ring?: boolean };
+  /** See native/scan-check.c; absent from a module built before it. */
+  rowArena?(bytes: number): ArrayBuffer;
+  /** See native/scan-check.c (checkBegin, checkFeed, checkEnd); absent from a module built before them. */
+  checkBegin?(root: string, racyMs: number, threads: number, ring: boolean): object;
+  checkFeed?(handle: object, dirs: string[], rows: Uint8Array[]): void;
+  checkEnd?(handle: object): CheckResult & { ring?: boolean };
   /** See native/scan-list.c; absent from a module built before it. */
   listRows?(root: string, dirs: string[], threads: number, table: object | null, names: object): Buffer;
   /** See native/scan-list.c; absent from a module built before it. */
@@ -64,15 +71,110 @@ function threadsFor(paths: number, minParallel: number): number {
 }
 
 /**
+ * Whether the native check may state entries through io_uring (native/scan-check.c; Linux, where
+ * the kernel allows it, from two threads): yes unless TAKEBACK_SCAN_RING=0.
+ */
+function ringAllowed(): boolean {
+  return process.env.TAKEBACK_SCAN_RING !== '0';
+}
+
+/** A native check's verdicts, and whether io_uring stated the entries (`ring`). */
+export type NativeCheckResult = CheckResult & { ring: boolean };
+
+/**
  * Checks every row of `input` natively, on up to `threadsFor` threads; null when the module is
  * not there or fails (the caller then checks in JavaScript). `paths` is how many entries the rows
  * hold; below `minParallel` one thread does it all.
  */
-export function nativeCheckRows(input: CheckInput, paths: number, minParallel: number): CheckResult | null {
+export function nativeCheckRows(input: CheckInput, paths: number, minParallel: number): NativeCheckResult | null {
   const mod = load();
   if (!mod) return null;
   try {
-    return mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel));
+    const r = mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel), ringAllowed());
+    return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * {@link nativeCheckRows} of rows given one buffer a folder (`rows[i]` is folder `dirs[i]`'s, as
+ * the snapshot index holds them): nothing is copied into one buffer first. Null when the module
+ * is not there or fails.
+ */
+export function nativeCheckRowList(root: string, dirs: string[], rows: readonly Uint8Array[], racyMs: number, paths: number, minParallel: number): NativeCheckResult | null {
+  const mod = load();
+  if (!mod) return null;
+  try {
+    const r = mod.checkRows(root, dirs, rows, null, racyMs, threadsFor(paths, minParallel), ringAllowed());
+    return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A native check begun before its rows are all there (native/scan-check.c's checkBegin): a
+ * thread of its own checks the rows fed while the caller reads the next ones. Row numbers in the
+ * result count the rows in the order fed. Every array of rows fed is kept alive until the end.
+ */
+export interface EarlyCheck {
+  /** Hands over more rows: `rows[i]` is folder `dirs[i]`'s. False when the check failed (it is then given up). */
+  feed(dirs: string[], rows: Uint8Array[]): boolean;
+  /** No more rows: waits for the verdicts; null when the check failed (the caller checks as usual). Once. */
+  finish(): NativeCheckResult | null;
+}
+
+/**
+ * Begins a native check of the rows of workspace `root` against racy line `racyMs`, for an index
+ * of about `paths` entries (how many threads it takes); null when the module is not there,
+ * predates it or fails.
+ */
+export function nativeEarlyCheck(root: string, racyMs: number, paths: number, minParallel: number): EarlyCheck | null {
+  const mod = load();
+  if (!mod || typeof mod.checkBegin !== 'function' || typeof mod.checkFeed !== 'function' || typeof mod.checkEnd !== 'function') return null;
+  let handle: object | null;
+  try {
+    handle = mod.checkBegin(root, racyMs, threadsFor(paths, minParallel), ringAllowed());
+  } catch {
+    return null;
+  }
+  return {
+    feed(dirs, rows) {
+      if (!handle) return false;
+      try {
+        mod.checkFeed!(handle, dirs, rows);
+        return true;
+      } catch {
+        this.finish();
+        return false;
+      }
+    },
+    finish() {
+      if (!handle) return null;
+      const h = handle;
+      handle = null;
+      try {
+        const r = mod.checkEnd!(h);
+        return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/**
+ * `bytes` (rounded up to 2 MiB) of memory for the snapshot index's rows, in huge pages where the
+ * kernel gives them (native/scan-check.c's rowArena); null when the module is not there, predates
+ * it or fails (the caller then allocates a plain buffer). Its bytes are not zeroed: a caller reads
+ * only what it wrote.
+ */
+export function nativeRowArena(bytes: number): Buffer | null {
+  const mod = load();
+  if (!mod || typeof mod.rowArena !== 'function') return null;
+  try {
+    return Buffer.from(mod.rowArena(bytes));
   } catch {
     return null;
   }

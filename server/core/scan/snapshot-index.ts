@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { nativeRowArena } from './native.js';
 import { addRowTotals, decodeRow, fromIndexEntry, noTotals, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit, type RowTotals } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
@@ -46,6 +47,68 @@ export interface ScanMeta {
 /** Past this many rows written or removed at once, the sorted folders are sorted anew when next asked for (see `rowsUnder`). */
 const SORTED_EDITS_MAX = 256;
 
+/** The rows loaded are copied into blocks of memory of at most this size (see `loadRows`); a row over an eighth of it keeps a buffer of its own. */
+const ROW_BLOCK_BYTES = 32 << 20;
+
+/** Rows handed to a {@link RowFeed} at once, as they load. */
+const FEED_ROWS = 2048;
+
+/**
+ * Where the rows go as they load, besides the map (the warm scan's check, begun before the last
+ * row is read: checker.ts's beginCheck): `rows` in the order loaded, then `loaded` with the map
+ * they went into; `cancel` when the rows did not load (this process's cache was current).
+ */
+export interface RowFeed {
+  rows(dirs: string[], rows: Uint8Array[]): void;
+  loaded(map: ReadonlyMap<string, Uint8Array>): void;
+  cancel(): void;
+}
+
+/**
+ * Every row of `db`'s index, folder → its bytes, each a view of a few large blocks (32 MiB, in
+ * huge pages where the kernel gives them: nativeRowArena; no larger than the database, which
+ * holds them all, for a small index). Read a row at a time and copied, so that the buffer SQLite's
+ * binding makes of each dies young: a million-file index holds 55,000 rows, and 55,000 buffers
+ * kept alive each with memory of its own cost the process more to make, fault in and collect
+ * than the reading itself (bench/RESULTS.md, "Issue 18 §3 on the 1,000,000-file tree: the CLI
+ * bracket without a watcher").
+ */
+function loadRows(db: Db, feed?: RowFeed): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  let dirs: string[] = [];
+  let batch: Uint8Array[] = [];
+  const dbBytes = (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+  const size = Math.max(64 << 10, Math.min(ROW_BLOCK_BYTES, dbBytes));
+  let block: Buffer | null = null;
+  let at = 0;
+  for (const r of db.prepare('SELECT dir, data FROM snapshot_rows').raw().iterate() as IterableIterator<[string, Buffer]>) {
+    const data = r[1];
+    let row = data;
+    if (data.length <= size / 8) {
+      if (!block || at + data.length > block.length) {
+        block = (size === ROW_BLOCK_BYTES ? nativeRowArena(size) : null) ?? Buffer.allocUnsafeSlow(size);
+        at = 0;
+      }
+      data.copy(block, at);
+      row = block.subarray(at, at + data.length);
+      at += data.length;
+    }
+    out.set(r[0], row);
+    if (!feed) continue;
+    dirs.push(r[0]);
+    batch.push(row);
+    if (batch.length < FEED_ROWS) continue;
+    feed.rows(dirs, batch);
+    dirs = [];
+    batch = [];
+  }
+  if (feed) {
+    if (batch.length > 0) feed.rows(dirs, batch);
+    feed.loaded(out);
+  }
+  return out;
+}
+
 /** The first position of sorted `list` whose string is not before `s` (by UTF-16 code units, as `<`). */
 function lowerBound(list: readonly string[], s: string): number {
   let lo = 0;
@@ -91,13 +154,16 @@ export class SnapshotIndex {
 
   /**
    * Every row: folder (workspace-relative, '' for the root) → its packed children. The map is this
-   * process's cache, kept up to date by {@link writeRows}: callers only read it.
+   * process's cache, kept up to date by {@link writeRows}: callers only read it. `feed`, when
+   * given, is handed the rows as they load (cancelled when none load: the cache was current).
    */
-  rows(): Map<string, Buffer> {
+  rows(feed?: RowFeed): Map<string, Buffer> {
     const gen = this.generation();
-    if (this.cache && gen !== '' && this.cache.gen === gen) return this.cache.rows;
-    const out = new Map<string, Buffer>();
-    for (const r of this.db.prepare('SELECT dir, data FROM snapshot_rows').raw().all() as [string, Buffer][]) out.set(r[0], r[1]);
+    if (this.cache && gen !== '' && this.cache.gen === gen) {
+      feed?.cancel();
+      return this.cache.rows;
+    }
+    const out = loadRows(this.db, feed);
     this.cache = gen === '' ? null : { gen, rows: out, totals: null, sorted: null };
     return out;
   }

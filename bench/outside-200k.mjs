@@ -22,7 +22,9 @@
 // starts one; never the machine's), `parcel` with `TAKEBACK_WATCHMAN=0` (@parcel/watcher). Phases
 // 1 to 3 run once per watcher, each in a home of its own; phase 4 alternates the watchers,
 // TAKEBACK_BENCH_OUTSIDE_ROUNDS rounds (default 2) of 5 pairs each, a daemon started anew for
-// each round, and reads each daemon's peak memory (VmHWM) and the Watchman server's (VmRSS).
+// each round, and reads each daemon's peak memory (VmHWM) and the Watchman server's (VmRSS), and
+// from the daemon's debug log its waits for the sync, its handling of each event and the paths
+// each hinted scan was given. TAKEBACK_BENCH_KEEP=1 keeps the homes and their logs.
 // TAKEBACK_BENCH_OUTSIDE_FILES=20000 runs the same on a 20,000-file tree (a quick run);
 // TAKEBACK_BENCH_OUTSIDE_COMPARE=1 first makes the baseline once more, in the same run, with
 // every slice read on the daemon's own thread (TAKEBACK_BASELINE_WORKER=0): `onThread`.
@@ -91,7 +93,7 @@ function logLines(home) {
 /** From debug log lines: each sync's wait before an event (`watch: synced before the event (N ms)`) and each event's handling in the daemon (`event: handled in N ms`). */
 function daemonTimes(lines) {
   const of = (re) => lines.map((l) => l.match(re)).filter(Boolean).map((m) => Number(m[1]));
-  return { syncMs: of(/\] watch: synced before the event \(([\d.]+) ms\)$/), handledMs: of(/\] event: handled in ([\d.]+) ms$/) };
+  return { syncMs: of(/\] watch: synced before the event \(([\d.]+) ms\)$/), handledMs: of(/\] event: handled in ([\d.]+) ms$/), hintedPaths: of(/\] watch: hints for .* \((\d+) paths, \w+\)$/) };
 }
 
 /** How many scans the daemon's watcher gave hints to so far (its debug log). */
@@ -217,7 +219,7 @@ function main() {
       }
     }
     // Phase 4: warm brackets, the watchers alternated round by round, each pair beside a find.
-    const s = Object.fromEntries(watchers.map((w) => [w, { find: [], daemon: [], lone: [], hinted: 0, pairs: 0, warmCalls: [], vmHWM: [], watchmanRss: [], load: [], syncMs: [], handledMs: [] }]));
+    const s = Object.fromEntries(watchers.map((w) => [w, { find: [], daemon: [], lone: [], hinted: 0, pairs: 0, warmCalls: [], vmHWM: [], watchmanRss: [], load: [], syncMs: [], handledMs: [], hintedPaths: [] }]));
     for (let r = 0; r < rounds; r++) {
       for (const w of watchers) {
         const x = s[w];
@@ -240,6 +242,7 @@ function main() {
           const t = daemonTimes(logLines(homes[w]).slice(logBefore));
           x.syncMs.push(...t.syncMs);
           x.handledMs.push(...t.handledMs);
+          x.hintedPaths.push(...t.hintedPaths);
           x.vmHWM.push(memoryMb(d.pid, 'VmHWM'));
           if (w === 'watchman') x.watchmanRss.push(memoryMb(Number(readFileSync(join(scratch, 'watchman-outside', 'pid'), 'utf8').trim()), 'VmRSS'));
         } finally {
@@ -252,7 +255,7 @@ function main() {
     for (const w of watchers) {
       const x = s[w];
       const m = { find: median(x.find), daemon: median(x.daemon), lone: median(x.lone) };
-      out.warm[w] = { findMs: Math.round(m.find), daemonPairMs: Math.round(m.daemon), daemonRatio: +(m.daemon / m.find).toFixed(2), inProcessPairMs: Math.round(m.lone), inProcessRatio: +(m.lone / m.find).toFixed(2), daemonPairs: x.daemon.map((v) => Math.round(v)), finds: x.find.map((v) => Math.round(v)), hintedScans: `${x.hinted} of ${2 * x.pairs}`, daemonSyncMedianMs: +median(x.syncMs).toFixed(1), daemonHandledMedianMs: +median(x.handledMs).toFixed(1), warmCalls: x.warmCalls, daemonVmHWMMb: x.vmHWM, watchmanVmRSSMb: x.watchmanRss, load: x.load };
+      out.warm[w] = { findMs: Math.round(m.find), daemonPairMs: Math.round(m.daemon), daemonRatio: +(m.daemon / m.find).toFixed(2), inProcessPairMs: Math.round(m.lone), inProcessRatio: +(m.lone / m.find).toFixed(2), daemonPairs: x.daemon.map((v) => Math.round(v)), finds: x.find.map((v) => Math.round(v)), hintedScans: `${x.hinted} of ${2 * x.pairs}`, daemonSyncMedianMs: +median(x.syncMs).toFixed(1), daemonHandledMedianMs: +median(x.handledMs).toFixed(1), hintedPathsMedian: median(x.hintedPaths), warmCalls: x.warmCalls, daemonVmHWMMb: x.vmHWM, watchmanVmRSSMb: x.watchmanRss, load: x.load };
       const list = JSON.parse(run(['list', '--json'], envs[w], ws));
       const commands = list.sets.filter((x) => x.source.kind === 'command');
       out.warm[w].recorded = commands.slice(0, 3).map((x) => `${x.files.length} files${x.files.some((f) => f.gap) ? ' (gaps)' : ''}`);
@@ -268,7 +271,9 @@ function main() {
     out.loadAfter = load();
   } finally {
     wm?.stop();
-    rmSync(scratch, { recursive: true, force: true });
+    // TAKEBACK_BENCH_KEEP=1 keeps the homes (their logs) and the Watchman server's folder.
+    if (process.env.TAKEBACK_BENCH_KEEP === '1') log(`kept: ${scratch}`);
+    else rmSync(scratch, { recursive: true, force: true });
   }
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }

@@ -100,9 +100,15 @@ describe('the watcher of a workspace outside git', () => {
     sb.write(live, '');
     sb.write(mine, 'mine\n');
     sb.write(`sub/${left}`, '');
+    // Watchman's own cookie, of a server gone: Watchman's to remove, not this watcher's (its host
+    // name as long as takeback's prefix, so that read as one of takeback's it names the dead pid).
+    const watchmans = `.watchman-cookie-hosta-${dead}-0`;
+    expect(watchmans.slice(WATCH_COOKIE_PREFIX.length).startsWith(`${dead}-`)).toBe(true);
+    sb.write(watchmans, '');
     const w = WorkspaceWatcher.start(sb.ws, { env: {} });
     try {
       expect(cookies(sb.ws).sort()).toEqual([live, mine].sort());
+      expect(sb.exists(watchmans)).toBe(true);
       expect(sb.read(mine).toString()).toBe('mine\n');
       expect(sb.exists(`sub/${left}`)).toBe(true);
     } finally {
@@ -117,6 +123,29 @@ describe('the watcher of a workspace outside git', () => {
     // Deeper down it is a file like any other (no watcher makes one there).
     expect(f.skips(`sub/${WATCH_COOKIE_PREFIX}123-1`, false)).toBe(false);
     expect(f.skips('.takeback-watch-cooki', false)).toBe(false);
+    // Watchman's, at the root of a workspace it watches without a `.git` folder (scan/watchman.ts).
+    expect(f.skips('.watchman-cookie-vm-1234-0', false)).toBe(true);
+    expect(f.skips('.watchman-cookie-host.example-org-1234-17', false)).toBe(true);
+    expect(f.skips('sub/.watchman-cookie-vm-1234-0', false)).toBe(false);
+    expect(f.skips('.watchman-cookie-1234-0', false)).toBe(false);
+    expect(f.skips('.watchman-cookie-vm-1234-x', false)).toBe(false);
+  });
+
+  it('an empty file named as Watchman’s cookie is never recorded; one with bytes is', () => {
+    const sb = sandbox();
+    const cookie = '.watchman-cookie-vm-1234-0';
+    sb.write('f.txt', 'f\n');
+    sb.write(cookie, '');
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      expect(opened.journal.write(() => scanAndCommit(opened)).status).toBe('baseline');
+      sb.write('f.txt', 'g\n');
+      expect(opened.journal.write(() => scanAndCommit(opened)).changes.map((c) => c.path)).toEqual(['f.txt']);
+      sb.write(cookie, 'mine\n');
+      expect(opened.journal.write(() => scanAndCommit(opened)).changes.map((c) => [c.path, c.before === undefined, c.after?.size])).toEqual([[cookie, true, 5]]);
+    } finally {
+      opened.journal.close();
+    }
   });
 
   it('a cookie left behind by a killed process is never recorded, nor taken for a removal when it goes', () => {

@@ -13,8 +13,8 @@ export type DoctorReport = Omit<JournalHealth, 'problems'> & {
   /**
    * The file watcher a capture daemon (or the sidecar) started with this environment would use
    * for this workspace: `watchman` (with the Watchman service's version) where that service
-   * answers and the workspace has a `.git` folder, else `parcel` (@parcel/watcher); `why` says why
-   * not Watchman (not installed or not answering, `TAKEBACK_WATCHMAN=0`, or outside git).
+   * answers, in git or not, else `parcel` (@parcel/watcher); `why` says why not Watchman (not
+   * installed or not answering, or `TAKEBACK_WATCHMAN=0`).
    */
   watcher: WatcherChoice & { why?: string };
   /**
@@ -62,16 +62,12 @@ export async function doctorReport(ws: Workspace): Promise<DoctorReport> {
   const { AGENTS } = await import('../agents/registry.js');
   const { checkAgentHooks } = await import('../agents/hook-check.js');
   const { chooseWatcher } = await import('../core/capture/watch-feed.js');
-  const { WATCHMAN_VAR, watchmanServes } = await import('../core/scan/watchman.js');
+  const { WATCHMAN_VAR } = await import('../core/scan/watchman.js');
   const daemon = daemonStatus(ws.home);
   const chosen = await chooseWatcher(process.env);
-  // The watcher of this workspace, not of the process: Watchman serves a git workspace only.
+  // Watchman watches every workspace, in git or not, where its service answers.
   const watcher: DoctorReport['watcher'] =
-    chosen.kind === 'watchman'
-      ? watchmanServes(ws.root)
-        ? chosen
-        : { kind: 'parcel', why: 'outside git: Watchman watches only a workspace with a .git folder' }
-      : { ...chosen, why: process.env[WATCHMAN_VAR] === '0' ? `${WATCHMAN_VAR}=0` : 'no Watchman service answers (watchman not installed, or not running and not startable)' };
+    chosen.kind === 'watchman' ? chosen : { ...chosen, why: process.env[WATCHMAN_VAR] === '0' ? `${WATCHMAN_VAR}=0` : 'no Watchman service answers (watchman not installed, or not running and not startable)' };
   const outside: string[] = [];
   for (const h of daemon.http) {
     if (!h.alive) outside.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);

@@ -21,9 +21,10 @@ import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
  * (it is not trusted yet), which gives the walk its figure.
  *
  * The watcher is Watchman's (scan/watchman.ts) where the Watchman service answers when the
- * first workspace is watched and the workspace has a `.git` folder of its own (Watchman would
- * write its cookies into the workspace itself otherwise), @parcel/watcher's (scan/watcher.ts)
- * otherwise.
+ * first workspace is watched, in git or not: its sync costs about a millisecond against
+ * @parcel/watcher's batching, and its tree of paths lives in Watchman's process, not in ours.
+ * Outside git both put a cookie at the workspace root for a moment, of a name every scan skips
+ * when empty. @parcel/watcher's (scan/watcher.ts) otherwise.
  */
 
 /**
@@ -102,7 +103,7 @@ export class WorkspaceFeed {
       if (root !== this.synced) return undefined;
       const w = this.watchers.get(root);
       const hints = w?.hints(racyMs);
-      // Named by the workspace's own watcher: a process that chose Watchman watches a workspace outside git with @parcel/watcher.
+      // Named by the workspace's own watcher: where fb-watchman cannot load, a process that chose Watchman watches with @parcel/watcher.
       if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${w?.kind})`);
       return hints;
     }, (root, ms, hinted) => {

@@ -14,9 +14,10 @@ export function ruleStamp(st: Stats): string {
  */
 export const WATCH_COOKIE_PREFIX = '.takeback-watch-cookie-';
 
-const WATCH_COOKIE_NAME = /^\.takeback-watch-cookie-\d+-\d+$/;
+/** takeback's cookie (above), or Watchman's (`.watchman-cookie-<host>-<pid>-<n>`, at a root it watches without a `.git`: scan/watchman.ts). */
+const WATCH_COOKIE_NAME = /^\.(?:takeback-watch-cookie|watchman-cookie-[^/]+)-\d+-\d+$/;
 
-/** True when workspace-relative `rel` is named as a watcher's sync cookie is (`<prefix><pid>-<n>`, at the root). */
+/** True when workspace-relative `rel` is named as a watcher's sync cookie is (takeback's `<prefix><pid>-<n>` or Watchman's, at the root). */
 export function isWatchCookie(rel: string): boolean {
   return WATCH_COOKIE_NAME.test(rel);
 }

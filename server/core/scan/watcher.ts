@@ -163,7 +163,8 @@ function removeLeftCookies(root: string): void {
     return;
   }
   for (const name of names) {
-    if (!isWatchCookie(name) || !isWatchCookieFile(root, name)) continue;
+    // Watchman's own cookies are its to remove.
+    if (!name.startsWith(WATCH_COOKIE_PREFIX) || !isWatchCookie(name) || !isWatchCookieFile(root, name)) continue;
     if (processAlive(Number(name.slice(WATCH_COOKIE_PREFIX.length).split('-')[0]))) continue;
     try {
       unlinkSync(join(root, name));

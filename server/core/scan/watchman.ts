@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
@@ -22,8 +22,19 @@ import { heardSince, type FileWatcher } from './watcher.js';
  *   the next scans walk (a lost connection is made anew at the next sync).
  * - Watchman crawls a folder created or moved in itself, so its files are heard like any other;
  *   the folder's own path is heard too, and a hinted scan checks every row under it.
- * - Only a workspace with a `.git` folder of its own is watched: Watchman writes its sync
- *   cookies into `.git/` there, and would write them into the workspace itself otherwise.
+ * - Watchman keeps its sync cookies in the `.git`, `.hg` or `.svn` folder at the root it watches,
+ *   else at that root itself: outside git (and in a git worktree, whose `.git` is a file) an
+ *   empty `.watchman-cookie-<host>-<pid>-<n>` at the workspace root, made and removed within each
+ *   sync, as takeback's own cookie is there with @parcel/watcher. Every scan skips such an empty
+ *   file (scan/filter.ts, isWatchCookieFile); one with bytes is a person's file, scanned as any.
+ *   Watchman reports no path at its cookie folder named with its own server's prefix, a person's
+ *   file so named included, so where the cookies go at the workspace root the watcher lists the
+ *   root at each sync and names every entry of a cookie's name, present then or at the listing
+ *   before (a removal): a hinted scan looks at them as a walk would.
+ * - The root watched is Watchman's project root (`watch-project`): a `.watchmanconfig` above the
+ *   workspace makes that folder the root, shared with the person's own tools that watch it, and
+ *   the queries name the workspace under it (`relative_root`); its cookies then lie outside the
+ *   workspace.
  * - A root Watchman did not watch before is watched only while this watcher runs (`watch-del`
  *   at its close): nothing of takeback's is left in the user's Watchman.
  */
@@ -39,6 +50,12 @@ const PROBE_TIMEOUT_MS = 3000;
 
 /** More paths heard than this between scans (the TAKEBACK_WATCH_MAX_PATHS of watcher.ts), and the next scans walk. */
 const DEFAULT_MAX_PATHS = 100_000;
+
+/** The folders at a watched root into which Watchman puts its cookies (the first there of them); without one, the root itself. */
+const COOKIE_DIRS = ['.git', '.hg', '.svn'];
+
+/** How Watchman's sync cookies are named (`<prefix><host>-<pid>-<n>`). */
+const WATCHMAN_COOKIE_PREFIX = '.watchman-cookie-';
 
 interface WatchmanFile {
   name: string;
@@ -120,20 +137,20 @@ export async function watchmanVersion(env: NodeJS.ProcessEnv = process.env): Pro
   }
 }
 
-/**
- * Whether Watchman would watch the workspace `root` (an absolute path) where its service answers:
- * only one with a `.git` folder of its own, whose cookies Watchman keeps in `.git`; any other is
- * watched through @parcel/watcher. Reads one stat; never throws.
- */
-export function watchmanServes(root: string): boolean {
-  return isDir(join(root, '.git'));
-}
-
 function isDir(abs: string): boolean {
   try {
     return lstatSync(abs).isDirectory();
   } catch {
     return false;
+  }
+}
+
+/** The names at folder `root` that begin as Watchman's cookies do (empty when it cannot be listed). Never throws. */
+function cookieNamesIn(root: string): Set<string> {
+  try {
+    return new Set(readdirSync(root).filter((n) => n.startsWith(WATCHMAN_COOKIE_PREFIX)));
+  } catch {
+    return new Set();
   }
 }
 
@@ -161,6 +178,12 @@ export class WatchmanWatcher implements FileWatcher {
   private readonly maxPaths: number;
   /** The ignored paths, relative to the workspace. */
   private readonly ignoreRel: string[];
+  /**
+   * Whether Watchman's cookies may go at the workspace root (no `.git`, `.hg` nor `.svn` folder
+   * there), and the root's names of a cookie's form at the last listing (see the module's comment).
+   */
+  private readonly cookiesAtRoot: boolean;
+  private rootCookies = new Set<string>();
 
   private constructor(
     readonly root: string,
@@ -169,15 +192,16 @@ export class WatchmanWatcher implements FileWatcher {
   ) {
     this.maxPaths = Number(env.TAKEBACK_WATCH_MAX_PATHS) > 0 ? Number(env.TAKEBACK_WATCH_MAX_PATHS) : DEFAULT_MAX_PATHS;
     this.ignoreRel = ignore.map((p) => relative(root, p).split(sep).join('/')).filter((r) => r !== '' && !r.startsWith('../'));
+    this.cookiesAtRoot = !COOKIE_DIRS.some((d) => isDir(join(root, d)));
   }
 
   /**
-   * Starts watching `root` (the watch is asked for in the background): null when the workspace
-   * has no `.git` folder of its own or fb-watchman cannot load. `ignore`: absolute paths under
-   * the root left out (the journal's home when it lies inside).
+   * Starts watching `root` (the watch is asked for in the background): null when `root` is not a
+   * folder or fb-watchman cannot load. `ignore`: absolute paths under the root left out (the
+   * journal's home when it lies inside).
    */
   static start(root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv } = {}): WatchmanWatcher | null {
-    if (!watchmanServes(root) || !loadLib()) return null;
+    if (!isDir(root) || !loadLib()) return null;
     const w = new WatchmanWatcher(root, opts.ignore ?? [], opts.env ?? process.env);
     void w.connect();
     return w;
@@ -214,6 +238,7 @@ export class WatchmanWatcher implements FileWatcher {
       this.clock = String(c.clock);
       this.heard.clear();
       this.trustedSince = Date.now();
+      this.rootCookies = this.cookiesAtRoot ? cookieNamesIn(this.root) : new Set();
     } catch {
       // Watchman gone or refusing the root: every scan walks until a sync connects again.
       lost();
@@ -258,9 +283,17 @@ export class WatchmanWatcher implements FileWatcher {
         // Watchman cannot say what moved since the last clock (or it is too much): trust starts now.
         this.heard.clear();
         this.trustedSince = now;
+        if (this.cookiesAtRoot) this.rootCookies = cookieNamesIn(this.root);
         return true;
       }
       for (const f of files) this.heard.set(f.name, now);
+      if (this.cookiesAtRoot) {
+        // Listed after the synced answer: a name made before this sync is there, and one gone since the last listing is named too.
+        const listed = cookieNamesIn(this.root);
+        for (const n of this.rootCookies) this.heard.set(n, now);
+        for (const n of listed) this.heard.set(n, now);
+        this.rootCookies = listed;
+      }
       return true;
     } catch {
       this.heard.clear();

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { hookAsync, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { hookAsync, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';
 import { bashCall, quiet, startDaemon } from './support/daemon.js';
 import { REQUIRED, canMount, smallDisk } from './support/disk.js';
@@ -41,9 +41,11 @@ describe('a background baseline under attack', () => {
     await startDaemon(sb, { TAKEBACK_BASELINE_SLICE_FILES: '60', TAKEBACK_BASELINE_PAUSE_MS: '30' });
     quiet(await hookAsync(ev(sb, 'SessionStart', { source: 'startup' }), { cwd: sb.ws, env: sb.env }));
     quiet(await hookAsync(ev(sb, 'UserPromptSubmit', { prompt: 'p' }), { cwd: sb.ws, env: sb.env }));
-    // The person's edits, one file in three, while the slices go on.
+    // The person's edits, one file in three, while the slices go on: a few milliseconds apart,
+    // the baseline's progress asked for every eighth (each ask is a process of its own).
     let touched = 0;
-    for (let i = 0; i < FILES && progress(sb) !== null; i += 3) {
+    for (let i = 0; i < FILES && (touched % 8 !== 0 || progress(sb) !== null); i += 3) {
+      await sleep(15);
       const rel = `d${i % 20}/f${i}.txt`;
       const kind = (i / 3) % 4;
       if (kind === 0) fs.appendFileSync(sb.abs(rel), 'person\n');

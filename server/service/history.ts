@@ -1,6 +1,6 @@
 import { baselineProgress } from '../core/capture/baseline.js';
 import type { Workspace } from '../core/open-workspace.js';
-import { inStepWithDisk, statReader, type HunkInPlace } from '../core/plan/in-step.js';
+import { hunksMayBeInPlace, inStepWithDisk, statReader, type HunkInPlace } from '../core/plan/in-step.js';
 import type { ChangeSet } from '../core/types.js';
 import { toSetDetail, toSetSummary, toTurnSummary, type CaptureStatus, type ChangeSetDetail, type ListResult } from '../wire.js';
 
@@ -84,16 +84,17 @@ export function asOnDisk(ws: Workspace, sets: ChangeSet[], inPlace?: HunkInPlace
 }
 
 /**
- * A stand-in for service/in-place.ts's check that answers `none` (what the disk says without a
- * diff) and notes whether it was asked: only a file that moved from what the journal left there,
- * and holds neither side of a change, asks it, so a caller loads the real check (a diff) and
- * lists again only then (`asked()`).
+ * A stand-in for service/in-place.ts's check in workspace `ws` that answers `none` (what the disk
+ * says without a diff) and notes whether it was asked where the real check could answer
+ * otherwise: only a text file that moved from what the journal left there, and holds neither
+ * side of a text change, asks it ({@link hunksMayBeInPlace}: a file removed or replaced since
+ * does not), so a caller loads the real check (a diff) and lists again only then (`asked()`).
  */
-export function hunkProbe(): { probe: HunkInPlace; asked: () => boolean } {
+export function hunkProbe(ws: Workspace): { probe: HunkInPlace; asked: () => boolean } {
   let asked = false;
   return {
-    probe: () => {
-      asked = true;
+    probe: (f, _abs, now) => {
+      if (hunksMayBeInPlace(f, now, ws.config.maxFileBytes)) asked = true;
       return 'none';
     },
     asked: () => asked,

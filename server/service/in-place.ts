@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Workspace } from '../core/open-workspace.js';
-import type { HunkInPlace } from '../core/plan/in-step.js';
+import { hunksMayBeInPlace, type HunkInPlace } from '../core/plan/in-step.js';
 import { diffHunks, placeHunks } from '../core/plan/hunks.js';
 import { isMergeableText } from '../core/plan/merge.js';
 import type { FileState } from '../core/types.js';
@@ -20,6 +20,7 @@ import type { FileState } from '../core/types.js';
  */
 export function hunkInPlace(ws: Workspace): HunkInPlace {
   return (f, abs, now) => {
+    if (!hunksMayBeInPlace(f, now, ws.config.maxFileBytes)) return 'none';
     const before = keptText(ws, f.before);
     const after = keptText(ws, f.after);
     const bytes = before && after ? textAt(ws, abs, now) : null;

@@ -26,7 +26,7 @@ export function registerList(p: Command, ctx: CommandContext): void {
         }
         hunks = rel;
       }
-      const { probe, asked } = hunkProbe();
+      const { probe, asked } = hunkProbe(e);
       let r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, inPlace: probe });
       // A file written over since: asked again, by its hunks (a diff, loaded only then).
       if (asked()) r = listChanges(e, { turn: o.turn, all: o.all, agent: o.agent, inPlace: (await import('../../service/in-place.js')).hunkInPlace(e) });

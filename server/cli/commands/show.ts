@@ -18,7 +18,7 @@ export function registerShow(p: Command, ctx: CommandContext): void {
     .action(async (id: string, o: { json?: boolean; stat?: boolean; pager: boolean }, cmd: Command) => {
       const e = await ctx.open(cmd);
       const { hunkProbe, showChange } = await import('../../service/history.js');
-      const { probe, asked } = hunkProbe();
+      const { probe, asked } = hunkProbe(e);
       let r = showChange(e, id, probe);
       // A file written over since: asked again, by its hunks (a diff, loaded only then).
       if (asked()) r = showChange(e, id, (await import('../../service/in-place.js')).hunkInPlace(e));

@@ -126,6 +126,8 @@ function toSet(r: SetRow): ChangeSet {
 export class Sets {
   /** The insert of a set, compiled once per connection. */
   private insert: Database.Statement | null = null;
+  /** The per-path queries a listing runs once a path (thousands of times), compiled once per connection. */
+  private readonly perPath = new Map<string, Database.Statement>();
 
   constructor(
     private readonly db: Db,
@@ -276,12 +278,14 @@ export class Sets {
 
   /** Ids of the live sets with a change to `path` that is no capture gap, newest first. From the `set_files` index on path. */
   liveOn(path: string): string[] {
-    return (
-      this.db
-        .prepare("SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.gap = 0 AND s.state != 'expired' ORDER BY f.set_id DESC")
-        .pluck()
-        .all(path) as number[]
-    ).map(String);
+    return (this.pathQuery("SELECT f.set_id FROM set_files f JOIN sets s ON s.id = f.set_id WHERE f.path = ? AND f.gap = 0 AND s.state != 'expired' ORDER BY f.set_id DESC").all(path) as number[]).map(String);
+  }
+
+  /** Single-column statement `sql`, compiled at its first use on this connection. */
+  private pathQuery(sql: string): Database.Statement {
+    let st = this.perPath.get(sql);
+    if (!st) this.perPath.set(sql, (st = this.db.prepare(sql).pluck()));
+    return st;
   }
 
   /**

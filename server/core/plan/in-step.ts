@@ -17,6 +17,17 @@ type Reader = (path: string, abs: string) => FileState;
  */
 export type HunkInPlace = (f: FileChange, abs: string, now: FileState) => 'all' | 'some' | 'none';
 
+/**
+ * Whether a hunk of change `f` can be in place in a file of state `now` at all, from the states
+ * alone (no blob nor file read): both sides of the change and `now` regular files, `now` no
+ * larger than `maxFileBytes`. When false, a {@link HunkInPlace} answers `none`: a listing asks
+ * for no diff (and reads no blob) for a file removed or replaced since.
+ */
+export function hunksMayBeInPlace(f: FileChange, now: FileState, maxFileBytes: number): boolean {
+  const text = (s: FileState) => s.exists && s.type === 'file';
+  return text(f.before) && text(f.after) && !!f.before.sha256 && !!f.after.sha256 && text(now) && now.size <= maxFileBytes;
+}
+
 /*
  * The journal in step with the disk. A change's state per file is what the disk says, not only
  * the operation log's flag: a file an editor's own undo (and a save) gave the agent's bytes back

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { makePlan } from '../server/core/plan/plan.js';
 import type { ChangeSet } from '../server/core/types.js';
-import { listChanges, showChange } from '../server/service/history.js';
+import fs from 'node:fs';
+import { hunkProbe, listChanges, showChange } from '../server/service/history.js';
+import { hunkInPlace } from '../server/service/in-place.js';
 import { unitWorkspace, type UnitWorkspace } from './support/unit-workspace.js';
 
 function edit(ws: UnitWorkspace, rel: string, data: string): ChangeSet {
@@ -89,5 +91,27 @@ describe('a change\'s state by what the disk holds', () => {
     ws.write('f.txt', ten.map((l, i) => (i === 1 ? 'one\n' : i === 5 ? 'two\n' : i === 9 ? 'mine\n' : l)).join(''));
     expect(ws.step({ ids: [two.id] }, 'undo').applied.map((f) => f.merged !== null)).toEqual([true]);
     expect(listed(ws)).toEqual({ [one.id]: ['applied', ['applied']], [two.id]: ['undone', ['undone']] });
+  });
+
+  it('the hunk check is asked for a text file written over since, and not for one removed or made a link since (no hunk can be there)', () => {
+    const ws = unitWorkspace();
+    ws.write('f.txt', 'a\nb\nc\n');
+    ws.write('g.txt', 'a\nb\nc\n');
+    const one = edit(ws, 'f.txt', 'a\nB\nc\n');
+    const two = edit(ws, 'g.txt', 'a\nB\nc\n');
+    const asked = () => {
+      const { probe, asked } = hunkProbe(ws);
+      const sets = listChanges(ws, { inPlace: probe }).sets;
+      return { asked: asked(), states: Object.fromEntries(sets.map((s) => [s.id, s.files.map((f) => f.state)])) };
+    };
+    expect(asked()).toEqual({ asked: false, states: { [one.id]: ['applied'], [two.id]: ['applied'] } });
+    ws.write('f.txt', 'a\nB\nmine\n');
+    expect(asked()).toEqual({ asked: true, states: { [one.id]: ['overwritten'], [two.id]: ['applied'] } });
+    fs.rmSync(ws.abs('f.txt'));
+    fs.rmSync(ws.abs('g.txt'));
+    fs.symlinkSync('elsewhere', ws.abs('g.txt'));
+    expect(asked()).toEqual({ asked: false, states: { [one.id]: ['overwritten'], [two.id]: ['overwritten'] } });
+    // What the real check says of them: the same.
+    expect(Object.fromEntries(listChanges(ws, { inPlace: hunkInPlace(ws) }).sets.map((s) => [s.id, s.files.map((f) => f.state)]))).toEqual({ [one.id]: ['overwritten'], [two.id]: ['overwritten'] });
   });
 });

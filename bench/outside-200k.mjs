@@ -71,7 +71,9 @@ function run(args, env, cwd, input) {
   return r.stdout;
 }
 
-const find = (ws) => time('find', ['.', '-type', 'f', '-printf', '%s %T@ %p\n'], { cwd: ws });
+// -ignore_readdir_race: a watcher's sync cookie at the root (made and removed within a sync) may
+// go between find's listing and its stat of it, which is no error of the walk's.
+const find = (ws) => time('find', ['.', '-ignore_readdir_race', '-type', 'f', '-printf', '%s %T@ %p\n'], { cwd: ws });
 
 /**
  * One hook event through `takeback hook claude-code` as an agent runs it (bin/takeback.js by its

@@ -60,6 +60,24 @@ interface IndexFile {
   hashLen: number;
 }
 
+/**
+ * The index of the git work tree at `root` with its mtime (ms; an entry modified at or after it
+ * is racy), as both readers take it: null without git, without the `git` program, or without an
+ * index this reader follows.
+ */
+function openIndex(root: string): { gitDir: string; idx: IndexFile; indexMtime: number } | null {
+  const gitDir = gitDirOf(root);
+  if (!gitDir || !findGit()) return null;
+  let indexMtime: number;
+  try {
+    indexMtime = lstatSync(join(gitDir, 'index')).mtimeMs;
+  } catch {
+    return null;
+  }
+  const idx = readIndexFile(gitDir);
+  return idx ? { gitDir, idx, indexMtime } : null;
+}
+
 function readIndexFile(gitDir: string): IndexFile | null {
   let buf: Buffer;
   try {
@@ -245,16 +263,9 @@ export function findGit(): string | null {
  * every entry, looked at once per run of entries in the same folder (the index is sorted).
  */
 export function readGitIndex(root: string, excludeNames: readonly string[] = []): GitIndex | null {
-  const gitDir = gitDirOf(root);
-  if (!gitDir || !findGit()) return null;
-  let indexMtime: number;
-  try {
-    indexMtime = lstatSync(join(gitDir, 'index')).mtimeMs;
-  } catch {
-    return null;
-  }
-  const idx = readIndexFile(gitDir);
-  if (!idx) return null;
+  const opened = openIndex(root);
+  if (!opened) return null;
+  const { gitDir, idx, indexMtime } = opened;
   const { buf, hashLen } = idx;
   const folders = new Map<string, Map<string, number>>();
   const asked = new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)));
@@ -355,16 +366,9 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
  * caller reads the index with {@link readGitIndex}).
  */
 export function readGitTable(root: string, excludeNames: readonly string[] = []): { table: object; trackedExcluded: string[] } | null | undefined {
-  const gitDir = gitDirOf(root);
-  if (!gitDir || !findGit()) return null;
-  let indexMtime: number;
-  try {
-    indexMtime = lstatSync(join(gitDir, 'index')).mtimeMs;
-  } catch {
-    return null;
-  }
-  const idx = readIndexFile(gitDir);
-  if (!idx) return null;
+  const opened = openIndex(root);
+  if (!opened) return null;
+  const { idx, indexMtime } = opened;
   const got = nativeGitTable(idx.buf, idx.hashLen, indexMtime, [...new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)))]);
   if (!got) return got;
   // Each folder found is NUL-terminated; one may come more than once.

@@ -79,7 +79,7 @@ function begin(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind:
   // An agent that names its turns and whose prompt event was missed still gets a turn: the
   // tool call begins one.
   if (a.agentTurn) beginTurnOnce(ws, ctx, a.agentTurn, null);
-  const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
+  const id = beginId(a.pairing);
   const pair = 'order' in a.pairing ? a.pairing.order : null;
   const who = { agent: ctx.agent, session: ctx.session, pair, tool: a.tool };
   if (a.kind === 'files-begin') {
@@ -182,6 +182,18 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
   }
 }
 
+/** The capture id a begin takes: its tool call's, or a new one where calls pair by order. */
+function beginId(pairing: Pairing): string {
+  return 'id' in pairing ? captureId(pairing.id) : `o${randomBytes(8).toString('hex')}`;
+}
+
+/** The queued operation that ends tool call `a`: by its id, or by its order in the session. */
+function endOp(ctx: EventContext, a: Extract<AgentAction, { kind: 'tool-end' }>): QueuedOp {
+  return 'id' in a.pairing
+    ? { op: 'end', id: captureId(a.pairing.id), tool: a.tool, found: null }
+    : { op: 'end-by-order', agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool };
+}
+
 /**
  * Queues `actions` in the spill of the workspace's journal, for `cause` (the journal cannot take
  * them now), as the capture operations they stand for; a file tool's paths are kept as they are
@@ -210,7 +222,7 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
         break;
       case 'files-begin':
       case 'command-begin': {
-        const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
+        const id = beginId(a.pairing);
         const pair = 'order' in a.pairing ? a.pairing.order : null;
         if (a.kind === 'command-begin') ops.push({ op: 'command-begin', id, tool: a.tool, command: a.command, pair, ...who(a.agentTurn) });
         else if (a.paths.length > 0) {
@@ -225,11 +237,7 @@ function queue(ctx: EventContext, actions: AgentAction[], cause: UnkeptCause, en
         break;
       }
       case 'tool-end':
-        ops.push(
-          'id' in a.pairing
-            ? { op: 'end', id: captureId(a.pairing.id), tool: a.tool, found: null }
-            : { op: 'end-by-order', agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool },
-        );
+        ops.push(endOp(ctx, a));
         break;
       case 'ignore':
         break;
@@ -261,16 +269,12 @@ export function plannedOps(ctx: EventContext, actions: AgentAction[]): QueuedOp[
         ops.push({ op: 'turn-end', ...who(a.agentTurn) });
         break;
       case 'command-begin': {
-        const id = 'id' in a.pairing ? captureId(a.pairing.id) : `o${randomBytes(8).toString('hex')}`;
+        const id = beginId(a.pairing);
         ops.push({ op: 'command-begin', id, tool: a.tool, command: a.command, pair: 'order' in a.pairing ? a.pairing.order : null, ...who(a.agentTurn) });
         break;
       }
       case 'tool-end':
-        ops.push(
-          'id' in a.pairing
-            ? { op: 'end', id: captureId(a.pairing.id), tool: a.tool, found: null }
-            : { op: 'end-by-order', agent: ctx.agent, session: ctx.session, pair: a.pairing.order, tool: a.tool },
-        );
+        ops.push(endOp(ctx, a));
         break;
       case 'ignore':
         break;

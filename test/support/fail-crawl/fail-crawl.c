@@ -42,7 +42,12 @@ static int fails(int flags) {
   return 1;
 }
 
+/* The open `name` does, unless this one is to fail (ENOENT): the next library's otherwise. */
 static int call(const char *name, int dirfd, const char *path, int flags, mode_t mode) {
+  if (fails(flags)) {
+    errno = ENOENT;
+    return -1;
+  }
   int (*next)(int, const char *, int, ...) = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, name);
   return next(dirfd, path, flags, mode);
 }
@@ -55,10 +60,6 @@ int openat(int dirfd, const char *path, int flags, ...) {
     mode = (mode_t)va_arg(ap, int);
     va_end(ap);
   }
-  if (fails(flags)) {
-    errno = ENOENT;
-    return -1;
-  }
   return call("openat", dirfd, path, flags, mode);
 }
 
@@ -69,10 +70,6 @@ int openat64(int dirfd, const char *path, int flags, ...) {
     va_start(ap, flags);
     mode = (mode_t)va_arg(ap, int);
     va_end(ap);
-  }
-  if (fails(flags)) {
-    errno = ENOENT;
-    return -1;
   }
   return call("openat64", dirfd, path, flags, mode);
 }

@@ -2,9 +2,8 @@
 // the subscription @parcel/watcher makes lists the tree first, and a folder removed between its
 // parent's listing and its own opening fails it. Forced here at the n-th folder opened.
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { builtForFile } from './built-once.js';
 
 /**
  * The preloaded library built once for the test file that calls this (in its own temporary
@@ -12,15 +11,11 @@ import { afterAll, beforeAll } from 'vitest';
  * the file's tests run.
  */
 export function failCrawlLibrary(): () => string {
-  let dir = '';
-  let so = '';
-  beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-fail-crawl-'));
-    so = path.join(dir, 'fail-crawl.so');
+  return builtForFile('takeback-fail-crawl-', (dir) => {
+    const so = path.join(dir, 'fail-crawl.so');
     execFileSync('cc', ['-shared', '-fPIC', '-O1', '-o', so, path.join(import.meta.dirname, 'fail-crawl', 'fail-crawl.c'), '-ldl']);
+    return so;
   });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return () => so;
 }
 
 /**

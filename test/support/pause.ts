@@ -2,9 +2,10 @@
 // rename that puts an undo's transaction record in place, between its plan and its first write
 // to the workspace. The test acts there (the person saves a file, a kill -9), then lets it go on.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, onTestFinished } from 'vitest';
+import { onTestFinished } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
+import { builtForFile } from './built-once.js';
 import { until } from './procs.js';
 
 /** Builds the preloaded library into `dir` with the system's C compiler; returns its path. */
@@ -51,14 +52,7 @@ export async function untilStopped(child: ChildProcess, ms = 60_000): Promise<vo
  * the file's tests run.
  */
 export function pauseLibrary(): () => string {
-  let dir = '';
-  let so = '';
-  beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-pause-'));
-    so = buildPause(dir);
-  });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return () => so;
+  return builtForFile('takeback-pause-', buildPause);
 }
 
 /**

@@ -4,7 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { builtForFile } from './built-once.js';
 
 /**
  * The swapping loop built once for the test file that calls this (in its own temporary folder,
@@ -12,15 +12,11 @@ import { afterAll, beforeAll } from 'vitest';
  * once the file's tests run.
  */
 export function swapperProgram(): () => string {
-  let dir = '';
-  let program = '';
-  beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'takeback-swapper-'));
-    program = path.join(dir, 'swap');
+  return builtForFile('takeback-swapper-', (dir) => {
+    const program = path.join(dir, 'swap');
     execFileSync('cc', ['-O2', '-o', program, path.join(import.meta.dirname, 'swapper', 'swap.c')]);
+    return program;
   });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return () => program;
 }
 
 /** A running swapping loop between paths `a` and `b` (`program` from {@link swapperProgram}). */

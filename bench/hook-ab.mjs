@@ -57,7 +57,7 @@ function side(root, name, tree, label, watchman) {
   const home = join(base, 'home');
   const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, TAKEBACK_HOME: home, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_WATCHMAN: '1', WATCHMAN_SOCK: watchman.sock };
   // As its init would write it with its takeback on PATH: asked of a process whose PATH has it.
-  const command = execFileSync(process.execPath, ['--input-type=module', '-e', `const { hookCommand } = await import(${JSON.stringify(join(root, 'dist', 'server', 'cli', 'self.js'))}); process.stdout.write(hookCommand('claude-code'));`], { env, encoding: 'utf8' });
+  const command = execFileSync(process.execPath, ['--input-type=module', '-e', `const { hookCommand } = await import(${JSON.stringify(join(root, 'dist', 'server', 'cli', 'self.js'))}); const { AGENTS } = await import(${JSON.stringify(join(root, 'dist', 'server', 'agents', 'registry.js'))}); process.stdout.write(hookCommand.length >= 2 ? hookCommand('claude-code', AGENTS['claude-code']) : hookCommand('claude-code'));`], { env, encoding: 'utf8' });
   const daemon = spawn(process.execPath, [join(root, 'bin', 'takeback.js'), 'hook-daemon'], { env, stdio: 'ignore' });
   const run = join(home, 'run');
   for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {

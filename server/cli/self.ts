@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { hookCommandLine, hookIsCommandAlone, type HookCommand } from '../agents/hook-command.js';
-import { AGENTS } from '../agents/registry.js';
 import { takebackOnPathIs } from '../path-lookup.js';
 import { packageRoot, packageVersion } from '../core/package-info.js';
 import { shellQuote } from './shell-quote.js';
@@ -36,16 +35,21 @@ export const HOOK_ENV_PREFIX = 'NODE_EXTRA_CA_CERTS= ';
  * agents/hook-command.ts): `if command -v takeback …; then NODE_EXTRA_CA_CERTS= takeback hook
  * claude-code; fi` when the `takeback` on PATH is this install, else this node and this script by
  * absolute path with the `takeback` on PATH as the fallback; `exec takeback …` where the
- * agent's hook is that command line alone (see hookIsCommandAlone). `env`: more assignments for
- * the takeback process (each ending with a space), put before {@link HOOK_ENV_PREFIX}.
+ * agent's hook is that command line alone (`spec`, the agent's entry in agents/registry.ts: see
+ * hookIsCommandAlone; undefined: not known to be). `env`: more assignments for the takeback
+ * process (each ending with a space), put before {@link HOOK_ENV_PREFIX}. The caller passes the
+ * spec so that this module, which every command loads, does not load the agents' registry (and
+ * the capture code it holds).
  */
-export function hookCommand(agent = 'claude-code', env = ''): string {
+export function hookCommand(agent: string, spec: HookSpec | undefined, env = ''): string {
   const program = takebackOnPathIs(BIN) ? ({ kind: 'path' } as const) : ({ kind: 'install', node: shellQuote(process.execPath), bin: shellQuote(BIN) } as const);
-  const spec = AGENTS[agent];
   return hookCommandLine(agent, program, `${env}${HOOK_ENV_PREFIX}`, { exec: spec !== undefined && hookIsCommandAlone(spec) });
 }
 
-/** {@link hookCommand} for `agent` as `init` takes it: the extra assignments given when the hook is written. */
-export function hookCommandOf(agent: string): HookCommand {
-  return (env) => hookCommand(agent, env);
+/** What {@link hookCommand} reads of an agent's spec. */
+export type HookSpec = Parameters<typeof hookIsCommandAlone>[0];
+
+/** {@link hookCommand} for `agent` (its `spec`) as `init` takes it: the extra assignments given when the hook is written. */
+export function hookCommandOf(agent: string, spec: HookSpec | undefined): HookCommand {
+  return (env) => hookCommand(agent, spec, env);
 }

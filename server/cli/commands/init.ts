@@ -45,7 +45,7 @@ export function registerInit(p: Command, ctx: CommandContext): void {
         workspace: root,
         user: Boolean(o.user),
         // `--command TEXT` (tests): the text as it is, after the assignments the hook is given.
-        command: o.command === undefined ? hookCommandOf(agent) : (env) => `${env}${o.command}`,
+        command: o.command === undefined ? hookCommandOf(agent, spec) : (env) => `${env}${o.command}`,
         shared: o.shared,
         remove: o.remove,
         http: o.http,

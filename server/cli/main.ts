@@ -61,8 +61,9 @@ function program(setCode: (n: number) => void, opts: MainOptions, jsonErrors = f
       ws = openWorkspace({ workspace });
       // Events the hooks queued while the journal could not take them come first.
       if (ws.journal.spilled) (await import('../core/capture/queued.js')).foldSpill(ws);
-      // Then the tool calls and turns a journal left mid-way holds open for good (their end lost).
-      (await import('../core/capture/repair.js')).repairLostEnds(ws);
+      // Then the tool calls and turns a journal left mid-way holds open for good (their end lost);
+      // the repair, and the capture code it closes them with, is loaded only when there are some.
+      if (ws.journal.hasLostEnds()) (await import('../core/capture/repair.js')).repairLostEnds(ws);
       return ws;
     },
     done(n) {

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { MAX_SOCKET_PATH, socketPath } from './address.js';
-import { adoptUnrecorded, hasUnrecorded } from './unrecorded.js';
+import { hasUnrecorded } from './unrecorded-marker.js';
 
 /*
  * What a process that is about to read or write a journal asks first (the command line's
@@ -32,7 +32,8 @@ export type SettleResult = 'settled' | 'none' | 'timeout';
 export async function settleCapture(home: string, opts: { ms?: number; log?: (message: string) => void } = {}): Promise<SettleResult> {
   if (!hasUnrecorded(home)) return 'settled';
   const r = await askToSettle(home, opts.ms ?? SETTLE_TIMEOUT_MS);
-  adoptUnrecorded(home, opts.log);
+  // Loaded only here: what queues a killed daemon's events holds the capture code.
+  (await import('./unrecorded.js')).adoptUnrecorded(home, opts.log);
   return r;
 }
 

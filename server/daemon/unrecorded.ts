@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDir } from './address.js';
+import { MARKER_PREFIX as PREFIX } from './unrecorded-marker.js';
 import { queueOps, type QueuedOp } from '../core/capture/queued.js';
 import { loadConfig } from '../core/config.js';
 import { journalDirOf } from '../core/journal/journal.js';
@@ -36,7 +37,6 @@ interface Marker {
   ops: QueuedOp[];
 }
 
-const PREFIX = 'unrecorded-';
 
 /** The marker of process `pid` under `home`. */
 function markerFile(home: string, pid: number): string {
@@ -67,19 +67,6 @@ export function unmarkUnrecorded(home: string): void {
     unlinkSync(markerFile(home, process.pid));
   } catch {
     // never written
-  }
-}
-
-/**
- * True while a marker is there under `home`: some daemon answered an event it has not recorded
- * yet (or was killed before it did). None: nothing an agent was answered for is missing from the
- * journals, and a reader need not ask the daemon. One folder listing; never throws.
- */
-export function hasUnrecorded(home: string): boolean {
-  try {
-    return readdirSync(runDir(home)).some((n) => n.startsWith(PREFIX) && n.endsWith('.json'));
-  } catch {
-    return false;
   }
 }
 

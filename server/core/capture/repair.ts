@@ -41,7 +41,7 @@ export function repairLostEnds(ws: Workspace, now = Date.now()): LostEnds {
   const { journal } = ws;
   const before = now - STALE_CAPTURE_MS;
   const none: LostEnds = { captures: [], turns: [] };
-  if (!journal.captures.hasStale(before) && journal.turns.quietSince(before).length === 0) return none;
+  if (!journal.hasLostEnds(now)) return none;
   try {
     return journal.withBusyTimeout(HOOK_BUSY_MS, () =>
       journal.write(() => {

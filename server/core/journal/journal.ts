@@ -4,7 +4,7 @@ import { syncFile, syncFolder } from '../durable.js';
 import { SnapshotIndex } from '../scan/snapshot-index.js';
 import { BlobStore } from '../store/blobs.js';
 import { workspaceKey } from '../workspace.js';
-import { Captures } from './captures.js';
+import { Captures, STALE_CAPTURE_MS } from './captures.js';
 import { openDb, writeTxn, type Db } from './db.js';
 import { Drift } from './drift.js';
 import { HolderWriter, holderFile, reserveHolder } from './holder.js';
@@ -136,6 +136,17 @@ export class Journal {
    */
   commitDurably(): void {
     this.durableCommit = true;
+  }
+
+  /**
+   * True when this journal holds something left open for good that capture/repair.ts closes: a
+   * tool call begun over STALE_CAPTURE_MS before `now` (ms since the epoch) whose end never came,
+   * or an agent's turn with nothing heard of it for as long. Two small queries; a reader asks it
+   * before loading the repair (and the capture code it needs).
+   */
+  hasLostEnds(now = Date.now()): boolean {
+    const before = now - STALE_CAPTURE_MS;
+    return this.captures.hasStale(before) || this.turns.quietSince(before).length > 0;
   }
 
   /**

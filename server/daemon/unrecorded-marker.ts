@@ -1,0 +1,25 @@
+import { readdirSync } from 'node:fs';
+import { runDir } from './address.js';
+
+/*
+ * Whether a capture daemon has an event answered and not recorded yet (its marker in `run/`, see
+ * unrecorded.ts), apart from what adopts a marker: every command of the command line asks this
+ * before it opens a journal (daemon/settle.ts), and loads the capture code that queues what a
+ * killed daemon left only when there is a marker.
+ */
+
+/** How a marker's name begins: `unrecorded-<pid>.json` in `$TAKEBACK_HOME/run/`. */
+export const MARKER_PREFIX = 'unrecorded-';
+
+/**
+ * True while a marker is there under `home`: some daemon answered an event it has not recorded
+ * yet (or was killed before it did). None: nothing an agent was answered for is missing from the
+ * journals, and a reader need not ask the daemon. One folder listing; never throws.
+ */
+export function hasUnrecorded(home: string): boolean {
+  try {
+    return readdirSync(runDir(home)).some((n) => n.startsWith(MARKER_PREFIX) && n.endsWith('.json'));
+  } catch {
+    return false;
+  }
+}

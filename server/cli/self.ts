@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { hookCommandLine, hookIsCommandAlone, type HookCommand } from '../agents/hook-command.js';
 import { AGENTS } from '../agents/registry.js';
@@ -13,6 +14,19 @@ export const VERSION: string = packageVersion();
 
 /** The `takeback` script of this install. */
 export const BIN = join(PACKAGE_ROOT, 'bin', 'takeback.js');
+
+/** This install's hook client (native/hook-client.c), built by `npm ci` where a C compiler is. */
+export const HOOK_CLIENT = join(PACKAGE_ROOT, 'native', 'build-hook', 'takeback-hook');
+
+/** Whether {@link HOOK_CLIENT} is there and may be run. */
+function hookClientBuilt(): boolean {
+  try {
+    accessSync(HOOK_CLIENT, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A shell command line that runs this install of takeback with `args`: `takeback ARGS` when the
@@ -38,14 +52,23 @@ export const HOOK_ENV_PREFIX = 'NODE_EXTRA_CA_CERTS= ';
  * absolute path with the `takeback` on PATH as the fallback; `exec takeback …` where the
  * agent's hook is that command line alone (see hookIsCommandAlone). `env`: more assignments for
  * the takeback process (each ending with a space), put before {@link HOOK_ENV_PREFIX}.
+ * `personal` (a settings file of one person's, see HookCommand) with this install on PATH and its
+ * hook client built: the client and this script by absolute path, the `takeback` on PATH the
+ * fallback.
  */
-export function hookCommand(agent = 'claude-code', env = ''): string {
-  const program = takebackOnPathIs(BIN) ? ({ kind: 'path' } as const) : ({ kind: 'install', node: shellQuote(process.execPath), bin: shellQuote(BIN) } as const);
+export function hookCommand(agent = 'claude-code', env = '', where: { personal: boolean } = { personal: false }): string {
+  const onPath = takebackOnPathIs(BIN);
+  const program =
+    onPath && where.personal && hookClientBuilt()
+      ? ({ kind: 'client', client: shellQuote(HOOK_CLIENT), bin: shellQuote(BIN) } as const)
+      : onPath
+        ? ({ kind: 'path' } as const)
+        : ({ kind: 'install', node: shellQuote(process.execPath), bin: shellQuote(BIN) } as const);
   const spec = AGENTS[agent];
   return hookCommandLine(agent, program, `${env}${HOOK_ENV_PREFIX}`, { exec: spec !== undefined && hookIsCommandAlone(spec) });
 }
 
 /** {@link hookCommand} for `agent` as `init` takes it: the extra assignments given when the hook is written. */
 export function hookCommandOf(agent: string): HookCommand {
-  return (env) => hookCommand(agent, env);
+  return (env, where) => hookCommand(agent, env, where);
 }

@@ -1,9 +1,13 @@
 // The capture daemon's choice between a walk and a sync before an event (core/capture/watch-feed.ts,
 // walkInstead), on its running figures: the walk where it costs less than a sync and a hinted scan,
 // and a sync made anyway now and then while the walk is chosen, so that a sync measured under a
-// passing load does not keep a workspace walking for good.
-import { describe, expect, it } from 'vitest';
+// passing load does not keep a workspace walking for good; and each warm scan tells its look's
+// cost, whether or not it found changes (what it read of them left out).
+import { afterEach, describe, expect, it } from 'vitest';
+import { useChangeHints } from '../server/core/capture/scan-commit.js';
 import { MOST_WALKS_BEFORE_RESYNC, WALKS_BEFORE_RESYNC, walkInstead, type Figures } from '../server/core/capture/watch-feed.js';
+import { captureBegin, captureEnd } from '../server/service/capture.js';
+import { unitWorkspace } from './support/unit-workspace.js';
 
 /** The choices of `n` operations in a row on figures `f` (true: walk), the figures left as they are. */
 const choices = (f: Figures, n: number): boolean[] => Array.from({ length: n }, () => walkInstead(f));
@@ -46,5 +50,32 @@ describe('walk or sync before an event', () => {
     // And the walk cheaper again later starts over from 8 walks between syncs.
     f.syncMs = 60;
     expect(syncsAt(choices(f, WALKS_BEFORE_RESYNC + 1))).toEqual([WALKS_BEFORE_RESYNC]);
+  });
+});
+
+describe('the figures a warm scan gives', () => {
+  afterEach(() => useChangeHints(null));
+
+  it('a shell call that changed files: both scans tell how long their look took (the walk here), the one that read the changes too', () => {
+    const ws = unitWorkspace();
+    for (let i = 0; i < 30; i++) ws.write(`d${i % 5}/f${i}.txt`, `${i}\n`.repeat(1000));
+    captureBegin(ws, { id: 'first', command: 'true' });
+    captureEnd(ws, { id: 'first' });
+    const told: { ms: number; hinted: boolean }[] = [];
+    // A hint source that has none to give: the scans walk, and are timed.
+    useChangeHints(() => undefined, (root, ms, hinted) => {
+      expect(root).toBe(ws.root);
+      told.push({ ms, hinted });
+    });
+    captureBegin(ws, { id: 'call', command: 'sed -i s/1/2/ d*/f*.txt' });
+    for (let i = 0; i < 30; i += 3) ws.write(`d${i % 5}/f${i}.txt`, 'changed\n');
+    const end = captureEnd(ws, { id: 'call' });
+    expect(end.set?.files).toHaveLength(10);
+    expect(told).toHaveLength(2);
+    for (const t of told) {
+      expect(t.hinted).toBe(false);
+      expect(t.ms).toBeGreaterThanOrEqual(0);
+      expect(t.ms).toBeLessThan(10_000);
+    }
   });
 });

@@ -13,8 +13,8 @@ import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
  *
  * A sync is waited for only when it is worth it. An event that scans nothing (the caller says so)
  * starts the watcher without waiting. And for each workspace the feed keeps running figures
- * (exponential averages, ms) of its walks and of its hinted scans that found nothing changed
- * (what changed is read either way, see ScanTimer), and of its syncs: when a walk has
+ * (exponential averages, ms) of its walks and of its hinted scans, each without what it read
+ * of what changed (read either way, see ScanTimer), and of its syncs: when a walk has
  * cost less than a sync and a hinted scan together, the operation walks without waiting (a walk
  * is always right), which on a small tree is cheaper than @parcel/watcher's batching. The
  * figures start unknown, and unknown means sync: the first scans of a new watcher walk anyway

@@ -248,6 +248,11 @@ export interface RowScanOutcome {
   /** Rows to write (new or changed), and rows to delete. */
   put: Map<string, Buffer>;
   del: string[];
+  /**
+   * How long the look took (ms, monotonic): the walk or the check of what may have moved, before
+   * anything that moved is read. Set by a scan that got that far.
+   */
+  lookMs?: number;
 }
 
 /** Thrown inside a warm scan that finds the ignore rules moved: the scan starts again, whole. */
@@ -538,13 +543,15 @@ class ScanWalk {
 
   /** The scan, start to end. */
   run(): RowScanOutcome {
+    const started = performance.now();
     const stop = this.full ? this.walkAll() : this.checkWarm();
     if (stop) return stop;
+    const lookMs = performance.now() - started;
     const { config } = this;
     // A baseline past the limits of reading at once leaves the bytes to the background.
     if (this.background && this.baseline && (this.copied > config.maxWorkspaceFiles || this.keptBytes > config.maxWorkspaceBytes)) this.leavePending();
     else this.readMoved();
-    return this.outcome();
+    return { ...this.outcome(), lookMs };
   }
 
   /** The last scan's entries of folder `dir` (decoded once), or null when it had no row. */

@@ -136,6 +136,27 @@ describe('git-backed snapshots', () => {
     expect(readGitIndex(sb.ws, ['.git'])!.trackedExcluded).toEqual([]);
   });
 
+  it("the folders kept are the same read off git's index a few bytes at a time (entries across the parts, names longer than a part), version 2 and version 4", () => {
+    const sb = sandbox({ git: true });
+    const long = `l${'o'.repeat(250)}ng`;
+    const deep = Array.from({ length: 11 }, () => long).join('/');
+    const files = ['a/dist/x.js', `${deep}/dist/deep.js`, `${deep}/src/z.ts`, 'b/node_modules/q/r.js', 'c/src/é.ts', ...Array.from({ length: 40 }, (_, i) => `many/f${i}/build/g.txt`)];
+    for (const f of files) sb.write(f, `${f.length}\n`);
+    commitAll(sb);
+    expect(`${deep}/dist/deep.js`.length).toBeGreaterThan(2 * 1024);
+    const names = ['node_modules', 'dist', 'build'];
+    const want = ['a/dist', 'b/node_modules', `${deep}/dist`, ...Array.from({ length: 40 }, (_, i) => `many/f${i}/build`)].sort();
+    for (const version of ['2', '4']) {
+      sb.sh(`git update-index --index-version ${version}`);
+      expect(readGitIndex(sb.ws, names)!.trackedExcluded).toEqual(want);
+      for (const part of [64, 100, 333, 4096, 1 << 20]) expect(trackedExcludedDirs(sb.ws, names, part)).toEqual(want);
+    }
+    // A torn index (cut short): no folders, as when it cannot be read.
+    const index = sb.abs('.git/index');
+    fs.truncateSync(index, Math.floor(fs.statSync(index).size / 2));
+    expect(trackedExcludedDirs(sb.ws, names, 100)).toEqual([]);
+  });
+
   it('untracked files still count against the limits; a file touched but unchanged is no change', async () => {
     const sb = sandbox({ git: true, env: { TAKEBACK_MAX_WORKSPACE_FILES: '3' } });
     for (let i = 0; i < 10; i++) sb.write(`t${i}.txt`, `t${i}\n`);

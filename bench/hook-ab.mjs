@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Two installs of takeback side by side, alternated call by call: one shell tool call's capture
-// through the default hooks as the agent runs them (`bash -c '<the command that install's init
-// writes>'`, `takeback` on PATH through a symlink, so its hook client), against each install's own
+// through the default hooks as the agent runs them (`sh -c '<the command that install's init
+// writes in a person's own settings file>'`, `takeback` on PATH through a symlink, so its hook
+// client), against each install's own
 // capture daemon with Watchman as its watcher (a Watchman server of this script's own), on a copy
 // of the bench's generated trees each. The same calls as bench/peers.mjs (10 files appended to
 // between the two hooks; each timed call followed by an untimed one and the racy window), with
@@ -18,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generated, refreshIndex } from './gen.mjs';
-import { median, sleep, time } from './measure.mjs';
+import { AGENT_SHELL, median, sleep, time } from './measure.mjs';
 
 const HERE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OTHER = process.argv[2] ? resolve(process.argv[2]) : null;
@@ -57,7 +58,7 @@ function side(root, name, tree, label, watchman) {
   const home = join(base, 'home');
   const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, TAKEBACK_HOME: home, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug', TAKEBACK_WATCHMAN: '1', WATCHMAN_SOCK: watchman.sock };
   // As its init would write it with its takeback on PATH: asked of a process whose PATH has it.
-  const command = execFileSync(process.execPath, ['--input-type=module', '-e', `const { hookCommand } = await import(${JSON.stringify(join(root, 'dist', 'server', 'cli', 'self.js'))}); const { AGENTS } = await import(${JSON.stringify(join(root, 'dist', 'server', 'agents', 'registry.js'))}); process.stdout.write(hookCommand.length >= 2 ? hookCommand('claude-code', AGENTS['claude-code']) : hookCommand('claude-code'));`], { env, encoding: 'utf8' });
+  const command = execFileSync(process.execPath, ['--input-type=module', '-e', `const { hookCommand } = await import(${JSON.stringify(join(root, 'dist', 'server', 'cli', 'self.js'))}); const { AGENTS } = await import(${JSON.stringify(join(root, 'dist', 'server', 'agents', 'registry.js'))}); process.stdout.write(hookCommand.length >= 2 ? hookCommand('claude-code', AGENTS['claude-code'], '', { personal: true }) : hookCommand('claude-code', '', { personal: true }));`], { env, encoding: 'utf8' });
   const daemon = spawn(process.execPath, [join(root, 'bin', 'takeback.js'), 'hook-daemon'], { env, stdio: 'ignore' });
   const run = join(home, 'run');
   for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
@@ -81,7 +82,7 @@ function compare(label, tree, pick) {
   const sides = [side(HERE, 'this', tree, label, watchman), side(OTHER, 'other', tree, label, watchman)];
   let n = 0;
   const ev = (s, name, fields = {}) => JSON.stringify({ session_id: `hook-ab-${label}`, cwd: s.ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
-  const hook = (s, input) => time('bash', ['-c', s.command], { cwd: s.ws, env: s.env, input });
+  const hook = (s, input) => time(AGENT_SHELL, ['-c', s.command], { cwd: s.ws, env: s.env, input });
   const originals = new Map(sides.map((s) => [s.name, pick.map((p) => readFileSync(join(s.ws, p)))]));
   const putBack = (s) => pick.forEach((p, k) => writeFileSync(join(s.ws, p), originals.get(s.name)[k]));
   const call = (s) => {

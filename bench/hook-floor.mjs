@@ -2,12 +2,16 @@
 // The floor of a hook under the capture daemon: what one `takeback hook claude-code` costs as the
 // agent runs it when the daemon answers at once, i.e. the processes alone. A stand-in daemon on the
 // socket of a fresh TAKEBACK_HOME claims every event and answers {"ok":true} as soon as it is told
-// "go"; each hook is timed from its spawn to its exit, alternated step by step:
+// "go"; each hook is timed from its spawn to its exit, alternated step by step. The agent's shell
+// is `sh -c`, as Claude Code runs hook commands (bench/measure.mjs, AGENT_SHELL):
 //
-//   bash      `bash -c true`: the agent's shell alone
-//   plain     `bash -c 'if command -v takeback …; then takeback hook claude-code; fi'` (takeback on
+//   sh        `sh -c true`: the agent's shell alone
+//   plain     `sh -c 'if command -v takeback …; then takeback hook claude-code; fi'` (takeback on
 //             PATH through a symlink, as npm makes it): the command without `exec`
-//   init      the same with `exec takeback` (no fork of bash for it): what init writes for Claude Code
+//   shared    the same with `exec takeback` (no fork of the shell for it): what init writes in a
+//             file the team may commit
+//   personal  `sh -c 'if [ -x <client> ] && [ -f <script> ]; then exec <client> <script>
+//             claude-code; elif …'`: what init writes in a person's own file (the default)
 //   script    `takeback hook claude-code` run as a command: bin/takeback.js's /bin/sh lines, then the client
 //   client    native/build-hook/takeback-hook <script> claude-code: the hook client alone
 //   git       `git status --porcelain` on the bench's 1,800-file tree, when it is generated (the target's measure)
@@ -19,6 +23,7 @@ import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_SHELL } from './measure.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'takeback.js');
@@ -60,15 +65,18 @@ const server = createServer((sock) => {
 });
 await new Promise((r) => server.listen(socketPath(home), r));
 
+const q = (w) => `'${w.replace(/'/g, "'\\''")}'`;
 const plain = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX);
-const command = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX, { exec: true });
+const shared = hookCommandLine('claude-code', { kind: 'path' }, HOOK_ENV_PREFIX, { exec: true });
+const personal = hookCommandLine('claude-code', { kind: 'client', client: q(CLIENT), bin: q(BIN) }, HOOK_ENV_PREFIX, { exec: true });
 const event = JSON.stringify({ session_id: 'floor', cwd: ws, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: 'toolu_floor', tool_input: { command: 'true' }, tool_response: {} });
 const CACHE = process.env.TAKEBACK_BENCH_CACHE || join(tmpdir(), 'takeback-bench');
 const tree = join(CACHE, 'gen-1800-v1');
 const ways = {
-  bash: ['bash', ['-c', 'true']],
-  plain: ['bash', ['-c', plain]],
-  init: ['bash', ['-c', command]],
+  sh: [AGENT_SHELL, ['-c', 'true']],
+  plain: [AGENT_SHELL, ['-c', plain]],
+  shared: [AGENT_SHELL, ['-c', shared]],
+  personal: [AGENT_SHELL, ['-c', personal]],
   script: [join(bin, 'takeback'), ['hook', 'claude-code']],
   client: [CLIENT, [join(bin, 'takeback'), 'claude-code']],
   ...(existsSync(join(tree, '.complete')) ? { git: ['git', ['-C', tree, '--no-optional-locks', 'status', '--porcelain']] } : {}),
@@ -92,7 +100,7 @@ load.push(loadavg()[0]);
 server.close();
 rmSync(base, { recursive: true, force: true });
 
-const q = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 process.stdout.write(`hook floor, ${RUNS} runs each, alternated; load average ${load.map((l) => l.toFixed(1)).join(' → ')}\n`);
-for (const [k, xs] of Object.entries(times)) process.stdout.write(`${k.padEnd(7)} median ${q(xs, 0.5).toFixed(2)} ms, p90 ${q(xs, 0.9).toFixed(2)} ms\n`);
-process.stdout.write(`command: ${command}\n`);
+for (const [k, xs] of Object.entries(times)) process.stdout.write(`${k.padEnd(8)} median ${pct(xs, 0.5).toFixed(2)} ms, p90 ${pct(xs, 0.9).toFixed(2)} ms\n`);
+process.stdout.write(`shared: ${shared}\npersonal: ${personal}\n`);

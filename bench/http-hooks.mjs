@@ -1,12 +1,13 @@
 // Claude Code's http hooks to the capture daemon (`takeback init claude-code --http`), fired as
 // Claude Code fires them: for each event, the POST to the daemon and the command hook beside it
-// (bash running the shell test of http-hooks.ts's fallbackCommand) at once, waiting for both.
+// (`sh -c`, AGENT_SHELL, running the shell test of http-hooks.ts's fallbackCommand) at once,
+// waiting for both.
 // What is timed is that wait: the latency the hooks add to a tool call inside a running agent.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { sleep } from './measure.mjs';
+import { AGENT_SHELL, sleep } from './measure.mjs';
 
 /** A free loopback port. */
 export function freePort() {
@@ -38,9 +39,10 @@ export async function startHttpDaemon({ node, bin, root, env, port }) {
   return { child, token, fallback: fallbackCommand(port, tokenFingerprint(token), (env) => `${env}NODE_EXTRA_CA_CERTS= ${node} ${bin} hook claude-code`) };
 }
 
-function bash(cmd, stdin, cwd, env) {
+/** Runs hook command `cmd` as Claude Code does, `stdin` its event. */
+function commandHook(cmd, stdin, cwd, env) {
   return new Promise((resolve, reject) => {
-    const p = spawn('bash', ['-c', cmd], { cwd, env, stdio: ['pipe', 'ignore', 'ignore'] });
+    const p = spawn(AGENT_SHELL, ['-c', cmd], { cwd, env, stdio: ['pipe', 'ignore', 'ignore'] });
     p.stdin.on('error', () => {});
     p.stdin.end(stdin);
     p.on('error', reject);
@@ -57,7 +59,7 @@ export async function fireEvent({ port, token, fallback, cwd, env }, event) {
       await r.text();
       if (r.status !== 200) throw new Error(`http hook answered ${r.status}`);
     }),
-    bash(fallback, body, cwd, env),
+    commandHook(fallback, body, cwd, env),
   ]);
   return performance.now() - t0;
 }

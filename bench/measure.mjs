@@ -3,6 +3,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * The shell an agent runs a hook command with, as `AGENT_SHELL -c <command>`: Claude Code runs its
+ * hook commands with /bin/sh (a hook that reads /proc/$$/exe finds dash on Debian, with
+ * SHELL=/bin/bash too), as Codex does; Gemini CLI uses bash.
+ */
+export const AGENT_SHELL = 'sh';
+
 /** Runs `cmd args` and returns how long it took in ms. Throws when it fails (unless `allowFail`). */
 export function time(cmd, args, opts = {}) {
   const t0 = process.hrtime.bigint();

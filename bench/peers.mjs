@@ -7,19 +7,22 @@
 //     `git add -A` then `git commit` of everything;
 //   - opencode: a separate git folder too, `git add .` then `git write-tree`;
 //   - twinny: a copy of the workspace's own index, `git add -A` and `git write-tree` through it.
-// takeback: a Bash call's PreToolUse and PostToolUse hooks, as the agent runs them (the command
-// `init` writes, through bash), in-process (TAKEBACK_HOOK_DAEMON=0) and through the capture daemon
+// takeback: a Bash call's PreToolUse and PostToolUse hooks, as Claude Code runs them (`sh -c
+// <command>`, see AGENT_SHELL), in-process (TAKEBACK_HOOK_DAEMON=0) and through the capture daemon
 // with its watcher trusted (the default: a session's first hook starts it; its watcher
-// @parcel/watcher, and Watchman where `watchman` is installed, a server of the bench's own), each
-// hook starting Node by path; and the same through the hook client (native/hook-client.c), which `takeback hook`
-// run as a command (bin/takeback.js on PATH) execs instead of Node when it is built.
+// @parcel/watcher, and Watchman where `watchman` is installed, a server of the bench's own), in
+// three forms of the command: Node started by path (this install by absolute path, without the
+// hook client); the command `init` writes in a file the team may commit (`takeback` on PATH
+// through a link, as npm makes it: bin/takeback.js's /bin/sh lines, then the hook client,
+// native/hook-client.c); and the one it writes in a person's own file, the default (the hook
+// client by absolute path, which the shell becomes).
 //
 // Every call appends a line to the same 10 tracked files; between calls they are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, median, sleep, time } from './measure.mjs';
+import { AGENT_SHELL, fmt, median, sleep, time } from './measure.mjs';
 
 const GIT_ID = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'gc.auto=0', '-c', 'core.fsmonitor=false'];
 
@@ -70,12 +73,20 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     time('sh', ['-c', p.step], { cwd: ws });
   }
   const ev = (name, fields = {}) => JSON.stringify({ session_id: `bench-peers-${label}`, cwd: ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
+  const { hookCommandLine } = await import(join(bin, '..', '..', 'dist', 'server', 'agents', 'hook-command.js'));
+  const clientPath = join(bin, '..', '..', 'native', 'build-hook', 'takeback-hook');
+  const client = existsSync(clientPath);
   const hookCmd = `${hookEnvPrefix}${q(node)} ${q(bin)} hook claude-code`;
-  const clientCmd = `${hookEnvPrefix}${q(bin)} hook claude-code`;
-  const client = existsSync(join(bin, '..', '..', 'native', 'build-hook', 'takeback-hook'));
-  const runHook = (e, input, cmd = hookCmd) => time('bash', ['-c', cmd], { cwd: ws, env: e, input });
-  const inProcess = { ...env, TAKEBACK_HOOK_DAEMON: '0' };
-  const viaDaemon = { ...env, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };
+  const sharedCmd = hookCommandLine('claude-code', { kind: 'path' }, hookEnvPrefix, { exec: true });
+  const personalCmd = hookCommandLine('claude-code', { kind: 'client', client: q(clientPath), bin: q(bin) }, hookEnvPrefix, { exec: true });
+  const runHook = (e, input, cmd = hookCmd) => time(AGENT_SHELL, ['-c', cmd], { cwd: ws, env: e, input });
+  // `takeback` on PATH through a link, as `npm i -g` makes it.
+  const onPath = join(scratch, `peers-path-${label}`);
+  mkdirSync(onPath, { recursive: true });
+  if (!existsSync(join(onPath, 'takeback'))) symlinkSync(bin, join(onPath, 'takeback'));
+  const PATH = `${onPath}:${env.PATH ?? process.env.PATH}`;
+  const inProcess = { ...env, PATH, TAKEBACK_HOOK_DAEMON: '0' };
+  const viaDaemon = { ...env, PATH, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };
   let n = 0;
   const bashCall = (e, cmd = hookCmd) => {
     const input = { tool_name: 'Bash', tool_input: { command: 'bench: append to 10 files' }, tool_use_id: `toolu_peers_${label}_${n++}` };
@@ -126,24 +137,21 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       sleep(50);
     }
   };
-  /** One daemon pair (and one through the hook client), timed, each followed by an untimed one and the racy window. */
+  // The command's forms (see the top): the key's suffix and the command.
+  const forms = [['', hookCmd], ...(client ? [['Shared', sharedCmd], ['Personal', personalCmd]] : [])];
+  /** One daemon pair in each form, timed, each followed by an untimed one and the racy window. */
   const daemonCalls = (s, key) => {
-    const before = hintsLogged();
-    s[key].push(bashCall(viaDaemon));
-    s[`${key}Hinted`] += hintsLogged() - before === 2 ? 1 : 0;
-    putBack();
-    bashCall(viaDaemon);
-    sleep(2100);
-    if (client) {
+    for (const [form, cmd] of forms) {
       const before = hintsLogged();
-      s[`${key}Client`].push(bashCall(viaDaemon, clientCmd));
-      s[`${key}ClientHinted`] += hintsLogged() - before === 2 ? 1 : 0;
+      s[`${key}${form}`].push(bashCall(viaDaemon, cmd));
+      s[`${key}${form}Hinted`] += hintsLogged() - before === 2 ? 1 : 0;
       putBack();
-      bashCall(viaDaemon, clientCmd);
+      bashCall(viaDaemon, cmd);
       sleep(2100);
     }
   };
-  const s = { git: [], inProcess: [], daemon: [], daemonClient: [], daemonHinted: 0, daemonClientHinted: 0, wmGit: [], wm: [], wmClient: [], wmHinted: 0, wmClientHinted: 0, ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
+  const perForm = (key) => Object.fromEntries(forms.flatMap(([form]) => [[`${key}${form}`, []], [`${key}${form}Hinted`, 0]]));
+  const s = { git: [], inProcess: [], ...perForm('daemon'), wmGit: [], ...perForm('wm'), ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
   let daemon = startDaemon({ TAKEBACK_WATCHMAN: '0' });
   let watchman = null;
   try {
@@ -199,12 +207,14 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
         note: `${fmt.ratio(value / fastest)} the fastest peer; ${hinted}/${iterations} calls had both scans given hints (the others walked: not trusted, or a walk costs less)`,
       });
     const viaWatcher = (w) => `through the capture daemon with its watcher (${w}) trusted`;
-    daemonRow(`one shell tool call's capture: takeback's default hook pair, ${viaWatcher('@parcel/watcher')}`, m.daemon, m.git, m.daemonHinted);
-    if (client) daemonRow(`one shell tool call's capture: takeback's default hook pair run as a command, through the hook client (no Node started), ${viaWatcher('@parcel/watcher')}`, m.daemonClient, m.git, m.daemonClientHinted);
-    else log('peers: the hook client is not built (native/build-hook/takeback-hook): its row is left out');
-    if (watchman) {
-      daemonRow(`one shell tool call's capture: takeback's default hook pair, ${viaWatcher('Watchman')}`, m.wm, m.wmGit, m.wmHinted);
-      if (client) daemonRow(`one shell tool call's capture: takeback's default hook pair run as a command, through the hook client (no Node started), ${viaWatcher('Watchman')}`, m.wmClient, m.wmGit, m.wmClientHinted);
+    const formName = {
+      '': 'Node started by path (no hook client)',
+      Shared: "the command of a shared settings file (`takeback` on PATH: its /bin/sh lines, then the hook client)",
+      Personal: "the default: the command of a person's own settings file (the hook client by absolute path)",
+    };
+    if (!client) log('peers: the hook client is not built (native/build-hook/takeback-hook): its rows are left out');
+    for (const [key, git, w] of [['daemon', m.git, '@parcel/watcher'], ...(watchman ? [['wm', m.wmGit, 'Watchman']] : [])]) {
+      for (const [form] of forms) daemonRow(`one shell tool call's capture: takeback's hook pair, ${formName[form]}, ${viaWatcher(w)}`, m[`${key}${form}`], git, m[`${key}${form}Hinted`]);
     }
     return { samples: s, medians: m };
   } finally {

@@ -1,18 +1,23 @@
-// Every hook command `init` writes, for every agent and both ways of finding takeback (the
-// `takeback` on PATH, or this install by absolute path), is harmless where takeback is not
-// installed: a real shell (sh, as Claude Code and Codex run hooks; bash, as Gemini CLI does) with
-// a PATH that has no takeback runs it, and it exits 0 saying nothing. Where takeback is there, the
-// agent gets what takeback gives: its output and its exit code, untouched.
+// Every hook command `init` writes, for every agent and every way of finding takeback (the
+// `takeback` on PATH; this install's hook client by absolute path in a person's own settings
+// file; this install by absolute path), is harmless where takeback is not installed: a real shell
+// (sh, as Claude Code and Codex run hooks; bash, as Gemini CLI does) with a PATH that has no
+// takeback runs it, and it exits 0 saying nothing. Where takeback is there, the agent gets what
+// takeback gives: its output and its exit code, untouched.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, sandbox, type Sandbox } from './support/takeback.js';
+import { BIN, REPO_ROOT, sandbox, type Sandbox } from './support/takeback.js';
 
+/** This install's hook client (`npm ci` builds it). */
+const CLIENT = path.join(REPO_ROOT, 'native', 'build-hook', 'takeback-hook');
+
+// `personal`: the project file init writes is one person's (Claude Code's settings.local.json).
 const AGENTS = [
-  { agent: 'claude-code', file: ['.claude', 'settings.local.json'], shells: ['sh', 'bash'], turn: 'UserPromptSubmit' },
-  { agent: 'codex', file: ['.codex', 'hooks.json'], shells: ['sh', 'bash'], turn: 'UserPromptSubmit' },
-  { agent: 'gemini', file: ['.gemini', 'settings.json'], shells: ['bash', 'sh'], turn: 'BeforeAgent' },
+  { agent: 'claude-code', file: ['.claude', 'settings.local.json'], shells: ['sh', 'bash'], turn: 'UserPromptSubmit', personal: true },
+  { agent: 'codex', file: ['.codex', 'hooks.json'], shells: ['sh', 'bash'], turn: 'UserPromptSubmit', personal: false },
+  { agent: 'gemini', file: ['.gemini', 'settings.json'], shells: ['bash', 'sh'], turn: 'BeforeAgent', personal: false },
 ] as const;
 
 /** Every command hook in the settings file `file`, with its event. */
@@ -54,21 +59,39 @@ const quotedBin = (command: string) => (command.includes(`'${BIN}'`) ? `'${BIN}'
 
 for (const a of AGENTS) {
   describe(`init ${a.agent}: the hook commands are harmless where takeback is not installed`, () => {
-    it('takeback on PATH: written as `takeback`; without it on PATH every command exits 0 and prints nothing; with it the event is recorded', () => {
+    it(a.personal
+      ? "takeback on PATH, a person's own file: written as this install's hook client; the client and script gone, every command exits 0 and prints nothing without takeback on PATH and runs it with; as written, the event is recorded"
+      : 'takeback on PATH: written as `takeback`; without it on PATH every command exits 0 and prints nothing; with it the event is recorded', () => {
       const sb = sandbox({ git: true });
       const installed = installedPath(sb);
       const r = sb.tb(['init', a.agent], { env: { ...sb.env, PATH: `${installed}:${process.env.PATH}` } });
       expect(r.code, r.stderr).toBe(0);
       const commands = commandsIn(path.join(sb.ws, ...a.file));
       expect(commands.length).toBeGreaterThan(0);
+      const fallbackHome = path.join(sb.base, 'fallback-home');
       for (const { event, command } of commands) {
-        expect(command, event).not.toContain(BIN);
+        if (!a.personal) expect(command, event).not.toContain(BIN);
+        else {
+          expect(command, event).toMatch(new RegExp(`^if \\[ -x '?${CLIENT}'? \\] && \\[ -f '?${BIN}'? \\]; then .*exec '?${CLIENT}'? '?${BIN}'? ${a.agent}; elif command -v takeback `));
+          // Uninstalled, or the client not rebuilt: nothing runs, or the takeback on PATH does.
+          const gone = command.split(CLIENT).join(path.join(sb.base, 'gone', 'takeback-hook')).split(BIN).join(path.join(sb.base, 'gone', 'takeback.js'));
+          for (const shell of a.shells) {
+            const missing = runHook(sb, shell, gone, barePath(sb));
+            expect([missing.status, missing.stdout, missing.stderr], `${shell}: ${event}: ${gone}`).toEqual([0, '', '']);
+          }
+          if (event === a.turn) {
+            const fallback = runHook(sb, a.shells[0], gone, installed, fallbackHome, a.turn);
+            expect([fallback.status, fallback.stdout], event).toEqual([0, '']);
+          }
+          continue;
+        }
         for (const shell of a.shells) {
           const missing = runHook(sb, shell, command, barePath(sb));
           expect([missing.status, missing.stdout, missing.stderr], `${shell}: ${event}: ${command}`).toEqual([0, '', '']);
         }
       }
       expect(ranIn(sb.home), 'takeback never ran').toBe(false);
+      if (a.personal) expect(ranIn(fallbackHome), 'the takeback on PATH ran').toBe(true);
       // Installed: the same command runs takeback, which records the turn.
       const present = runHook(sb, a.shells[0], commands.find((c) => c.event === a.turn)!.command, installed, sb.home, a.turn);
       expect([present.status, present.stdout]).toEqual([0, '']);

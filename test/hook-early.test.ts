@@ -1,9 +1,10 @@
 // The capture daemon answers a hook before its record is done where the rule allows it
 // (agents/registry.ts, AnswerPoint): a command's end and a turn's end at once, a command's begin
 // once its "before" is read. Real daemon, the real hook client, each hook run as the agent runs
-// it: `bash -c '<the command init wrote>'` with `takeback` on PATH. The daemon is stopped at an
-// exact point of its record by the pause library (test/support/pause.ts): where it stores the
-// command's bytes (a blob's rename), or just before a blob's sync (before the commit).
+// it: `sh -c '<the command init wrote>'` with `takeback` on PATH (the personal settings file
+// names its hook client). The daemon is stopped at an exact point of its record by the pause
+// library (test/support/pause.ts): where it stores the command's bytes (a blob's rename), or just
+// before a blob's sync (before the commit).
 //
 // Shown: the hook returns while the record is held; a reader (`takeback list`, the sidecar's
 // `changes/list`) waits for it, and at most 5 s; the next event is not claimed before the record is done; a daemon killed between
@@ -26,8 +27,10 @@ const so = pauseLibrary();
 const SESSION = 'ea11e000-0000-4000-8000-00000000e001';
 
 /**
- * A git sandbox whose hooks are the ones `init claude-code` writes, run through `bash -c` with a
- * `takeback` on PATH that is this install (a symlink, as npm makes one): the hook client path.
+ * A git sandbox whose hooks are the ones `init claude-code` writes, run through `sh -c` (as
+ * Claude Code runs hook commands) with a `takeback` on PATH that is this install (a symlink, as
+ * npm makes one): the personal settings file names this install's hook client, which the shell
+ * becomes.
  */
 function earlySandbox(env: NodeJS.ProcessEnv = {}): Sandbox & { hook: never; command: string } {
   const sb = sandbox({ git: true, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '60000', TAKEBACK_LOG_LEVEL: 'debug', ...env } });
@@ -39,15 +42,15 @@ function earlySandbox(env: NodeJS.ProcessEnv = {}): Sandbox & { hook: never; com
   expect(r.code, r.stderr).toBe(0);
   const settings = JSON.parse(fs.readFileSync(path.join(sb.ws, '.claude', 'settings.local.json'), 'utf8'));
   const command = settings.hooks.PreToolUse[0].hooks[0].command as string;
-  expect(command).toMatch(/^if command -v takeback /);
+  expect(command).toMatch(/^if \[ -x \S*\/native\/build-hook\/takeback-hook \]/);
   return Object.assign(sb, { command }) as Sandbox & { hook: never; command: string };
 }
 
-/** One hook event, run as Claude Code runs the hook: `bash -c <command>`, the event on stdin. */
+/** One hook event, run as Claude Code runs the hook: `sh -c <command>`, the event on stdin. */
 function agentHook(sb: Sandbox & { command: string }, name: string, extra: object = {}, env: NodeJS.ProcessEnv = {}): Promise<Run> {
   const input = JSON.stringify({ session_id: SESSION, cwd: sb.ws, hook_event_name: name, ...extra });
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', sb.command], { cwd: sb.ws, env: { ...sb.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', sb.command], { cwd: sb.ws, env: { ...sb.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

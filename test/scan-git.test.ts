@@ -4,8 +4,12 @@
 // count against the limits as before. takeback never writes git's index or object store.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { readGitIndex, trackedExcludedDirs } from '../server/core/scan/git-index.js';
+import { looksUpInGit } from '../server/core/scan/scan.js';
 import { filesOf, sandbox, sleep, tree, type Sandbox } from './support/takeback.js';
+import { unitWorkspace, type UnitWorkspace } from './support/unit-workspace.js';
 
 function commitAll(sb: Sandbox): void {
   sb.sh('git add -A && git -c user.name=t -c user.email=t@example.invalid commit -q -m init');
@@ -132,6 +136,27 @@ describe('git-backed snapshots', () => {
     expect(readGitIndex(sb.ws, ['.git'])!.trackedExcluded).toEqual([]);
   });
 
+  it("the folders kept are the same read off git's index a few bytes at a time (entries across the parts, names longer than a part), version 2 and version 4", () => {
+    const sb = sandbox({ git: true });
+    const long = `l${'o'.repeat(250)}ng`;
+    const deep = Array.from({ length: 11 }, () => long).join('/');
+    const files = ['a/dist/x.js', `${deep}/dist/deep.js`, `${deep}/src/z.ts`, 'b/node_modules/q/r.js', 'c/src/é.ts', ...Array.from({ length: 40 }, (_, i) => `many/f${i}/build/g.txt`)];
+    for (const f of files) sb.write(f, `${f.length}\n`);
+    commitAll(sb);
+    expect(`${deep}/dist/deep.js`.length).toBeGreaterThan(2 * 1024);
+    const names = ['node_modules', 'dist', 'build'];
+    const want = ['a/dist', 'b/node_modules', `${deep}/dist`, ...Array.from({ length: 40 }, (_, i) => `many/f${i}/build`)].sort();
+    for (const version of ['2', '4']) {
+      sb.sh(`git update-index --index-version ${version}`);
+      expect(readGitIndex(sb.ws, names)!.trackedExcluded).toEqual(want);
+      for (const part of [64, 100, 333, 4096, 1 << 20]) expect(trackedExcludedDirs(sb.ws, names, part)).toEqual(want);
+    }
+    // A torn index (cut short): no folders, as when it cannot be read.
+    const index = sb.abs('.git/index');
+    fs.truncateSync(index, Math.floor(fs.statSync(index).size / 2));
+    expect(trackedExcludedDirs(sb.ws, names, 100)).toEqual([]);
+  });
+
   it('untracked files still count against the limits; a file touched but unchanged is no change', async () => {
     const sb = sandbox({ git: true, env: { TAKEBACK_MAX_WORKSPACE_FILES: '3' } });
     for (let i = 0; i < 10; i++) sb.write(`t${i}.txt`, `t${i}\n`);
@@ -166,5 +191,55 @@ describe('git-backed snapshots', () => {
     expect(filesOf(set)).toEqual({ 'a.txt': 'modified' });
     sb.json(['undo', set.id]);
     expect(sb.read('a.txt').equals(crlf)).toBe(true);
+  });
+
+  /**
+   * A workspace in this process whose tracked files `files` (path → bytes) were written an hour
+   * ago and committed, and its first snapshot (every file git's blob, none read); then `rewrite`
+   * written again with the same bytes (a `sed -i` that matched nothing), git's index refreshed
+   * past its own racy second (it vouches for them as they now are), and a scan that reads them
+   * (their stat moved) within their racy window. Returns the workspace and a scan of it.
+   */
+  async function racyTracked(files: Record<string, Buffer>, rewrite: string[]): Promise<{ ws: UnitWorkspace; scan: () => ReturnType<typeof scanAndCommit> }> {
+    const ws = unitWorkspace();
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: ws.root, stdio: 'pipe' });
+    const hourAgo = new Date(Date.now() - 3600_000);
+    for (const [p, b] of Object.entries(files)) {
+      ws.write(p, b);
+      fs.utimesSync(ws.abs(p), hourAgo, hourAgo);
+    }
+    git('init', '-q');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'init');
+    const scan = () => ws.journal.write(() => scanAndCommit(ws));
+    expect(scan().read).toBe(0);
+    for (const p of rewrite) fs.writeFileSync(ws.abs(p), files[p]!);
+    await sleep(1100);
+    git('update-index', '-q', '--refresh');
+    const moved = scan();
+    expect(moved.read).toBe(rewrite.length);
+    expect(moved.changes).toEqual([]);
+    return { ws, scan };
+  }
+
+  it("a warm scan reads a few tracked files that are only racy again rather than git's whole index; many bytes of them, it looks them up", async () => {
+    expect(looksUpInGit(10, 12_000, 97_000_000)).toBe(false);
+    expect(looksUpInGit(200, 0, 97_000_000)).toBe(true);
+    expect(looksUpInGit(1, 2_000_000, 1_000_000)).toBe(true);
+    expect(looksUpInGit(1, 100, NaN)).toBe(false);
+
+    // A file of 3 bytes against an index of a few hundred: read again, still git's blob.
+    const small = await racyTracked({ 'a.txt': Buffer.from('a1\n'), 'b.txt': Buffer.from('b1\n') }, ['a.txt']);
+    const again = small.scan();
+    expect(again.read).toBe(1);
+    expect(again.changes).toEqual([]);
+    const blob = execFileSync('git', ['rev-parse', 'HEAD:a.txt'], { cwd: small.ws.root }).toString().trim();
+    expect(small.ws.journal.snapshot.packedAt(['a.txt']).get('a.txt')?.git).toBe(blob);
+
+    // 64 KiB of them: git's index vouches for them, none is read.
+    const big = await racyTracked({ 'big.bin': Buffer.alloc(65_536, 7), 'c.txt': Buffer.from('c1\n') }, ['big.bin', 'c.txt']);
+    const looked = big.scan();
+    expect(looked.read).toBe(0);
+    expect(looked.changes).toEqual([]);
   });
 });

@@ -22,10 +22,11 @@ function readConfig(file: string): unknown {
 
 /**
  * `doctor`'s check of `spec`'s hooks (see {@link AgentSpec.checkHooks}): the context an adapter
- * is given, with `command` the hook command `init` writes now for it (cli/self.ts), so that a
- * hook that runs anything else is not current.
+ * is given, with `commands` the hook commands `init` writes now for it (cli/self.ts: the one for
+ * a file a team may commit and the one for a person's own file), so that a hook that runs
+ * anything else is not current.
  */
-export function checkAgentHooks(spec: AnySpec, where: { workspace: string; cwd: string; env: NodeJS.ProcessEnv; home: string; command: string }): HookCheck[] {
+export function checkAgentHooks(spec: AnySpec, where: { workspace: string; cwd: string; env: NodeJS.ProcessEnv; home: string; commands: readonly string[] }): HookCheck[] {
   const ctx: HookCheckContext = {
     workspace: where.workspace,
     cwd: where.cwd,
@@ -35,11 +36,13 @@ export function checkAgentHooks(spec: AnySpec, where: { workspace: string; cwd: 
       const places = ourHookPlaces(spec, file);
       const hooked = new Set(places.map((p) => p.event));
       const installed = places.length === 0 ? 'none' : spec.events.every((e) => hooked.has(e.event)) ? 'all' : 'some';
-      const current = places.length === 0 ? null : places.every((p) => isCurrentHook(spec, p.hook, where.command));
+      const current = places.length === 0 ? null : places.every((p) => where.commands.some((c) => isCurrentHook(spec, p.hook, c)));
       return { check: { agent: spec.name, scope, file, installed, current, trusted: null }, places };
     },
     programsIn(scope, dir) {
-      return { agent: spec.name, scope, file: dir, ...ourHookPrograms(spec, dir, where.command), trusted: null };
+      const each = where.commands.map((c) => ourHookPrograms(spec, dir, c));
+      const current = each.some((r) => r.current === true) ? true : (each[0]?.current ?? null);
+      return { agent: spec.name, scope, file: dir, installed: each[0]?.installed ?? 'none', current, trusted: null };
     },
     readConfig,
   };

@@ -14,8 +14,13 @@
  * Where a hook finds takeback. `path`: the `takeback` on PATH (the one this install is). `install`:
  * this install's node and script by absolute path, as shell words already quoted, with the
  * `takeback` on PATH taking over when either is gone (a Node upgraded away, a clone deleted).
+ * `client`: this install's hook client (native/build-hook/takeback-hook) run by absolute path with
+ * its script (both shell words already quoted), so that the shell the agent starts becomes the
+ * client at once: no `/bin/sh` reading the script and no `readlink` of the npm link on PATH
+ * before it (about half of a hook's processes: bench/hook-floor.mjs); the `takeback` on PATH
+ * takes over when either is gone (an uninstall, a rebuild that failed).
  */
-export type HookProgram = { kind: 'path' } | { kind: 'install'; node: string; bin: string };
+export type HookProgram = { kind: 'path' } | { kind: 'install'; node: string; bin: string } | { kind: 'client'; client: string; bin: string };
 
 /** What a POSIX shell tests to know that `takeback` is on PATH, quietly. */
 const ON_PATH = 'command -v takeback >/dev/null 2>&1';
@@ -34,6 +39,7 @@ export function hookCommandLine(agent: string, program: HookProgram, env = '', o
   const run = opts.exec ? 'exec ' : '';
   const onPath = `${ON_PATH}; then ${env}${run}takeback hook ${agent}`;
   if (program.kind === 'path') return `if ${onPath}; fi`;
+  if (program.kind === 'client') return `if [ -x ${program.client} ] && [ -f ${program.bin} ]; then ${env}${run}${program.client} ${program.bin} ${agent}; elif ${onPath}; fi`;
   return `if [ -x ${program.node} ] && [ -f ${program.bin} ]; then ${env}${run}${program.node} ${program.bin} hook ${agent}; elif ${onPath}; fi`;
 }
 
@@ -50,6 +56,9 @@ export function hookIsCommandAlone(spec: { plugin?: boolean; hookProgram?: unkno
 /**
  * Builds the hook command with the variable assignments `env` for the takeback process (`''`:
  * none; each assignment ends with a space). `init` takes one, so that the hooks of
- * `init claude-code --http` can hand the daemon's port to the same harmless command.
+ * `init claude-code --http` can hand the daemon's port to the same harmless command. `personal`:
+ * the command goes to a settings file of one person's (Claude Code's `.claude/settings.local.json`,
+ * any `--user` file), which may name this install's files by absolute path; a file a team may
+ * commit gets the command that finds takeback on PATH.
  */
-export type HookCommand = (env: string) => string;
+export type HookCommand = (env: string, where?: { personal: boolean }) => string;

@@ -158,9 +158,9 @@ export function initHooks(
   const local = spec.name === 'claude-code' && !opts.user ? join(opts.workspace, ...LOCAL_SETTINGS) : null;
   const results: InitResult[] = [];
   const base = settingsBase(spec, opts.workspace, opts.user, opts.env);
-  if (spec.hookProgram) return [{ ...initHookPrograms(spec, { dir: shared, command: opts.command(''), remove: opts.remove, base }), action: opts.remove ? 'removed' : 'added' }];
+  if (spec.hookProgram) return [{ ...initHookPrograms(spec, { dir: shared, command: opts.command('', { personal: opts.user }), remove: opts.remove, base }), action: opts.remove ? 'removed' : 'added' }];
   const run = (file: string, remove: boolean, entries?: (event: string) => HookEntry[]) => {
-    const r = initAgentHooks(spec, { file, command: opts.command(''), remove, entries, base });
+    const r = initAgentHooks(spec, { file, command: opts.command('', { personal: opts.user || file === local }), remove, entries, base });
     results.push({ ...r, action: remove ? 'removed' : 'added' });
   };
   if (opts.remove) {
@@ -170,7 +170,7 @@ export function initHooks(
     return results;
   }
   const target = local && !opts.shared ? local : shared;
-  const entries = opts.http ? (event: string) => httpHookEntries(spec, event, { port: port!, token: httpToken(opts.home), command: opts.command }) : undefined;
+  const entries = opts.http ? (event: string) => httpHookEntries(spec, event, { port: port!, token: httpToken(opts.home), command: (env) => opts.command(env, { personal: true }) }) : undefined;
   // In a git repository that does not ignore it yet, the personal file is kept out of git first.
   if (target === local) keepOutOfGit(opts.workspace, LOCAL_SETTINGS.join('/'));
   run(target, false, entries);

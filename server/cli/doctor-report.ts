@@ -75,7 +75,7 @@ export async function doctorReport(ws: Workspace): Promise<DoctorReport> {
   outside.push(...hookProblems(claudeCode, ws.root, ws.home));
   const env = process.env;
   const agents = Object.entries(AGENTS).flatMap(([name, spec]) =>
-    checkAgentHooks(spec, { workspace: ws.root, cwd: process.cwd(), env, home: env.HOME ?? homedir(), command: hookCommand(name, spec) }),
+    checkAgentHooks(spec, { workspace: ws.root, cwd: process.cwd(), env, home: env.HOME ?? homedir(), commands: [hookCommand(name, spec), hookCommand(name, spec, '', { personal: true })] }),
   );
   outside.push(...hookCheckProblems(agents));
   const { problems, ...health } = journalHealth(ws, VERSION, outside);

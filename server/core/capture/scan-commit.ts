@@ -11,11 +11,12 @@ import type { ScanMeta } from '../scan/snapshot-index.js';
 export type HintSource = (root: string, racyMs: number) => ChangeHints | undefined;
 
 /**
- * Told of each warm scan (one compared with a snapshot) a process's hint source was asked for
- * that found nothing changed: the workspace root, how long the scan took (ms, monotonic), and
- * whether it had hints. A scan that found changes is not told: reading what changed (the bytes
- * before, from git's objects when git vouched for them) costs the same walked or hinted, and can
- * outweigh the look itself many times, so it says nothing of which look is cheaper.
+ * Told of each warm scan (one compared with a snapshot) a process's hint source was asked for:
+ * the workspace root, how long its look took (ms, monotonic: the walk, or the hints asked for
+ * and the check of the paths hinted, see RowScanOutcome's `lookMs`), and whether it had hints. What the scan read after the
+ * look is left out: reading what changed (the bytes before, from git's objects when git vouched
+ * for them) costs the same walked or hinted, and can outweigh the look itself many times, so it
+ * says nothing of which look is cheaper.
  */
 export type ScanTimer = (root: string, ms: number, hinted: boolean) => void;
 
@@ -75,10 +76,11 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
   try {
     rows = journal.snapshot.rows(early ?? undefined);
-    const started = asked && scanTimer ? performance.now() : 0;
+    const asking = asked && scanTimer ? performance.now() : 0;
     const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
+    const hintsMs = asked && scanTimer ? performance.now() - asking : 0;
     r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
-    if (asked && scanTimer && r.changes.length === 0) scanTimer(root, performance.now() - started, given !== undefined);
+    if (asked && scanTimer && r.lookMs !== undefined) scanTimer(root, hintsMs + r.lookMs, given !== undefined);
   } finally {
     early?.cancel();
   }

@@ -13,12 +13,15 @@ import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
  *
  * A sync is waited for only when it is worth it. An event that scans nothing (the caller says so)
  * starts the watcher without waiting. And for each workspace the feed keeps running figures
- * (exponential averages, ms) of its walks and of its hinted scans that found nothing changed
- * (what changed is read either way, see ScanTimer), and of its syncs: when a walk has
+ * (exponential averages, ms) of its walks and of its hinted scans, each without what it read
+ * of what changed (read either way, see ScanTimer), and of its syncs: when a walk has
  * cost less than a sync and a hinted scan together, the operation walks without waiting (a walk
  * is always right), which on a small tree is cheaper than @parcel/watcher's batching. The
  * figures start unknown, and unknown means sync: the first scans of a new watcher walk anyway
- * (it is not trusted yet), which gives the walk its figure.
+ * (it is not trusted yet), which gives the walk its figure. While the walk is chosen the sync and
+ * the hinted scan are not measured, so one sync slowed by a passing load would keep a workspace
+ * walking for good: every so many walks chosen in a row, an operation syncs anyway, to measure
+ * again (see {@link walkInstead}).
  *
  * The watcher is Watchman's (scan/watchman.ts) where the Watchman service answers when the
  * first workspace is watched, in git or not: its sync costs about a millisecond against
@@ -36,15 +39,54 @@ export const WATCH_SYNC_VAR = 'TAKEBACK_WATCH_SYNC';
 /** The weight of the newest figure in a running average. */
 const NEWEST_WEIGHT = 0.5;
 
-/** A workspace's running figures (ms), undefined until first measured. */
-interface Figures {
+/** Walks chosen in a row before the first sync made anyway to measure the sync again. */
+export const WALKS_BEFORE_RESYNC = 8;
+
+/** The most walks chosen in a row between two syncs made to measure again. */
+export const MOST_WALKS_BEFORE_RESYNC = 256;
+
+/**
+ * A workspace's running figures (ms), undefined until first measured; and, while the walk is
+ * chosen, how many walks were chosen since the last sync (`walked`) and how many may be before the
+ * next one (`between`).
+ */
+export interface Figures {
   walkMs?: number;
   hintedMs?: number;
   syncMs?: number;
+  walked?: number;
+  between?: number;
 }
 
 function average(old: number | undefined, ms: number): number {
   return old === undefined ? ms : old + NEWEST_WEIGHT * (ms - old);
+}
+
+/**
+ * Whether the next operation on a workspace with figures `f` walks instead of syncing (updates
+ * `f`'s count of walks): when its walk has cost less than a sync and a hinted scan together,
+ * except that after {@link WALKS_BEFORE_RESYNC} walks in a row one operation syncs, to measure the
+ * sync and the hinted scan again. Each such sync after which the walk is still the cheaper makes
+ * the next one come twice as late (up to {@link MOST_WALKS_BEFORE_RESYNC} walks): a workspace that
+ * is truly cheaper to walk pays a sync now and then, one whose sync was measured under a passing
+ * load is back to syncing after a few operations.
+ */
+export function walkInstead(f: Figures): boolean {
+  const cheaper = f.walkMs !== undefined && f.syncMs !== undefined && f.walkMs < f.syncMs + (f.hintedMs ?? 0);
+  if (!cheaper) {
+    f.walked = 0;
+    f.between = undefined;
+    return false;
+  }
+  const between = f.between ?? WALKS_BEFORE_RESYNC;
+  if ((f.walked ?? 0) < between) {
+    f.walked = (f.walked ?? 0) + 1;
+    f.between = between;
+    return true;
+  }
+  f.walked = 0;
+  f.between = Math.min(2 * between, MOST_WALKS_BEFORE_RESYNC);
+  return false;
 }
 
 /** Which watcher a process's feed uses: `watchman` (with the service's version) or `parcel`. */
@@ -159,7 +201,7 @@ export class WorkspaceFeed {
       const f = this.figuresOf(root);
       this.lastFigures = { ...f };
       const always = this.env[WATCH_SYNC_VAR] === 'always';
-      if (!always && f.walkMs !== undefined && f.syncMs !== undefined && f.walkMs < f.syncMs + (f.hintedMs ?? 0)) return 'walk';
+      if (!always && walkInstead(f)) return 'walk';
       const started = performance.now();
       const ok = await w.sync();
       if (ok) f.syncMs = average(f.syncMs, performance.now() - started);

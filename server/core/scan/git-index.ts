@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { accessSync, constants, lstatSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { nativeGitTable } from './native.js';
@@ -140,56 +140,145 @@ function walkIndex(idx: IndexFile, fn: (start: number, src: Buffer, ps: number, 
   return o;
 }
 
+/** The part of git's index {@link walkIndexPaths} reads at a time (bytes; grown for a longer entry). */
+const INDEX_PART_BYTES = 1 << 20;
+
 /**
- * The length of the folder part of the path `src[ps..pe)` when that folder is not the one of the
- * path `last` was set to (and sets `last` to this path's), else -1; -1 too for a path at the root.
- * The index is sorted, so a folder's entries come in runs: only the first of a run makes a string.
+ * Calls `fn` with the path of each entry of the index file `file` (`src[ps..pe)`, its bytes valid
+ * during the call only), reading the file a part of `partBytes` at a time into one buffer: a
+ * reader that needs the paths only holds neither the whole file (97 MB for a million files) nor
+ * fresh memory for it. Throws on a torn index; null when the file cannot be opened or is not an
+ * index this reader follows (version 2 to 4).
  */
-function newFolder(src: Buffer, ps: number, pe: number, last: { src: Buffer; ps: number; len: number }): number {
-  let slash = pe - ps - 1;
-  while (slash >= 0 && src[ps + slash] !== 0x2f) slash--;
-  if (slash < 0) return -1;
-  if (slash === last.len) {
-    let k = 0;
-    while (k < slash && src[ps + k] === last.src[last.ps + k]) k++;
-    if (k === slash) return -1;
+function walkIndexPaths(file: string, hashLen: number, fn: (src: Buffer, ps: number, pe: number) => void, partBytes = INDEX_PART_BYTES): true | null {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return null;
   }
-  last.src = src;
-  last.ps = ps;
-  last.len = slash;
-  return slash;
+  try {
+    let buf = Buffer.allocUnsafe(Math.max(partBytes, 64));
+    /** `buf[0..len)` holds the file's bytes from offset `base`; `o` is the next entry's place in `buf`. */
+    let base = 0;
+    let len = 0;
+    let o = 0;
+    let eof = false;
+    /** Makes `buf[o..o+n)` hold the file's bytes (keeping those from `o` on); false at the end of the file. */
+    const have = (n: number): boolean => {
+      if (o + n <= len) return true;
+      if (o > 0) {
+        buf.copy(buf, 0, o, len);
+        base += o;
+        len -= o;
+        o = 0;
+      }
+      if (n > buf.length) {
+        const grown = Buffer.allocUnsafe(Math.max(n, 2 * buf.length));
+        buf.copy(grown, 0, 0, len);
+        buf = grown;
+      }
+      while (len < n && !eof) {
+        const got = readSync(fd, buf, len, buf.length - len, base + len);
+        if (got === 0) eof = true;
+        len += got;
+      }
+      return len >= n;
+    };
+    /** Where the NUL at or after `buf[o + from]` is, relative to `o` (the window grown until it is there). */
+    const nulFrom = (from: number): number => {
+      for (;;) {
+        const at = buf.indexOf(0, o + from);
+        if (at >= 0 && at < len) return at - o;
+        from = len - o;
+        if (!have(len - o + 1)) throw new Error('torn index');
+      }
+    };
+    if (!have(12) || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
+    const version = buf.readUInt32BE(4);
+    if (version < 2 || version > 4) return null;
+    const count = buf.readUInt32BE(8);
+    o = 12;
+    let prev = Buffer.alloc(0);
+    for (let i = 0; i < count; i++) {
+      const fixed = 40 + hashLen + 2;
+      if (!have(fixed + 2)) throw new Error('torn index');
+      const flags = buf.readUInt16BE(o + fixed - 2);
+      let at = fixed;
+      if (flags & 0x4000) {
+        if (version < 3) throw new Error('extended flags in an index of version 2');
+        at += 2;
+      }
+      if (version === 4) {
+        // The name is the previous name less N bytes, plus a NUL-terminated suffix.
+        if (!have(at + 16)) throw new Error('torn index');
+        let c = buf[o + at++]!;
+        let strip = c & 127;
+        while (c & 128) {
+          c = buf[o + at++]!;
+          strip = ((strip + 1) << 7) | (c & 127);
+        }
+        const end = nulFrom(at);
+        const path = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(o + at, o + end)]);
+        fn(path, 0, path.length);
+        prev = path;
+        o += end + 1;
+      } else {
+        // The flags' low 12 bits hold the name's length (0xfff: that long or longer, found by its NUL).
+        const nameLen = flags & 0xfff;
+        const end = nameLen < 0xfff ? at + nameLen : nulFrom(at);
+        // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+        const size = (end + 8) & ~7;
+        if (!have(size) || buf[o + end] !== 0) throw new Error('torn index');
+        fn(buf, o + at, o + end);
+        o += size;
+      }
+    }
+    return true;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
  * Folders named like build output or dependencies (`names`: the scan's excluded names, version
  * control folders aside) that hold files git tracks: `dist`, `pkg/build`. The scan looks into
  * these after all: git keeps their files, so an agent's change to them must be undoable. Sorted;
- * empty outside git or for an index this reader does not follow. Reads only the index's paths
- * (no map, no object ids, a string a run of entries in one folder): the warm scan that finds the
- * index moved (a `git status` of the user's rewrites it) pays about a read of the file.
+ * empty outside git or for an index this reader does not follow. Reads only the index's paths, a
+ * part of the file at a time ({@link walkIndexPaths}: no map, no object ids, a string a run of
+ * entries in one folder): the warm scan that finds the index moved (a `git status` of the user's
+ * rewrites it) pays about a read of the file, in a buffer of a megabyte. `partBytes`: that buffer's size.
  */
-export function trackedExcludedDirs(root: string, names: readonly string[]): string[] {
+export function trackedExcludedDirs(root: string, names: readonly string[], partBytes = INDEX_PART_BYTES): string[] {
   const asked = new Set(names.filter((n) => !VCS_NAMES.has(n)));
   const gitDir = gitDirOf(root);
-  const idx = gitDir && asked.size > 0 ? readIndexFile(gitDir) : null;
-  if (!idx) return [];
+  if (!gitDir || asked.size === 0) return [];
   const kept = new Set<string>();
   // The index is sorted: entries of one folder come in runs, and only the first of a run is
-  // looked at (its folder's bytes compared with the last run's, no string made for the rest).
-  const last = { src: Buffer.alloc(0), ps: 0, len: -1 };
+  // looked at (its folder's bytes compared with the last run's, kept in a copy of their own: the
+  // part they were read in is read over).
+  let last = Buffer.alloc(0);
   try {
-    walkIndex(idx, (_start, src, ps, pe) => {
-      const slash = newFolder(src, ps, pe, last);
-      if (slash < 0) return;
-      const dir = src.toString('utf8', ps, ps + slash);
-      let from = 0;
-      for (let cut = dir.indexOf('/'); ; cut = dir.indexOf('/', from)) {
-        const end = cut < 0 ? dir.length : cut;
-        if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
-        if (cut < 0) break;
-        from = cut + 1;
-      }
-    });
+    const walked = walkIndexPaths(
+      join(gitDir, 'index'),
+      objectFormat(gitDir) === 'sha256' ? 32 : 20,
+      (src, ps, pe) => {
+        let slash = pe - ps - 1;
+        while (slash >= 0 && src[ps + slash] !== 0x2f) slash--;
+        if (slash < 0 || (slash === last.length && src.compare(last, 0, slash, ps, ps + slash) === 0)) return;
+        last = Buffer.from(src.subarray(ps, ps + slash));
+        const dir = last.toString('utf8');
+        let from = 0;
+        for (let cut = dir.indexOf('/'); ; cut = dir.indexOf('/', from)) {
+          const end = cut < 0 ? dir.length : cut;
+          if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
+          if (cut < 0) break;
+          from = cut + 1;
+        }
+      },
+      partBytes,
+    );
+    if (!walked) return [];
   } catch {
     return [];
   }

@@ -72,6 +72,21 @@ const NAME_ASK = 4;
 /** A warm scan with this many files to read looks them up in git's index first. */
 const GIT_LOOKUP_MIN = 200;
 
+/**
+ * Whether a warm scan looks the files it is to read up in git's index first (a file the index
+ * vouches for is then git's blob, unread): when there are `files` ≥ {@link GIT_LOOKUP_MIN} of
+ * them (a checkout, a pull: reading and keeping each costs more), or when the bytes of those
+ * that are tracked and only racy (`racyBytes`: their stat is the snapshot's, but too recent for
+ * it to vouch for them) outweigh git's index file (`indexBytes`, NaN when there is none). Reading
+ * the index costs the whole tree (97 MB and about 1.5 s of CPU for a million files) while reading
+ * a few racy files costs what moved: a command that rewrote files with the same bytes (a `sed -i`
+ * that matched nothing, a formatter) leaves them racy for the next scan, which would otherwise
+ * read the whole index for them.
+ */
+export function looksUpInGit(files: number, racyBytes: number, indexBytes: number): boolean {
+  return files >= GIT_LOOKUP_MIN || racyBytes > indexBytes;
+}
+
 /** The state an index entry stands for. */
 export function entryState(e: IndexEntry | undefined): FileState {
   if (!e) return { exists: false };
@@ -248,6 +263,11 @@ export interface RowScanOutcome {
   /** Rows to write (new or changed), and rows to delete. */
   put: Map<string, Buffer>;
   del: string[];
+  /**
+   * How long the look took (ms, monotonic): the walk or the check of what may have moved, before
+   * anything that moved is read. Set by a scan that got that far.
+   */
+  lookMs?: number;
 }
 
 /** Thrown inside a warm scan that finds the ignore rules moved: the scan starts again, whole. */
@@ -538,13 +558,15 @@ class ScanWalk {
 
   /** The scan, start to end. */
   run(): RowScanOutcome {
+    const started = performance.now();
     const stop = this.full ? this.walkAll() : this.checkWarm();
     if (stop) return stop;
+    const lookMs = performance.now() - started;
     const { config } = this;
     // A baseline past the limits of reading at once leaves the bytes to the background.
     if (this.background && this.baseline && (this.copied > config.maxWorkspaceFiles || this.keptBytes > config.maxWorkspaceBytes)) this.leavePending();
     else this.readMoved();
-    return this.outcome();
+    return { ...this.outcome(), lookMs };
   }
 
   /** The last scan's entries of folder `dir` (decoded once), or null when it had no row. */
@@ -983,12 +1005,16 @@ class ScanWalk {
   }
 
   /**
-   * A file git's index vouches for needs no read: worth reading that index in a warm scan when a
-   * tracked file is only racy, or when many files moved (a checkout, a pull).
+   * A file git's index vouches for needs no read: worth reading that index in a warm scan when
+   * many files moved, or tracked files only racy weigh more than it (see {@link looksUpInGit}).
    */
   private vouchByGit(): void {
     const { toRead } = this;
-    if (this.opts.git === false || !([...toRead.values()].some((t) => t.racyOnly) || toRead.size >= GIT_LOOKUP_MIN)) return;
+    if (this.opts.git === false) return;
+    let racyBytes = 0;
+    for (const t of toRead.values()) if (t.racyOnly) racyBytes += t.st.size;
+    // The index's size from the stamp taken at the start (`size:mtime:ino`; '' without one).
+    if (!looksUpInGit(toRead.size, racyBytes, Number(this.gitIndex.split(':')[0] || NaN))) return;
     this.git = readGitIndex(this.root);
     if (!this.git) return;
     for (const [e, t] of toRead) {

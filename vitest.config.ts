@@ -2,6 +2,13 @@ import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { LongFirstSequencer } from './test/support/sequencer.js';
 
+// The tests start Node directly (`node bin/takeback.js`, editors' and agents' hooks, the sidecar),
+// not through the `takeback` launcher, which starts Node with NODE_EXTRA_CA_CERTS emptied: where
+// that variable is set, every one of those starts would build Node's whole CA store first (about
+// 40 ms of CPU each; bin/takeback.js), which a person's takeback never does. No test makes a TLS
+// connection; test/launcher.test.ts sets its own value to check the launcher.
+delete process.env.NODE_EXTRA_CA_CERTS;
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

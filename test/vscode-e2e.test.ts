@@ -10,7 +10,9 @@
 // unsaved text in the buffer next to the agent's lines is a conflict that writes nothing until
 // "Undo, replacing later changes" is picked, and unsaved text on other lines gets the undo merged
 // into the buffer, left unsaved for the person's own save, which records it.
-// Everything is private: HOME, XDG folders, TAKEBACK_HOME, VS Code's user data and extensions.
+// One code-server and one Chromium serve the whole file (its user data, extensions and the install
+// by `takeback init vscode` are the file's); each test has its own workspace, HOME, XDG folders
+// and TAKEBACK_HOME, opened in a window of its own (a fresh browser context and extension host).
 // The tests are skipped only when code-server or Chromium cannot be found, and fail instead with
 // TAKEBACK_REQUIRE_EDITORS=1.
 
@@ -18,12 +20,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { privateEditorEnv } from './support/editors.js';
 import { claudeAgent } from './support/helix.js';
 import { until } from './support/procs.js';
 import { BIN, hook, tb } from './support/takeback.js';
-import { buildVsix, clickRowAction, closeTab, tab, editorText, openFile, openVscode, row, takebackPane, vscodeMissing, writeCodeCommand } from './support/vscode-server.js';
+import { buildVsix, clickRowAction, closeTab, tab, editorText, openFile, row, startVscode, takebackPane, vscodeMissing, writeCodeCommand, type VscodeServer } from './support/vscode-server.js';
 
 const missing = vscodeMissing();
 const requireEditors = process.env.TAKEBACK_REQUIRE_EDITORS === '1';
@@ -38,25 +40,50 @@ const BEFORE = '# Notes\n\nThe quick brown fox.\n';
 const AFTER = '# Notes\n\nThe slow brown fox.\n';
 
 let vsix = '';
-beforeAll(() => {
+/**
+ * One code-server and one Chromium for the file, with the extension installed once by `takeback
+ * init vscode`: each test opens its own workspace in a window of its own (a fresh browser context,
+ * so a new extension host and sidecar), with a TAKEBACK_HOME and HOME of its own.
+ */
+let editor: { base: string; bin: string; userData: string; server: VscodeServer | undefined } | undefined;
+
+beforeAll(async () => {
   vsix = buildVsix();
-}, 240_000);
+  if (missing) return;
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-e2e-editor-')));
+  const bin = path.join(base, 'bin');
+  const userData = path.join(base, 'vscode-user');
+  const extensions = path.join(base, 'vscode-extensions');
+  for (const d of [bin, userData, extensions]) fs.mkdirSync(d);
+  editor = { base, bin, userData, server: undefined };
+  // `takeback` on PATH is this install, as after `npm i -g`; `code` is code-server's command line.
+  fs.symlinkSync(BIN, path.join(bin, 'takeback'));
+  writeCodeCommand(bin, extensions, userData);
+  const env = privateEditorEnv(base, { TAKEBACK_HOME: path.join(base, 'tb'), LANG: 'C.UTF-8' });
+  env.PATH = [bin, env.PATH].join(path.delimiter);
+  const init = tb(['init', 'vscode'], { cwd: base, env });
+  expect(init.code, init.stderr).toBe(0);
+  expect(init.stdout).toContain(`installed the VS Code extension ${vsix}`);
+  editor.server = await startVscode({ userDataDir: userData, extensionsDir: extensions, env });
+}, 360_000);
+
+afterAll(async () => {
+  await editor?.server?.stop();
+  if (editor && !process.env.TAKEBACK_KEEP_TMP) fs.rmSync(editor.base, { recursive: true, force: true });
+});
 
 /**
  * A private world: a git workspace where the agent's turn changed notes.md (and, with `secret`,
- * made server.pem with a command: a capture gap, its bytes never kept), `takeback` and `code` on PATH.
+ * made server.pem with a command: a capture gap, its bytes never kept), `takeback` and `code` on
+ * PATH, a TAKEBACK_HOME of its own.
  */
 function world(opts: { secret?: boolean } = {}) {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-vscode-e2e-')));
   const ws = path.join(base, 'ws');
-  const bin = path.join(base, 'bin');
-  const userData = path.join(base, 'vscode-user');
-  const extensions = path.join(base, 'vscode-extensions');
-  for (const d of [ws, bin, userData, extensions]) fs.mkdirSync(d);
-  // `takeback` on PATH is this install, as after `npm i -g`: the extension starts `takeback serve`.
-  fs.symlinkSync(BIN, path.join(bin, 'takeback'));
-  const env = privateEditorEnv(base, { TAKEBACK_HOME: path.join(base, 'tb'), LANG: 'C.UTF-8' });
-  env.PATH = [bin, env.PATH].join(path.delimiter);
+  fs.mkdirSync(ws);
+  const tbHome = path.join(base, 'tb');
+  const env = privateEditorEnv(base, { TAKEBACK_HOME: tbHome, LANG: 'C.UTF-8' });
+  env.PATH = [editor!.bin, env.PATH].join(path.delimiter);
   execFileSync('git', ['init', '-q', ws], { env });
   fs.writeFileSync(path.join(ws, 'notes.md'), BEFORE);
   const agent = claudeAgent(ws, env, (event, o) => hook(event, o));
@@ -72,26 +99,28 @@ function world(opts: { secret?: boolean } = {}) {
   const read = (rel: string) => fs.readFileSync(path.join(ws, rel), 'utf8');
   const takeback = (...args: string[]) => tb(args, { cwd: ws, env });
   const states = () => JSON.parse(takeback('list', '--json').stdout).sets.map((s: { label: string; state: string }) => `${s.label}: ${s.state}`);
-  /** Installs the extension with `takeback init vscode` and opens the workspace in VS Code. */
+  /** The output channel logs of every window so far (userData/logs/**), relative paths. */
+  const logs = path.join(editor!.userData, 'logs');
+  const channelLogs = () => (fs.existsSync(logs) ? (fs.readdirSync(logs, { recursive: true }) as string[]).filter((f) => /output_logging_[^/]+\/\d+-takeback\.log$/.test(f)) : []);
+  let earlierLogs = new Set<string>();
+  /** Opens the workspace in a window of the file's VS Code, the extension installed by `takeback init vscode`. */
   const open = async () => {
-    writeCodeCommand(bin, extensions, userData);
-    const init = takeback('init', 'vscode');
-    expect(init.code, init.stderr).toBe(0);
-    expect(init.stdout).toContain(`installed the VS Code extension ${vsix}`);
     // VS Code's extension host takes PATH from a login shell, which the private HOME leaves
-    // without this bin folder: the sidecar's command is named in full (the takeback.command setting).
-    // The client's trace of the JSON-RPC traffic goes to its output channel's log (clientLog).
-    const settings = { 'takeback.command': [process.execPath, BIN, 'serve'], 'takeback.trace.server': 'messages' };
-    const s = await openVscode({ workspace: ws, userDataDir: userData, extensionsDir: extensions, env, settings });
+    // without the bin folder: the sidecar's command is named in full (the takeback.command
+    // setting), with this world's journal home. The client's trace of the JSON-RPC traffic goes
+    // to its output channel's log (clientLog).
+    const settings = { 'takeback.command': ['/usr/bin/env', `TAKEBACK_HOME=${tbHome}`, process.execPath, BIN, 'serve'], 'takeback.trace.server': 'messages' };
+    earlierLogs = new Set(channelLogs());
+    const s = await editor!.server!.open(ws, settings);
     sessions.push(s);
     return s;
   };
-  /** What the extension's output channel logged (the client's trace of the sidecar's traffic). */
-  const clientLog = () => {
-    const logs = path.join(userData, 'logs');
-    const found = fs.existsSync(logs) ? (fs.readdirSync(logs, { recursive: true }) as string[]).filter((f) => /output_logging_[^/]+\/\d+-takeback\.log$/.test(f)) : [];
-    return found.map((f) => fs.readFileSync(path.join(logs, f), 'utf8')).join('\n');
-  };
+  /** What the extension's output channel logged in this world's window (the client's trace of the sidecar's traffic). */
+  const clientLog = () =>
+    channelLogs()
+      .filter((f) => !earlierLogs.has(f))
+      .map((f) => fs.readFileSync(path.join(logs, f), 'utf8'))
+      .join('\n');
   return { base, ws, env, read, takeback, states, open, clientLog };
 }
 

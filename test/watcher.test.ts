@@ -11,7 +11,7 @@
 // line with the pid of the process that wrote it.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
+import { hookAsync, hookLog, sandbox, setsOf, sleep, type Sandbox } from './support/takeback.js';
 import { CALLS, commandSets, seed } from './support/watch-scenario.js';
 import { until } from './support/procs.js';
 import { bashCall, failures, quiet, startDaemon, warmUntil } from './support/daemon.js';
@@ -40,17 +40,13 @@ const bash = (sb: Sandbox, command: string): Promise<void> => bashCall(sb, ev, c
 const warmUp = (sb: Sandbox): Promise<void> => warmUntil(sb, ev, () => hinted(sb));
 
 /**
- * Runs tool calls that change nothing until the last change is older than the scans' racy window
- * (2 s) as seen by a scan: the watcher then forgets the paths it heard for it, and only what it
- * names for good (folders created or moved in) still reaches the scans.
+ * Waits until the last change is older than the scans' racy window (2 s), then runs one tool call
+ * that changes nothing, whose scans see it so: the watcher then forgets the paths it heard for
+ * it, and only what it names for good (folders created or moved in) still reaches the scans.
  */
 async function settle(sb: Sandbox): Promise<void> {
-  const since = Date.now();
-  await until('the racy window to pass', async () => {
-    const started = Date.now();
-    await bash(sb, 'true');
-    return started - since > 2500;
-  }, 120_000);
+  await sleep(2510);
+  await bash(sb, 'true');
 }
 
 describe('the capture daemon’s watcher', () => {

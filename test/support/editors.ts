@@ -147,7 +147,9 @@ export function missingEditorMessage(editor: 'nvim-0.10' | 'nvim-0.12' | 'hx' | 
  * An environment for a real editor under test: HOME and every XDG_* folder private to `base`, no
  * TAKEBACK_* of the caller's, and no leftovers of an editor or tmux the tests may run inside
  * (LD_LIBRARY_PATH must stay unset so children show the editor did not export one). The `node`
- * that children start is this one's. `extra` is laid over the result.
+ * that children start is this one's. The sidecars and capture daemons the editor starts watch
+ * with @parcel/watcher (`TAKEBACK_WATCHMAN=0`, as cleanEnv in ./takeback.ts): no editor test
+ * starts the machine's Watchman service, which would outlive it. `extra` is laid over the result.
  */
 export function privateEditorEnv(base: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -171,5 +173,6 @@ export function privateEditorEnv(base: string, extra: NodeJS.ProcessEnv = {}): N
     env[name] = dir;
   }
   env.PATH = [path.dirname(process.execPath), process.env.PATH ?? ''].join(path.delimiter);
+  env.TAKEBACK_WATCHMAN = '0';
   return { ...env, ...extra };
 }

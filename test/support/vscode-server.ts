@@ -70,24 +70,39 @@ export const TEST_SETTINGS = {
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
 };
 
-/** A running code-server and the browser page that shows it. */
+/** One VS Code window: a fresh browser context showing one workspace folder. */
 export interface VscodeSession {
   page: Page;
   /** What code-server printed so far (for failure messages). */
   log(): string;
+  /** Closes the window (its extension host, and the sidecar that one started, end with it). */
+  stop(): Promise<void>;
+}
+
+/** A running code-server and a headless Chromium, shared by the windows of a test file. */
+export interface VscodeServer {
+  /**
+   * Opens `workspace` in a window of its own: a fresh browser context (no storage, cookies or
+   * cache of an earlier window) at `?folder=workspace`, so the folder's workspace state and its
+   * extension host are new. `settings` (laid over TEST_SETTINGS) become the user settings first:
+   * the windows of one server share its user data folder, so they open one at a time.
+   */
+  open(workspace: string, settings?: Record<string, unknown>): Promise<VscodeSession>;
+  /** What code-server printed so far. */
+  log(): string;
+  /** Closes the browser and stops code-server with every extension host it started. */
   stop(): Promise<void>;
 }
 
 /**
- * Starts code-server on a free loopback port with `userDataDir` and `extensionsDir`, opens
- * `workspace` in headless Chromium and waits for the workbench. `env` is code-server's; its
- * extension host takes PATH from a login shell (VS Code resolves the shell's environment), so
- * the tests name the sidecar's command in `settings` (laid over TEST_SETTINGS).
+ * Starts code-server on a free loopback port with `userDataDir` and `extensionsDir`, and headless
+ * Chromium beside it. `env` is code-server's (and so every extension host's); its extension hosts
+ * take PATH from a login shell (VS Code resolves the shell's environment), so the tests name the
+ * sidecar's command in the settings they open a window with.
  */
-export async function openVscode(o: { workspace: string; userDataDir: string; extensionsDir: string; env: NodeJS.ProcessEnv; settings?: Record<string, unknown> }): Promise<VscodeSession> {
+export async function startVscode(o: { userDataDir: string; extensionsDir: string; env: NodeJS.ProcessEnv }): Promise<VscodeServer> {
   const cs = findCodeServer()!;
   fs.mkdirSync(path.join(o.userDataDir, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(o.userDataDir, 'User', 'settings.json'), JSON.stringify({ ...TEST_SETTINGS, ...o.settings }, null, 2));
   const args = [cs.entry, '--auth', 'none', '--bind-addr', '127.0.0.1:0', '--user-data-dir', o.userDataDir, '--extensions-dir', o.extensionsDir];
   args.push('--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override');
   // No extension gallery: a closed loopback port instead of the one code-server would ask.
@@ -102,7 +117,7 @@ export async function openVscode(o: { workspace: string; userDataDir: string; ex
     if (proc.exitCode === null && proc.signalCode === null) {
       const gone = new Promise((r) => proc.once('exit', r));
       try {
-        process.kill(-proc.pid!, 'SIGTERM'); // code-server and the extension host it started
+        process.kill(-proc.pid!, 'SIGTERM'); // code-server and the extension hosts it started
       } catch {
         // already gone
       }
@@ -121,12 +136,30 @@ export async function openVscode(o: { workspace: string; userDataDir: string; ex
       setTimeout(() => reject(new Error(`code-server did not listen within 120 s:\n${out}`)), 120_000).unref();
     });
     browser = await chromium.launch({ executablePath: findChromium()!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(60_000);
-    await page.goto(`${url}/?folder=${encodeURIComponent(o.workspace)}`);
-    await page.locator('.monaco-workbench').waitFor();
-    await page.locator('.explorer-folders-view').waitFor();
-    return { page, log: () => out, stop };
+    const b = browser;
+    const open = async (workspace: string, settings: Record<string, unknown> = {}): Promise<VscodeSession> => {
+      fs.writeFileSync(path.join(o.userDataDir, 'User', 'settings.json'), JSON.stringify({ ...TEST_SETTINGS, ...settings }, null, 2));
+      const context = await b.newContext({ viewport: { width: 1400, height: 900 } });
+      const close = () => context.close({ reason: 'the test is over' }).catch(() => {});
+      try {
+        const page = await context.newPage();
+        page.setDefaultTimeout(60_000);
+        await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
+        await page.locator('.monaco-workbench').waitFor();
+        await page.locator('.explorer-folders-view').waitFor();
+        // Closed with its unload handlers run, as a person closes a tab: code-server then ends the
+        // window's extension host, and the sidecar that one started.
+        const stopWindow = async () => {
+          await page.close({ runBeforeUnload: true }).catch(() => {});
+          await close();
+        };
+        return { page, log: () => out, stop: stopWindow };
+      } catch (e) {
+        await close();
+        throw e;
+      }
+    };
+    return { open, log: () => out, stop };
   } catch (e) {
     await stop();
     throw e;

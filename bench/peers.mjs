@@ -17,7 +17,9 @@
 // native/hook-client.c); and the one it writes in a person's own file, the default (the hook
 // client by absolute path, which the shell becomes).
 //
-// Every call appends a line to the same 10 tracked files; between calls they are put back (the
+// Every call appends a line to the same 10 tracked files, by a command run as the agent runs one:
+// a shell process (`sh -c`, not timed), so that the PostToolUse comes no sooner after the
+// PreToolUse's answer than an agent can send it; between calls the files are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -91,7 +93,7 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   const bashCall = (e, cmd = hookCmd) => {
     const input = { tool_name: 'Bash', tool_input: { command: 'bench: append to 10 files' }, tool_use_id: `toolu_peers_${label}_${n++}` };
     const pre = runHook(e, ev('PreToolUse', input), cmd);
-    pick.forEach((p, k) => appendFileSync(join(ws, p), `// peers bench ${n} ${k}\n`));
+    time(AGENT_SHELL, ['-c', `k=0; for f in ${pick.map(q).join(' ')}; do printf '// peers bench %s %s\\n' ${n} $k >> "$f"; k=$((k+1)); done`], { cwd: ws });
     const post = runHook(e, ev('PostToolUse', { ...input, tool_response: {} }), cmd);
     return pre + post;
   };
@@ -104,6 +106,11 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     }
   };
   const hintsLogged = () => logged(/\] watch: hints for /);
+  // Each event's record done (the daemon answers a command's end before its record, whose scan's hints are logged then).
+  const recordsLogged = () => logged(/\] event: handled in /);
+  const recorded = (from, events) => {
+    for (let waited = 0; recordsLogged() - from < events && waited < 5000; waited += 20) sleep(20);
+  };
   // The daemon is warm once an event neither finds its watcher untrusted nor starts it: it
   // synced (and hints follow), or chose to walk because a walk costs less.
   const warmLogged = () => logged(/\] watch: (synced|walk) before the event/);
@@ -143,7 +150,9 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   const daemonCalls = (s, key) => {
     for (const [form, cmd] of forms) {
       const before = hintsLogged();
+      const records = recordsLogged();
       s[`${key}${form}`].push(bashCall(viaDaemon, cmd));
+      recorded(records, 2);
       s[`${key}${form}Hinted`] += hintsLogged() - before === 2 ? 1 : 0;
       putBack();
       bashCall(viaDaemon, cmd);

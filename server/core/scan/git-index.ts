@@ -240,6 +240,17 @@ function walkIndexPaths(file: string, hashLen: number, fn: (src: Buffer, ps: num
   }
 }
 
+/** Adds to `kept` each folder along `dir` (a folder's path, `/`-separated) whose own name is one of `asked`. */
+function keepNamedFolders(dir: string, asked: ReadonlySet<string>, kept: Set<string>): void {
+  let from = 0;
+  for (let slash = dir.indexOf('/'); ; slash = dir.indexOf('/', from)) {
+    const end = slash < 0 ? dir.length : slash;
+    if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
+    if (slash < 0) break;
+    from = slash + 1;
+  }
+}
+
 /**
  * Folders named like build output or dependencies (`names`: the scan's excluded names, version
  * control folders aside) that hold files git tracks: `dist`, `pkg/build`. The scan looks into
@@ -267,14 +278,7 @@ export function trackedExcludedDirs(root: string, names: readonly string[], part
         while (slash >= 0 && src[ps + slash] !== 0x2f) slash--;
         if (slash < 0 || (slash === last.length && src.compare(last, 0, slash, ps, ps + slash) === 0)) return;
         last = Buffer.from(src.subarray(ps, ps + slash));
-        const dir = last.toString('utf8');
-        let from = 0;
-        for (let cut = dir.indexOf('/'); ; cut = dir.indexOf('/', from)) {
-          const end = cut < 0 ? dir.length : cut;
-          if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
-          if (cut < 0) break;
-          from = cut + 1;
-        }
+        keepNamedFolders(last.toString('utf8'), asked, kept);
       },
       partBytes,
     );
@@ -359,16 +363,6 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
   const folders = new Map<string, Map<string, number>>();
   const asked = new Set(excludeNames.filter((n) => !VCS_NAMES.has(n)));
   const kept = new Set<string>();
-  /** Adds the folders of `dir` (a folder of an entry) that have one of the asked names. */
-  const folderOf = (dir: string) => {
-    let from = 0;
-    for (let slash = dir.indexOf('/'); ; slash = dir.indexOf('/', from)) {
-      const end = slash < 0 ? dir.length : slash;
-      if (asked.has(dir.slice(from, end))) kept.add(dir.slice(0, end));
-      if (slash < 0) break;
-      from = slash + 1;
-    }
-  };
   // The folder of the last entry (its bytes `src[ps..ps+len)`, len -1 at the root; -2 before the
   // first) and its names (null: a folder whose path cannot be named on cat-file's input).
   const last = { src: buf, ps: 0, len: -2 };
@@ -386,7 +380,7 @@ export function readGitIndex(root: string, excludeNames: readonly string[] = [])
         last.ps = ps;
         last.len = slash;
         const dir = slash < 0 ? '' : src.toString('utf8', ps, ps + slash);
-        if (asked.size > 0 && slash > 0) folderOf(dir);
+        if (asked.size > 0 && slash > 0) keepNamedFolders(dir, asked, kept);
         if (dir.includes('\n')) names = null;
         else if (!(names = folders.get(dir) ?? null)) folders.set(dir, (names = new Map()));
       }

@@ -11,6 +11,11 @@ import { runDir } from './address.js';
 /** How a marker's name begins: `unrecorded-<pid>.json` in `$TAKEBACK_HOME/run/`. */
 export const MARKER_PREFIX = 'unrecorded-';
 
+/** Whether `name`, in `run/`, is a marker's. */
+export function isMarkerName(name: string): boolean {
+  return name.startsWith(MARKER_PREFIX) && name.endsWith('.json');
+}
+
 /**
  * True while a marker is there under `home`: some daemon answered an event it has not recorded
  * yet (or was killed before it did). None: nothing an agent was answered for is missing from the
@@ -18,7 +23,7 @@ export const MARKER_PREFIX = 'unrecorded-';
  */
 export function hasUnrecorded(home: string): boolean {
   try {
-    return readdirSync(runDir(home)).some((n) => n.startsWith(MARKER_PREFIX) && n.endsWith('.json'));
+    return readdirSync(runDir(home)).some(isMarkerName);
   } catch {
     return false;
   }

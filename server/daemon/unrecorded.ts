@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDir } from './address.js';
-import { MARKER_PREFIX as PREFIX } from './unrecorded-marker.js';
+import { isMarkerName, MARKER_PREFIX as PREFIX } from './unrecorded-marker.js';
 import { queueOps, type QueuedOp } from '../core/capture/queued.js';
 import { loadConfig } from '../core/config.js';
 import { journalDirOf } from '../core/journal/journal.js';
@@ -36,7 +36,6 @@ interface Marker {
   /** The capture operations that stand for the event. */
   ops: QueuedOp[];
 }
-
 
 /** The marker of process `pid` under `home`. */
 function markerFile(home: string, pid: number): string {
@@ -80,7 +79,7 @@ export function unmarkUnrecorded(home: string): void {
 export function adoptUnrecorded(home: string, log?: (message: string) => void): number {
   let names: string[];
   try {
-    names = readdirSync(runDir(home)).filter((n) => n.startsWith(PREFIX) && n.endsWith('.json'));
+    names = readdirSync(runDir(home)).filter(isMarkerName);
   } catch {
     return 0;
   }

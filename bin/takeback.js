@@ -22,7 +22,8 @@
 // A bundle changed in the last seconds is not cached: a file rewritten in place within one tick
 // of the file system's clock keeps its times, and one that has not moved for longer cannot be
 // rewritten without its ctime moving on. V8 checks the rest (its own version and flags) and
-// rejects a cache it cannot use; that one is rewritten. TAKEBACK_CODE_CACHE=0 turns the cache off.
+// rejects a cache it cannot use; that one is rewritten. TAKEBACK_CODE_CACHE=0 turns the cache off;
+// an absolute path there puts it in that folder instead (one cache for several homes).
 //
 // This file is CommonJS (bin/package.json): Node starts a CommonJS script several milliseconds
 // sooner than an ES module, whose loader it would otherwise set up first.
@@ -42,7 +43,7 @@ if (process.env.TAKEBACK_CA_CERTS !== undefined) {
 }
 const { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
-const { dirname, join } = require('node:path');
+const { dirname, isAbsolute, join } = require('node:path');
 const { fileURLToPath, pathToFileURL } = require('node:url');
 
 const args = process.argv.slice(2);
@@ -57,10 +58,17 @@ const stat = (file) => {
   }
 };
 
-/** `$TAKEBACK_HOME/cache` as server/core/home.ts resolves the home, or null (no home to be found, or the cache is off). */
+/**
+ * The code cache's folder: the one TAKEBACK_CODE_CACHE names (an absolute path; several homes may
+ * share it, since each file names the bundle and the Node it was made from), else
+ * `$TAKEBACK_HOME/cache` as server/core/home.ts resolves the home; null when the cache is off
+ * (`TAKEBACK_CODE_CACHE=0`) or no home can be found.
+ */
 function cacheDir() {
   const env = process.env;
-  if (env.TAKEBACK_CODE_CACHE === '0') return null;
+  const asked = env.TAKEBACK_CODE_CACHE;
+  if (asked === '0') return null;
+  if (asked && isAbsolute(asked)) return asked;
   const home = env.TAKEBACK_HOME || (env.XDG_STATE_HOME ? join(env.XDG_STATE_HOME, 'takeback') : env.HOME ? join(env.HOME, '.local', 'state', 'takeback') : null);
   return home ? join(home, 'cache') : null;
 }

@@ -31,7 +31,8 @@ function fakePackage() {
   const run = (args: string[], env: NodeJS.ProcessEnv = {}, input = '') => {
     const r = spawnSync(process.execPath, [path.join(base, 'pkg', 'bin', 'takeback.js'), ...args], {
       cwd: base,
-      env: cleanEnv({ HOME: base, TAKEBACK_HOME: home, ...env }),
+      // The cache in the home (its default), not in the suite's shared folder (vitest.config.ts).
+      env: cleanEnv({ HOME: base, TAKEBACK_HOME: home, TAKEBACK_CODE_CACHE: undefined, ...env }),
       input,
       encoding: 'utf8',
     });
@@ -122,6 +123,30 @@ describe('the code cache of the bundles (bin/takeback.js)', () => {
     expect(rewritten.subarray(0, header.length).equals(header)).toBe(true);
   });
 
+  it('TAKEBACK_CODE_CACHE=<absolute folder>: one cache there for every home, none in the homes; a relative one is the default', () => {
+    const p = fakePackage();
+    fs.writeFileSync(path.join(p.cli, 'main.bundle.cjs'), mainBundle('SHARED'));
+    sleep(SETTLED_WAIT_MS);
+    const shared = path.join(p.base, 'shared-cache');
+    const inShared = () => (fs.existsSync(shared) ? fs.readdirSync(shared).sort() : []);
+    const other = path.join(p.base, 'other-home');
+    expect(p.run(['list'], { TAKEBACK_CODE_CACHE: shared })).toMatchObject({ code: 0, stdout: 'SHARED list\n' });
+    const [name] = inShared();
+    expect(name).toMatch(/^main-list-[0-9a-f]{8}\.v8$/);
+    expect(fs.statSync(shared).mode & 0o777).toBe(0o700);
+    const first = fs.statSync(path.join(shared, name!));
+    // Another home's first run reads it: not written again, and nothing in either home.
+    expect(p.run(['list'], { TAKEBACK_CODE_CACHE: shared, TAKEBACK_HOME: other })).toMatchObject({ code: 0, stdout: 'SHARED list\n' });
+    expect(inShared()).toEqual([name]);
+    expect(fs.statSync(path.join(shared, name!)).ino).toBe(first.ino);
+    expect(fs.statSync(path.join(shared, name!)).mtimeMs).toBe(first.mtimeMs);
+    expect(p.caches()).toEqual([]);
+    expect(fs.existsSync(path.join(other, 'cache'))).toBe(false);
+    // A value that is not an absolute path (nor 0) keeps the cache in the home.
+    expect(p.run(['list'], { TAKEBACK_CODE_CACHE: 'shared-cache' })).toMatchObject({ code: 0, stdout: 'SHARED list\n' });
+    expect(p.caches()).toEqual([name]);
+  });
+
   it('a bundle older than the compiled module is not used; the hook bundles load as before', () => {
     const p = fakePackage();
     fs.writeFileSync(path.join(p.cli, 'main.bundle.cjs'), mainBundle('BUNDLE'));
@@ -144,7 +169,7 @@ describe('the code cache of the bundles (bin/takeback.js)', () => {
     const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-cache-home-')));
     made.push(home);
     const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-      spawnSync(process.execPath, [BIN, ...args], { cwd: home, env: cleanEnv({ HOME: home, TAKEBACK_HOME: home, ...env }), encoding: 'utf8' });
+      spawnSync(process.execPath, [BIN, ...args], { cwd: home, env: cleanEnv({ HOME: home, TAKEBACK_HOME: home, TAKEBACK_CODE_CACHE: undefined, ...env }), encoding: 'utf8' });
     const settled = Date.now() - fs.statSync(path.join(REPO_ROOT, 'dist', 'server', 'cli', 'main.bundle.cjs')).ctimeMs;
     if (settled < SETTLED_WAIT_MS) sleep(SETTLED_WAIT_MS - settled);
     const plain = run(['--version'], { TAKEBACK_CODE_CACHE: '0' });

@@ -41,10 +41,12 @@ const HOOK_DAEMON: NodeJS.ProcessEnv = process.env.TAKEBACK_TEST_HOOK_DAEMON ===
 /**
  * An environment with nothing of the caller's but PATH: no colour forcing, no stray TAKEBACK_*.
  * A capture daemon's watcher is @parcel/watcher's (`TAKEBACK_WATCHMAN=0`): no test starts the
- * machine's Watchman service; test/watchman.test.ts starts a private one and asks for it.
+ * machine's Watchman service; test/watchman.test.ts starts a private one and asks for it. The
+ * command line's code cache is the suite's one folder (TAKEBACK_CODE_CACHE, vitest.config.ts), as
+ * a person's is one for all their workspaces, not one for each test's TAKEBACK_HOME.
  */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TAKEBACK_WATCHMAN: '0', ...HOOK_DAEMON, ...extra };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TAKEBACK_WATCHMAN: '0', TAKEBACK_CODE_CACHE: process.env.TAKEBACK_CODE_CACHE, ...HOOK_DAEMON, ...extra };
 }
 
 /** Runs `node bin/takeback.js ...args` and waits for it. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace } from '../server/core/open-workspace.js';
-import { hintedRows } from '../server/core/scan/checker.js';
+import { hintedCheck, hintedRows } from '../server/core/scan/checker.js';
 import { sandbox } from './support/takeback.js';
 
 describe('change hints for the warm scan', () => {
@@ -32,6 +32,36 @@ describe('change hints for the warm scan', () => {
     }
   });
 
+  it('in a row reached through hinted paths inside it, only those entries are looked at (and the folder, which a name added or removed moves)', () => {
+    const sb = sandbox();
+    sb.write('a/x.txt', 'x\n');
+    sb.write('a/y.txt', 'y\n');
+    sb.write('a/z.txt', 'z\n');
+    // The folder's own stat older than any racy line: it is listed again only when it moves.
+    fs.utimesSync(`${sb.ws}/a`, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    const opened = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      const scan = (hints?: { paths: Set<string>; sinceMs: number }) =>
+        opened.journal
+          .write(() => scanAndCommit(opened, undefined, hints))
+          .changes.map((c) => `${c.path} ${!c.before ? 'created' : !c.after ? 'deleted' : 'modified'}`)
+          .sort();
+      expect(opened.journal.write(() => scanAndCommit(opened)).status).toBe('baseline');
+      sb.write('a/x.txt', 'x changed\n');
+      sb.write('a/y.txt', 'y changed\n');
+      // The watcher names a/x.txt alone: a/y.txt, in the same folder, is not looked at.
+      expect(scan({ paths: new Set(['a/x.txt']), sinceMs: 0 })).toEqual(['a/x.txt modified']);
+      expect(scan()).toEqual(['a/y.txt modified']);
+      // A file made and one removed, each hinted by its name: the folder's own stat moved, so it is listed again.
+      sb.write('a/new.txt', 'new\n');
+      fs.rmSync(`${sb.ws}/a/z.txt`);
+      expect(scan({ paths: new Set(['a/new.txt', 'a/z.txt']), sinceMs: 0 })).toEqual(['a/new.txt created', 'a/z.txt deleted']);
+      expect(scan()).toEqual([]);
+    } finally {
+      opened.journal.close();
+    }
+  });
+
   it('a hinted path names its nearest folder with a row; a hinted folder, every row under it too', () => {
     const rows = new Map(['', 'a', 'a/b', 'c'].map((d) => [d, new Uint8Array(0)]));
     expect(hintedRows(rows, 100, { paths: new Set(['a/b', 'c/new.txt', 'gone/z.txt']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b', 'c']);
@@ -40,6 +70,12 @@ describe('change hints for the warm scan', () => {
     expect(hintedRows(rows, 100)).toBeNull();
     expect(hintedRows(rows, 100, { paths: new Set(['a']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b']);
     expect(hintedRows(rows, 100, { paths: new Set(['']), sinceMs: 50 })?.sort()).toEqual(['', 'a', 'a/b', 'c']);
+    // The entries to look at in each row reached only through paths inside it; a hinted folder's
+    // row and the rows under it, whole.
+    const names = (paths: string[]) => Object.fromEntries([...hintedCheck(rows, 100, { paths: new Set(paths), sinceMs: 50 })!.names].map(([d, n]) => [d, [...n].sort()]));
+    expect(names(['top.txt', 'a/x.txt', 'a/y.txt', 'c/new.txt', 'gone/z.txt'])).toEqual({ '': ['gone', 'top.txt'], a: ['x.txt', 'y.txt'], c: ['new.txt'] });
+    expect(names(['a', 'a/x.txt', 'a/b/y.txt', 'c/w.txt'])).toEqual({ '': ['a'], c: ['w.txt'] });
+    expect(names(['', 'c/w.txt'])).toEqual({});
   });
 
   it('the rows under a hinted folder, found in the folders kept sorted, are those a pass over every row finds, as folders come and go', () => {

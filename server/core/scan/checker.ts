@@ -1,4 +1,5 @@
 import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeEarlyCheck, type EarlyCheck } from './native.js';
+import { subRow } from './packed.js';
 import type { RowFeed } from './snapshot-index.js';
 import { checkAll, PARALLEL_MIN_PATHS, StatWorker, type CheckInput, type CheckResult } from './stat-check.js';
 
@@ -86,9 +87,22 @@ export type RowsUnder = (dir: string) => Iterable<string>;
  * `racyMs` (see {@link ChangeHints}).
  */
 export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number, hints?: ChangeHints, under?: RowsUnder): string[] | null {
+  return hintedCheck(rows, racyMs, hints, under)?.dirs ?? null;
+}
+
+/**
+ * {@link hintedRows}, and of those rows, the ones reached only through hinted paths inside them
+ * (not a hinted folder, nor under one): for each, the names of its entries that the hints name
+ * (`names`). Only those entries of such a row need their stat checked, besides the folder's own
+ * (which a name added, removed or renamed moves): a watcher that covers the scan vouches for the
+ * others, as it does for every entry of the rows it does not name. A row missing from `names` is
+ * checked whole.
+ */
+export function hintedCheck(rows: ReadonlyMap<string, Uint8Array>, racyMs: number, hints?: ChangeHints, under?: RowsUnder): { dirs: string[]; names: Map<string, Set<string>> } | null {
   if (!hints || !(hints.sinceMs <= racyMs)) return null;
   const out = new Set<string>();
   const folders = new Set<string>();
+  const names = new Map<string, Set<string>>();
   for (const p of hints.paths) {
     if (rows.has(p)) {
       out.add(p);
@@ -97,14 +111,18 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
     let dir = p;
     while (dir !== '') {
       const slash = dir.lastIndexOf('/');
+      const child = slash < 0 ? dir : dir.slice(slash + 1);
       dir = slash < 0 ? '' : dir.slice(0, slash);
       if (rows.has(dir)) {
         out.add(dir);
+        let set = names.get(dir);
+        if (!set) names.set(dir, (set = new Set()));
+        set.add(child);
         break;
       }
     }
   }
-  if (folders.has('')) return [...rows.keys()];
+  if (folders.has('')) return { dirs: [...rows.keys()], names: new Map() };
   if (under) {
     for (const f of folders) for (const k of under(f)) out.add(k);
   } else if (folders.size > 0) {
@@ -117,7 +135,10 @@ export function hintedRows(rows: ReadonlyMap<string, Uint8Array>, racyMs: number
       }
     }
   }
-  return [...out];
+  // A hinted folder's row, and the rows under one, are checked whole.
+  for (const k of out) if (folders.has(k) || !names.has(k)) names.delete(k);
+  for (const f of folders) for (const k of names.keys()) if (k.startsWith(`${f}/`)) names.delete(k);
+  return { dirs: [...out], names };
 }
 
 /** Checks begun while the rows of a map loaded (see {@link beginCheck}), by that map. */
@@ -175,7 +196,7 @@ export function checkIndex(opts: {
   under?: RowsUnder;
 }): { dirs: string[]; result: CheckResult; begun: boolean } {
   const { root, rows, racyMs } = opts;
-  const hinted = hintedRows(rows, racyMs, opts.hints, opts.under);
+  const hinted = hintedCheck(rows, racyMs, opts.hints, opts.under);
   const early = begun.get(rows);
   if (early) {
     begun.delete(rows);
@@ -183,14 +204,37 @@ export function checkIndex(opts: {
     const r = early.check.finish();
     if (r && !hinted && early.root === root && early.racyMs === racyMs) return { dirs: [...rows.keys()], result: r, begun: true };
   }
-  const dirs = hinted ?? [...rows.keys()];
-  const list: Uint8Array[] = hinted ? hinted.map((d) => rows.get(d)!) : [...rows.values()];
+  const dirs = hinted ? hinted.dirs : [...rows.keys()];
+  const list: Uint8Array[] = hinted ? hinted.dirs.map((d) => rows.get(d)!) : [...rows.values()];
+  // A row reached only through hinted paths inside it is checked for those entries alone (its
+  // folder's own stat as always); `cuts[i]` maps the cut's entries back to row i's.
+  const cuts: (number[] | undefined)[] = [];
+  if (hinted) {
+    for (let i = 0; i < dirs.length; i++) {
+      const want = hinted.names.get(dirs[i]!);
+      const cut = want ? subRow(list[i]!, want) : null;
+      if (cut) {
+        list[i] = cut.row;
+        cuts[i] = cut.index;
+      }
+    }
+  }
+  const result = checkList(root, dirs, list, racyMs, opts.worker);
+  if (cuts.length > 0) for (let k = 0; k < result.suspects.length; k += 2) {
+    const index = cuts[result.suspects[k]!];
+    if (index) result.suspects[k + 1] = index[result.suspects[k + 1]!]!;
+  }
+  return { dirs, result, begun: false };
+}
+
+/** Checks rows `list` (`list[i]` is folder `dirs[i]`'s) with the checker their size calls for. */
+function checkList(root: string, dirs: string[], list: Uint8Array[], racyMs: number, worker?: StatWorker | null): CheckResult {
   // The entries counted only as far as the checker's choice needs (a second thread's threshold).
   let paths = 0;
   for (let i = 0; i < list.length && paths < PARALLEL_MIN_PATHS; i++) paths += entriesOf(list[i]!);
-  const checker = chooseChecker(paths, opts.worker);
+  const checker = chooseChecker(paths, worker);
   const listed = checker.checkList?.(root, dirs, list, racyMs);
-  if (listed) return { dirs, result: listed, begun: false };
+  if (listed) return listed;
   const offsets = new Int32Array(dirs.length + 1);
   let total = 0;
   for (let i = 0; i < list.length; i++) {
@@ -200,5 +244,5 @@ export function checkIndex(opts: {
   offsets[dirs.length] = total;
   const data = checker.buffer(total);
   for (let i = 0; i < list.length; i++) data.set(list[i]!, offsets[i]!);
-  return { dirs, result: checker.check({ root, dirs, data, offsets, racyMs }), begun: false };
+  return checker.check({ root, dirs, data, offsets, racyMs });
 }

@@ -496,6 +496,41 @@ export function decodeRow(buf: Uint8Array): PackedEntry[] {
   return out;
 }
 
+/**
+ * Row `buf` cut down to the entries named in `names` and those with a gap (a name that is not
+ * UTF-8 cannot be named; gaps are few): its header as it is, with the entry count of the cut.
+ * `index[k]` is the position in `buf` of the cut's entry `k`. Null when the cut would keep every
+ * entry (the row itself serves).
+ */
+export function subRow(buf: Uint8Array, names: ReadonlySet<string>): { row: Uint8Array; index: number[] } | null {
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const n = b.readUInt32LE(32);
+  const spans: number[] = [];
+  const index: number[] = [];
+  let size = HEADER_BYTES;
+  let o = HEADER_BYTES;
+  for (let i = 0; i < n; i++) {
+    const end = entryEnd(buf, o);
+    const nameAt = o + ENTRY_FIXED + 2;
+    if (buf[o + 2] !== 0 || names.has(b.toString('utf8', nameAt, nameAt + b.readUInt16LE(o + 40)))) {
+      spans.push(o, end);
+      index.push(i);
+      size += end - o;
+    }
+    o = end;
+  }
+  if (index.length === n) return null;
+  const row = new Uint8Array(size);
+  row.set(buf.subarray(0, HEADER_BYTES));
+  new DataView(row.buffer).setUint32(32, index.length, true);
+  let at = HEADER_BYTES;
+  for (let k = 0; k < spans.length; k += 2) {
+    row.set(buf.subarray(spans[k]!, spans[k + 1]!), at);
+    at += spans[k + 1]! - spans[k]!;
+  }
+  return { row, index };
+}
+
 /** Hashes of the kept blobs a row refers to (for the sweep), without decoding the rest. */
 export function rowBlobRefs(buf: Uint8Array, out: string[]): void {
   for (const e of decodeRow(buf)) if (e.sha256) out.push(e.sha256);

@@ -8,7 +8,8 @@ import { checkAll, PARALLEL_MIN_PATHS, StatWorker, type CheckInput, type CheckRe
  * folder) still have the stats it was written with? Checked in C where `npm ci` built the native
  * module (native.ts), else in JavaScript on this thread and, for a large index, a stat worker
  * thread (stat-check.ts). A watcher may narrow it (ChangeHints, after git's fsmonitor): then only
- * the rows its paths fall in are checked.
+ * the rows its paths fall in are checked, and in a row reached only through paths inside it, only
+ * those entries and the folder's own stat (hintedCheck).
  */
 
 /**

@@ -298,6 +298,11 @@ class CaptureDaemon {
   private readonly built = mtime(this.self);
   private readonly capture: ReturnType<typeof createCaptureServer>;
   private readonly ready: string | null;
+  /**
+   * The folders (by home and event folder) whose workspace was seen with a snapshot: their events
+   * never need the first snapshot's child, so they skip its look (a journal acquired, its meta read).
+   */
+  private readonly snapshotSeen = new Set<string>();
   /** The inode of the socket this daemon bound, null before. */
   private mine: number | null = null;
   private watch: NodeJS.Timeout | undefined;
@@ -390,12 +395,18 @@ class CaptureDaemon {
     // Not gated on the daemon's guess of what scans (`scans`): a session's start makes the first
     // snapshot, yet no watcher's hints could help it, so that guess says it scans nothing.
     if (!bin || asked === 'here') return false;
+    const seenKey = `${req.env.TAKEBACK_HOME ?? ''}\0${req.cwd}`;
+    if (asked !== 'child' && this.snapshotSeen.has(seenKey)) return false;
     const none = withEnv(req.env, () => {
       try {
         const ws = acquireWorkspace({ cwd: req.cwd });
         try {
           // The index's size first (one stat): most workspaces are small, and their events read no meta.
-          return (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES) && ws.journal.snapshot.meta() === null;
+          const none = (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES) && ws.journal.snapshot.meta() === null;
+          // Small, or snapshotted already: the next events of this folder skip this look. (A journal
+          // wiped since only makes the daemon take that first snapshot itself.)
+          if (!none && asked !== 'child') this.snapshotSeen.add(seenKey);
+          return none;
         } finally {
           releaseWorkspace(ws);
         }

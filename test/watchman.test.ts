@@ -41,9 +41,15 @@ async function startWatchman(): Promise<Watchman> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'takeback-wm-'));
   const sock = path.join(dir, 'sock');
   let child: ChildProcess | null = null;
+  // Watchman's command line, which now and then fails on a loaded machine with the server up: a
+  // failed ask is tried again (three times in all) before it says null.
   const ask = (args: string[]) => {
-    const r = spawnSync('watchman', [`--sockname=${sock}`, '--no-spawn', '--no-pretty', ...args], { encoding: 'utf8' });
-    return r.status === 0 ? JSON.parse(r.stdout) : null;
+    for (let tries = 0; tries < 3; tries++) {
+      if (tries > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      const r = spawnSync('watchman', [`--sockname=${sock}`, '--no-spawn', '--no-pretty', ...args], { encoding: 'utf8' });
+      if (r.status === 0) return JSON.parse(r.stdout);
+    }
+    return null;
   };
   const start = async () => {
     child = spawn('watchman', ['--foreground', '--no-save-state', `--sockname=${sock}`, `--statefile=${path.join(dir, 'state')}`, `--logfile=${path.join(dir, 'log')}`, `--pidfile=${path.join(dir, 'pid')}`], { stdio: 'ignore' });

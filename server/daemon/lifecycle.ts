@@ -299,8 +299,9 @@ class CaptureDaemon {
   private readonly capture: ReturnType<typeof createCaptureServer>;
   private readonly ready: string | null;
   /**
-   * The folders (by home and event folder) whose workspace was seen with a snapshot: their events
-   * never need the first snapshot's child, so they skip its look (a journal acquired, its meta read).
+   * The event folders whose workspace was seen small or with a snapshot: their events never need
+   * the first snapshot's child, so they skip its look (a journal acquired, its meta read). By
+   * folder alone: every event this daemon takes is of its own home (`prepare` refuses the others).
    */
   private readonly snapshotSeen = new Set<string>();
   /** The inode of the socket this daemon bound, null before. */
@@ -395,8 +396,7 @@ class CaptureDaemon {
     // Not gated on the daemon's guess of what scans (`scans`): a session's start makes the first
     // snapshot, yet no watcher's hints could help it, so that guess says it scans nothing.
     if (!bin || asked === 'here') return false;
-    const seenKey = `${req.env.TAKEBACK_HOME ?? ''}\0${req.cwd}`;
-    if (asked !== 'child' && this.snapshotSeen.has(seenKey)) return false;
+    if (asked !== 'child' && this.snapshotSeen.has(req.cwd)) return false;
     const none = withEnv(req.env, () => {
       try {
         const ws = acquireWorkspace({ cwd: req.cwd });
@@ -405,7 +405,7 @@ class CaptureDaemon {
           const none = (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES) && ws.journal.snapshot.meta() === null;
           // Small, or snapshotted already: the next events of this folder skip this look. (A journal
           // wiped since only makes the daemon take that first snapshot itself.)
-          if (!none && asked !== 'child') this.snapshotSeen.add(seenKey);
+          if (!none && asked !== 'child') this.snapshotSeen.add(req.cwd);
           return none;
         } finally {
           releaseWorkspace(ws);

@@ -14,12 +14,12 @@
 // The other install must be built (npm ci, npm run build). Prints medians (ms), each install's
 // daemon's median `event: handled in` per event kind, and the load average at start and end.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generated, refreshIndex } from './gen.mjs';
-import { AGENT_SHELL, median, sleep, time } from './measure.mjs';
+import { AGENT_SHELL, median, sleep, time, waitForDaemon } from './measure.mjs';
 
 const HERE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OTHER = process.argv[2] ? resolve(process.argv[2]) : null;
@@ -60,11 +60,7 @@ function side(root, name, tree, label, watchman) {
   // As its init would write it with its takeback on PATH: asked of a process whose PATH has it.
   const command = execFileSync(process.execPath, ['--input-type=module', '-e', `const { hookCommand } = await import(${JSON.stringify(join(root, 'dist', 'server', 'cli', 'self.js'))}); const { AGENTS } = await import(${JSON.stringify(join(root, 'dist', 'server', 'agents', 'registry.js'))}); process.stdout.write(hookCommand.length >= 2 ? hookCommand('claude-code', AGENTS['claude-code'], '', { personal: true }) : hookCommand('claude-code', '', { personal: true }));`], { env, encoding: 'utf8' });
   const daemon = spawn(process.execPath, [join(root, 'bin', 'takeback.js'), 'hook-daemon'], { env, stdio: 'ignore' });
-  const run = join(home, 'run');
-  for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
-    if (waited > 60_000) throw new Error(`${name}: the capture daemon did not start`);
-    sleep(50);
-  }
+  waitForDaemon(home, 60_000, `${name}: the capture daemon did not start`);
   return { name, ws, home, env, command, daemon, pairs: [], git: [] };
 }
 

@@ -75,6 +75,23 @@ export function sleep(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** Whether a capture daemon of `home` listens: a socket (`*.sock`) in `<home>/run`. */
+export function daemonListening(home) {
+  const run = join(home, 'run');
+  return existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'));
+}
+
+/**
+ * Waits until a capture daemon of `home` listens ({@link daemonListening}), polling every 50 ms;
+ * throws `Error(what)` after `ms`.
+ */
+export function waitForDaemon(home, ms, what = 'the capture daemon did not start') {
+  for (let waited = 0; !daemonListening(home); waited += 50) {
+    if (waited > ms) throw new Error(what);
+    sleep(50);
+  }
+}
+
 export const fmt = {
   ms: (x) => (Number.isFinite(x) ? `${x < 10 ? x.toFixed(1) : Math.round(x)} ms` : 'n/a'),
   mb: (x) => `${(x / 1048576).toFixed(1)} MB`,

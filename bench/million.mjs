@@ -6,9 +6,9 @@
 // trusted (the hook client when built, else Node), once with @parcel/watcher and once with Watchman
 // (a server of the bench's own) where it is installed; and each daemon's memory (VmHWM, VmRSS) after.
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, median, peakRss, sleep, time } from './measure.mjs';
+import { fmt, median, peakRss, sleep, time, waitForDaemon } from './measure.mjs';
 import { startWatchman } from './peers.mjs';
 
 const q = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
@@ -107,7 +107,6 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
       }
     };
     log(`million: starting the capture daemon with ${name} (its first snapshot, then its watcher)`);
-    const run = join(env.TAKEBACK_HOME, 'run');
     const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
     const r = { calls: [], git: [], hinted: 0, hwm: NaN, rss: NaN, left: null };
     // Its memory is read after every call, while it runs: a daemon that left early (its code
@@ -127,10 +126,7 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
       r.rss = rss;
     };
     try {
-      for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
-        if (waited > 120_000) throw new Error('the capture daemon did not start');
-        sleep(50);
-      }
+      waitForDaemon(env.TAKEBACK_HOME, 120_000);
       runHook(ev('SessionStart', { source: 'startup' }));
       runHook(ev('UserPromptSubmit', { prompt: 'bench: million' }));
       const trustStarted = Date.now();

@@ -30,12 +30,12 @@
 // every slice read on the daemon's own thread (TAKEBACK_BASELINE_WORKER=0): `onThread`.
 // Prints one JSON object; bench/RESULTS.md keeps the figures with the machine and its load.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rng, sourceText } from './gen.mjs';
-import { median, sleep, time } from './measure.mjs';
+import { daemonListening, median, sleep, time } from './measure.mjs';
 import { startWatchman } from './peers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -148,7 +148,7 @@ function measureBaseline(env, ws, out) {
 /** A capture daemon for `home`, started and answering on its socket. */
 function startDaemon(env, ws, home) {
   const daemon = spawn(process.execPath, [BIN, 'hook-daemon'], { cwd: ws, env, stdio: 'ignore' });
-  for (let i = 0; i < 200 && !(existsSync(join(home, 'run')) && readdirSync(join(home, 'run')).some((n) => n.endsWith('.sock'))); i++) sleep(50);
+  for (let i = 0; i < 200 && !daemonListening(home); i++) sleep(50);
   return daemon;
 }
 

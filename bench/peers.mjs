@@ -22,9 +22,9 @@
 // PreToolUse's answer than an agent can send it; between calls the files are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENT_SHELL, fmt, median, sleep, time } from './measure.mjs';
+import { AGENT_SHELL, daemonListening, fmt, median, sleep, time, waitForDaemon } from './measure.mjs';
 
 const GIT_ID = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'gc.auto=0', '-c', 'core.fsmonitor=false'];
 
@@ -118,13 +118,9 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   // A capture daemon, as a session's first hook starts it (its watcher @parcel/watcher, or
   // Watchman through a server of the bench's own), and its watcher made trusted: calls that change
   // nothing until both events of one sync with it or walk by choice (see warmLogged).
-  const run = join(env.TAKEBACK_HOME, 'run');
   const startDaemon = (extra) => {
     const daemon = spawn(node, [bin, 'hook-daemon'], { env: { ...viaDaemon, ...extra }, stdio: 'ignore' });
-    for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
-      if (waited > 60_000) throw new Error('the capture daemon did not start');
-      sleep(50);
-    }
+    waitForDaemon(env.TAKEBACK_HOME, 60_000);
     return daemon;
   };
   const warmUp = (tag) => {
@@ -139,7 +135,7 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   };
   const stopDaemon = (daemon) => {
     daemon.kill('SIGTERM');
-    for (let waited = 0; existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock')); waited += 50) {
+    for (let waited = 0; daemonListening(env.TAKEBACK_HOME); waited += 50) {
       if (waited > 30_000) throw new Error('the capture daemon did not leave');
       sleep(50);
     }

@@ -14,7 +14,7 @@
 // Results go to bench/RESULTS.md, between the `bench:begin`/`bench:end` markers (the rest of the
 // file, written by people, is kept), and to bench/out/last.json.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,7 @@ import { generated, generatedFast, git, realTree, refreshIndex, rng, sourceText 
 import { millionBench } from './million.mjs';
 import { fireEvent, freePort, startHttpDaemon } from './http-hooks.mjs';
 const { HOOK_ENV_PREFIX } = await import('../dist/server/cli/self.js');
-import { fmt, median, peakRss, sleep, time, treeBytes } from './measure.mjs';
+import { fmt, median, peakRss, sleep, time, treeBytes, waitForDaemon } from './measure.mjs';
 import { fsyncBench } from './fsync.mjs';
 import { mergeBench } from './merge.mjs';
 import { hintedScanBench, peersBench, peersHome } from './peers.mjs';
@@ -169,13 +169,9 @@ function hookBench(ws, env, iterations) {
   // and stopped at the end).
   const inProcess = { ...env, TAKEBACK_HOOK_DAEMON: '0' };
   const viaDaemon = { ...env, TAKEBACK_HOOK_DAEMON: '1' };
-  const run = join(env.TAKEBACK_HOME, 'run');
   const daemon = spawn(NODE, [BIN, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
   try {
-    for (let waited = 0; !(existsSync(run) && readdirSync(run).some((n) => n.endsWith('.sock'))); waited += 50) {
-      if (waited > 20_000) throw new Error('the capture daemon did not start');
-      sleep(50);
-    }
+    waitForDaemon(env.TAKEBACK_HOME, 20_000);
     tb(ws, viaDaemon, ['hook', 'claude-code'], { input: ev('UserPromptSubmit', { prompt: 'bench: edit a file' }) });
     const s = { node: [], pre: [], post: [], pair: [], dPre: [], dPost: [], dPair: [] };
     const original = readFileSync(file);

@@ -23,7 +23,7 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileS
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { refreshIndex } from './gen.mjs';
-import { median, sleep } from './measure.mjs';
+import { median, sleep, waitForDaemon } from './measure.mjs';
 import { startWatchman } from './peers.mjs';
 
 const arg = (name, dflt) => {
@@ -136,11 +136,7 @@ const out = extraArgs.length > 0 ? openSync(join(home, 'daemon.out'), 'a') : 'ig
 const daemon = spawn(process.execPath, [...nodeArgs, ...extraArgs, bin, 'hook-daemon'], { env, stdio: ['ignore', out, out] });
 const result = { root: ROOT, watcher: WATCHER, calls: [], load: [] };
 try {
-  const run = join(home, 'run');
-  for (let waited = 0; !(existsSync(run) && readdirSync(run).some((f) => f.endsWith('.sock'))); waited += 50) {
-    if (waited > 120_000) throw new Error('the capture daemon did not start');
-    sleep(50);
-  }
+  waitForDaemon(home, 120_000);
   runHook(ev('SessionStart', { source: 'startup' }));
   runHook(ev('UserPromptSubmit', { prompt: 'bench: warm daemon' }));
   const t0 = Date.now();

@@ -4,11 +4,18 @@ import { beginCheck, statWorkerFor, type ChangeHints } from '../scan/checker.js'
 import type { ScanMeta } from '../scan/snapshot-index.js';
 
 /**
- * Where a long-lived process's file watcher hands a scan its hints: given the workspace root and
- * the racy line of the snapshot the scan compares with (ms since the epoch: that scan's start less
- * the racy window), the paths that may have moved since, or undefined (the scan walks).
+ * Where a long-lived process's file watcher hands a scan its hints: given the workspace root, the
+ * racy line of the snapshot the scan compares with (ms since the epoch: that scan's start less
+ * the racy window) and that snapshot's generation (a random token each write of the rows sets;
+ * null when unknown), the paths that may have moved since, or undefined (the scan walks).
  */
-export type HintSource = (root: string, racyMs: number) => ChangeHints | undefined;
+export type HintSource = (root: string, racyMs: number, snapshotGen: string | null) => ChangeHints | undefined;
+
+/**
+ * Told, after a scan given hints by the hint source wrote its snapshot (not yet committed: its
+ * transaction may still roll back), the workspace root and the generation that snapshot has.
+ */
+export type HintsWritten = (root: string, snapshotGen: string) => void;
 
 /**
  * Told of each warm scan (one compared with a snapshot) a process's hint source was asked for:
@@ -22,14 +29,17 @@ export type ScanTimer = (root: string, ms: number, hinted: boolean) => void;
 
 let hintSource: HintSource | null = null;
 let scanTimer: ScanTimer | null = null;
+let hintsWritten: HintsWritten | null = null;
 
 /**
  * From now on every {@link scanAndCommit} of this process given no hints asks `source` (null: none,
- * the default), and tells `timer`, when given, what each warm scan cost.
+ * the default), tells `timer`, when given, what each warm scan cost, and `written`, when given,
+ * the snapshot each scan given the source's hints wrote.
  */
-export function useChangeHints(source: HintSource | null, timer: ScanTimer | null = null): void {
+export function useChangeHints(source: HintSource | null, timer: ScanTimer | null = null, written: HintsWritten | null = null): void {
   hintSource = source;
   scanTimer = source ? timer : null;
+  hintsWritten = source ? written : null;
 }
 
 /**
@@ -73,11 +83,12 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   const early = !hints && hintSource === null && prevMeta?.status === 'ok' ? beginCheck(root, racyLineOf(prevMeta), prevMeta.files) : null;
   let r: ReturnType<typeof scanRows>;
   let rows: ReturnType<typeof journal.snapshot.rows>;
+  let given: ChangeHints | undefined;
   const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
   try {
     rows = journal.snapshot.rows(early ?? undefined);
     const asking = asked && scanTimer ? performance.now() : 0;
-    const given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta)) : undefined);
+    given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta), journal.snapshot.heldGeneration) : undefined);
     const hintsMs = asked && scanTimer ? performance.now() - asking : 0;
     r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
     if (asked && scanTimer && r.lookMs !== undefined) scanTimer(root, hintsMs + r.lookMs, given !== undefined);
@@ -90,6 +101,8 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
     journal.snapshot.writeRows(r.put, r.del);
   }
   journal.snapshot.setMeta(r.meta);
+  const gen = journal.snapshot.heldGeneration;
+  if (asked && given && hintsWritten && gen !== null) hintsWritten(root, gen);
   if (keeper && r.meta.pending) keeper(ws);
   return { status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), changes: r.changes, meta: r.meta, read: r.read };
 }

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { useChangeHints } from './scan-commit.js';
 import { workspaceRootOf } from '../open-workspace.js';
-import { WorkspaceWatcher, WorkspaceWatchers } from '../scan/watcher.js';
+import { WorkspaceWatcher, WorkspaceWatchers, type FileWatcher } from '../scan/watcher.js';
 import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
 
 /*
@@ -117,6 +117,11 @@ export class WorkspaceFeed {
   lastFigures: Readonly<Figures> = {};
   /** The workspace whose scans get hints now (inside {@link scope}), or null. */
   private synced: string | null = null;
+  /**
+   * Per workspace root, the watcher that gave the last hints and the generation of the snapshot
+   * the scan given them wrote (null until it wrote one).
+   */
+  private readonly lastTake = new Map<string, { watcher: FileWatcher | null; gen: string | null }>();
   /** The home as given, and its real path (to tell whether it lies inside a workspace). */
   private readonly home: string;
   private readonly realHome: string;
@@ -141,10 +146,15 @@ export class WorkspaceFeed {
     }
     this.home = home;
     this.realHome = real;
-    useChangeHints((root, racyMs) => {
+    useChangeHints((root, racyMs, gen) => {
       if (root !== this.synced) return undefined;
       const w = this.watchers.get(root);
-      const hints = w?.hints(racyMs);
+      // The last hints of this watcher went to the scan that wrote the snapshot compared with now:
+      // only what was heard since is named (see HeardPaths.take).
+      const last = this.lastTake.get(root);
+      const sinceTaken = w !== undefined && w !== null && gen !== null && last?.watcher === w && last.gen === gen;
+      this.lastTake.set(root, { watcher: w ?? null, gen: null });
+      const hints = w?.hints(racyMs, sinceTaken);
       // Named by the workspace's own watcher: where fb-watchman cannot load, a process that chose Watchman watches with @parcel/watcher.
       if (hints && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (${hints.paths.size} paths, ${w?.kind})`);
       return hints;
@@ -152,6 +162,9 @@ export class WorkspaceFeed {
       const f = this.figuresOf(root);
       if (hinted) f.hintedMs = average(f.hintedMs, ms);
       else f.walkMs = average(f.walkMs, ms);
+    }, (root, gen) => {
+      const last = this.lastTake.get(root);
+      if (last && last.gen === null) last.gen = gen;
     });
   }
 

@@ -153,6 +153,15 @@ export class SnapshotIndex {
   }
 
   /**
+   * The generation of the rows this process last read or wrote (a random token, see
+   * {@link cache}), null when it holds none: right after {@link rows} or {@link writeRows}, the
+   * journal's own.
+   */
+  get heldGeneration(): string | null {
+    return this.cache?.gen ?? null;
+  }
+
+  /**
    * Every row: folder (workspace-relative, '' for the root) → its packed children. The map is this
    * process's cache, kept up to date by {@link writeRows}: callers only read it. `feed`, when
    * given, is handed the rows as they load (cancelled when none load: the cache was current).

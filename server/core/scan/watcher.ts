@@ -86,8 +86,12 @@ export interface FileWatcher {
   readonly trusted: boolean;
   /** Resolves true once every change made before the call has been heard, false when it cannot vouch. Never rejects. */
   sync(): Promise<boolean>;
-  /** The paths a scan whose snapshot's racy line is `racyMs` (ms since the epoch) must look at, or undefined: walk. */
-  hints(racyMs: number): ChangeHints | undefined;
+  /**
+   * The paths a scan whose snapshot's racy line is `racyMs` (ms since the epoch) must look at, or
+   * undefined: walk. `sinceTaken`: that snapshot was written by the scan that took this watcher's
+   * last hints, so only what was heard since that take is named (see {@link HeardPaths.take}).
+   */
+  hints(racyMs: number, sinceTaken?: boolean): ChangeHints | undefined;
   /** Stops watching. */
   close(): void;
 }
@@ -96,16 +100,48 @@ export interface FileWatcher {
 export type StartWatcher = (root: string, opts: { ignore?: string[]; env?: NodeJS.ProcessEnv }) => FileWatcher | null;
 
 /**
- * Adds to `paths` every path of `heard` (path → when it was heard, ms since the epoch) heard at or
- * after `racyMs`, and forgets the ones heard before it (the snapshot whose racy line that is holds
- * them). Returns `paths`.
+ * The paths a watcher heard (workspace-relative): when each was last heard (ms since the epoch),
+ * and which were heard since the last set of hints was taken ({@link take}).
  */
-export function heardSince(heard: Map<string, number>, racyMs: number, paths: Set<string>): Set<string> {
-  for (const [p, t] of heard) {
-    if (t < racyMs) heard.delete(p);
-    else paths.add(p);
+export class HeardPaths {
+  private readonly at = new Map<string, number>();
+  private fresh = new Set<string>();
+
+  /** How many paths are held. */
+  get size(): number {
+    return this.at.size;
   }
-  return paths;
+
+  /** `path` heard at `ms`. */
+  add(path: string, ms: number): void {
+    this.at.set(path, ms);
+    this.fresh.add(path);
+  }
+
+  /** Forgets every path (the watcher lost track of them). */
+  clear(): void {
+    this.at.clear();
+    this.fresh.clear();
+  }
+
+  /**
+   * Adds to `paths`, and returns it, the paths a scan must look at, and starts a new take. The
+   * scan compares with a snapshot whose racy line is `racyMs`: without `sinceTaken`, every path
+   * heard at or after that line. With `sinceTaken` (that snapshot was written by the scan that
+   * took the last hints), only the paths heard since that take: that scan looked at every path
+   * heard before it (those it was given, and before them those its own snapshot's scan looked
+   * at), so a path it read and never heard again is as it read it, racy or not. Either way the
+   * paths heard before `racyMs` are forgotten (the snapshot holds them).
+   */
+  take(racyMs: number, sinceTaken: boolean, paths: Set<string>): Set<string> {
+    for (const [p, t] of this.at) {
+      if (t < racyMs) this.at.delete(p);
+      else if (!sinceTaken) paths.add(p);
+    }
+    if (sinceTaken) for (const p of this.fresh) paths.add(p);
+    this.fresh = new Set();
+    return paths;
+  }
 }
 
 let parcel: Parcel | null | undefined;
@@ -186,8 +222,8 @@ function sameFolder(abs: string, id: string | null): boolean {
  */
 export class WorkspaceWatcher implements FileWatcher {
   readonly kind = 'parcel';
-  /** Path → when it was last heard (ms). */
-  private heard = new Map<string, number>();
+  /** The paths heard. */
+  private heard = new HeardPaths();
   /** Folders created or moved in since the subscription (see the module's comment). */
   private stale = new Set<string>();
   /** From when the watcher vouches for {@link heard} (ms since the epoch); Infinity while it cannot. */
@@ -308,7 +344,7 @@ export class WorkspaceWatcher implements FileWatcher {
         continue;
       }
       if (rel.startsWith('../')) continue;
-      this.heard.set(rel, now);
+      this.heard.add(rel, now);
       if (ev.type === 'create' && isDir(ev.path)) this.stale.add(rel);
     }
     if (this.stale.size > MAX_STALE_DIRS) this.loseTrack(true);
@@ -361,13 +397,13 @@ export class WorkspaceWatcher implements FileWatcher {
 
   /**
    * The hints for a scan whose last snapshot's racy line is `racyMs` (ms since the epoch: that
-   * scan's start less the racy window): every path heard since then and every folder created or
-   * moved in since the subscription. Paths heard before it are forgotten (the snapshot holds
-   * them). Undefined while the watcher cannot vouch for that snapshot: the scan walks.
+   * scan's start less the racy window): the paths heard since then (or, `sinceTaken`, since the
+   * last hints were taken: see {@link HeardPaths.take}) and every folder created or moved in since
+   * the subscription. Undefined while the watcher cannot vouch for that snapshot: the scan walks.
    */
-  hints(racyMs: number): ChangeHints | undefined {
+  hints(racyMs: number, sinceTaken = false): ChangeHints | undefined {
     if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
-    return { paths: heardSince(this.heard, racyMs, new Set<string>(this.stale)), sinceMs: this.trustedSince };
+    return { paths: this.heard.take(racyMs, sinceTaken, new Set<string>(this.stale)), sinceMs: this.trustedSince };
   }
 
   /** Stops watching (the subscription is taken down in the background). */

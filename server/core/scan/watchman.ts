@@ -2,7 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { ChangeHints } from './checker.js';
-import { heardSince, type FileWatcher } from './watcher.js';
+import { HeardPaths, type FileWatcher } from './watcher.js';
 
 /*
  * A workspace's watcher through Watchman (through `fb-watchman`, its client library), chosen where
@@ -161,8 +161,8 @@ function cookieNamesIn(root: string): Set<string> {
  */
 export class WatchmanWatcher implements FileWatcher {
   readonly kind = 'watchman';
-  /** Path → when a sync last heard it (ms). */
-  private heard = new Map<string, number>();
+  /** The paths heard, with when a sync last heard each. */
+  private heard = new HeardPaths();
   /** From when the watcher vouches for {@link heard} (ms since the epoch); Infinity while it cannot. */
   private trustedSince = Infinity;
   private client: WatchmanClient | null = null;
@@ -286,12 +286,12 @@ export class WatchmanWatcher implements FileWatcher {
         if (this.cookiesAtRoot) this.rootCookies = cookieNamesIn(this.root);
         return true;
       }
-      for (const f of files) this.heard.set(f.name, now);
+      for (const f of files) this.heard.add(f.name, now);
       if (this.cookiesAtRoot) {
         // Listed after the synced answer: a name made before this sync is there, and one gone since the last listing is named too.
         const listed = cookieNamesIn(this.root);
-        for (const n of this.rootCookies) this.heard.set(n, now);
-        for (const n of listed) this.heard.set(n, now);
+        for (const n of this.rootCookies) this.heard.add(n, now);
+        for (const n of listed) this.heard.add(n, now);
         this.rootCookies = listed;
       }
       return true;
@@ -304,10 +304,10 @@ export class WatchmanWatcher implements FileWatcher {
     }
   }
 
-  /** As WorkspaceWatcher.hints: the paths heard since `racyMs`, or undefined while the watcher cannot vouch for that snapshot. */
-  hints(racyMs: number): ChangeHints | undefined {
+  /** As WorkspaceWatcher.hints: the paths heard since `racyMs` (or since the last take), or undefined while the watcher cannot vouch for that snapshot. */
+  hints(racyMs: number, sinceTaken = false): ChangeHints | undefined {
     if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
-    return { paths: heardSince(this.heard, racyMs, new Set<string>()), sinceMs: this.trustedSince };
+    return { paths: this.heard.take(racyMs, sinceTaken, new Set<string>()), sinceMs: this.trustedSince };
   }
 
   /** Stops watching: the connection is ended, and a watch this watcher asked for is taken away (in the background). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 // `require`, not `import`, for node:fs: the hook's forwarding client logs through this too, and
 // importing node:fs as an ES module loads fs/promises and the file streams (see core/package-info.ts).
-const { appendFileSync, closeSync, constants, mkdirSync, openSync, renameSync, statSync, writeSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+const { closeSync, constants, fstatSync, mkdirSync, openSync, renameSync, writeSync } = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
 
 /** Past this size (bytes) the hook log is rotated to `hook.log.1`. */
 const MAX_LOG_BYTES = 1024 * 1024;
@@ -30,16 +30,29 @@ export function logHook(home: string, message: string, opts: { existingOnly?: bo
     }
     return;
   }
-  try {
-    const dir = join(home, 'logs');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const file = join(dir, 'hook.log');
+  const dir = join(home, 'logs');
+  const file = join(dir, 'hook.log');
+  // One open, fstat, write and close a line while the log is there and small: a daemon with debug
+  // logging writes several lines an event, each on the agent's path.
+  const append = (): boolean => {
+    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
     try {
-      if (statSync(file).size > MAX_LOG_BYTES) renameSync(file, `${file}.1`);
-    } catch {
-      // no log yet
+      if (fstatSync(fd).size > MAX_LOG_BYTES) return false;
+      writeSync(fd, line);
+      return true;
+    } finally {
+      closeSync(fd);
     }
-    appendFileSync(file, line, { mode: 0o600 });
+  };
+  try {
+    try {
+      if (append()) return;
+      renameSync(file, `${file}.1`);
+    } catch {
+      // No folder yet (or the rotation lost a race with another process's): made, and tried once more.
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    }
+    append();
   } catch {
     // Nowhere to log: stay silent rather than stand in the agent's way.
   }

@@ -356,7 +356,7 @@ class CaptureDaemon {
           // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).
           const f = o.feed.lastFigures;
           const ms = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(1));
-          logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms; walk ${ms(f.walkMs)}, sync ${ms(f.syncMs)}, hinted ${ms(f.hintedMs)})`);
+          logHook(o.home, `watch: ${done} before the event (${(performance.now() - started).toFixed(1)} ms; walk ${ms(f.walkMs)}, sync ${ms(f.syncMs)}${f.quickSyncMs === undefined ? '' : `, quick sync ${ms(f.quickSyncMs)}`}, hinted ${ms(f.hintedMs)})`);
         }
       },
       handle: (req: ForwardRequest, answer: () => void) => {

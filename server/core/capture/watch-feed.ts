@@ -54,6 +54,8 @@ export interface Figures {
   walkMs?: number;
   hintedMs?: number;
   syncMs?: number;
+  /** The syncs made while the watcher said it would hear the cookie at once (see FileWatcher.syncBatched). */
+  quickSyncMs?: number;
   walked?: number;
   between?: number;
 }
@@ -64,15 +66,17 @@ function average(old: number | undefined, ms: number): number {
 
 /**
  * Whether the next operation on a workspace with figures `f` walks instead of syncing (updates
- * `f`'s count of walks): when its walk has cost less than a sync and a hinted scan together,
+ * `f`'s count of walks): when its walk has cost less than a sync (`quick`: one the watcher hears
+ * at once, `quickSyncMs`; else `syncMs`) and a hinted scan together,
  * except that after {@link WALKS_BEFORE_RESYNC} walks in a row one operation syncs, to measure the
  * sync and the hinted scan again. Each such sync after which the walk is still the cheaper makes
  * the next one come twice as late (up to {@link MOST_WALKS_BEFORE_RESYNC} walks): a workspace that
  * is truly cheaper to walk pays a sync now and then, one whose sync was measured under a passing
  * load is back to syncing after a few operations.
  */
-export function walkInstead(f: Figures): boolean {
-  const cheaper = f.walkMs !== undefined && f.syncMs !== undefined && f.walkMs < f.syncMs + (f.hintedMs ?? 0);
+export function walkInstead(f: Figures, quick = false): boolean {
+  const syncMs = quick ? f.quickSyncMs : f.syncMs;
+  const cheaper = f.walkMs !== undefined && syncMs !== undefined && f.walkMs < syncMs + (f.hintedMs ?? 0);
   if (!cheaper) {
     f.walked = 0;
     f.between = undefined;
@@ -214,10 +218,14 @@ export class WorkspaceFeed {
       const f = this.figuresOf(root);
       this.lastFigures = { ...f };
       const always = this.env[WATCH_SYNC_VAR] === 'always';
-      if (!always && walkInstead(f)) return 'walk';
+      // A watcher that batches what it hears says when a sync now would wait for its batch: such
+      // syncs and the others have figures of their own.
+      const quick = w.syncBatched ? !w.syncBatched() : false;
+      if (!always && walkInstead(f, quick)) return 'walk';
       const started = performance.now();
       const ok = await w.sync();
-      if (ok) f.syncMs = average(f.syncMs, performance.now() - started);
+      if (ok && quick) f.quickSyncMs = average(f.quickSyncMs, performance.now() - started);
+      else if (ok) f.syncMs = average(f.syncMs, performance.now() - started);
       this.ready = ok ? root : null;
       return ok ? 'synced' : 'unsynced';
     } catch {

@@ -36,6 +36,17 @@ import { subscribeWatch, type Parcel, type ParcelEvent, type ParcelSubscription 
 /** More paths heard than this between scans, and the watcher gives up on them: the next scans walk. */
 const DEFAULT_MAX_PATHS = 100_000;
 
+/**
+ * @parcel/watcher hands over what inotify reported at once when it handed nothing over for this
+ * long (ms; its MAX_WAIT_TIME, one clock for every watcher of the process), else only once no
+ * event came for 50 ms: a sync then waits that batch out. A little more here for the clocks'
+ * difference and the hand-over itself.
+ */
+const PARCEL_QUIET_MS = 600;
+
+/** When this process's @parcel/watcher last handed over events (performance.now(), ms), to any watcher. */
+let parcelDeliveredMs = -Infinity;
+
 /** The environment variable that bounds the paths heard between scans (a daemon's memory); default 100,000. */
 export const WATCH_MAX_PATHS = 'TAKEBACK_WATCH_MAX_PATHS';
 
@@ -86,6 +97,11 @@ export interface FileWatcher {
   readonly trusted: boolean;
   /** Resolves true once every change made before the call has been heard, false when it cannot vouch. Never rejects. */
   sync(): Promise<boolean>;
+  /**
+   * For a watcher whose library batches what it hears: true when a sync now would wait for a
+   * batch to close, false when its cookie would be heard at once. Absent: no such difference.
+   */
+  syncBatched?(): boolean;
   /**
    * The paths a scan whose snapshot's racy line is `racyMs` (ms since the epoch) must look at, or
    * undefined: walk. `sinceTaken`: that snapshot was written by the scan that took this watcher's
@@ -320,7 +336,13 @@ export class WorkspaceWatcher implements FileWatcher {
     void (old ? old.unsubscribe().catch(() => {}) : Promise.resolve()).then(() => this.subscribe());
   }
 
+  /** True when @parcel/watcher handed over events within {@link PARCEL_QUIET_MS}: a cookie written now waits for its batch. */
+  syncBatched(): boolean {
+    return performance.now() - parcelDeliveredMs < PARCEL_QUIET_MS;
+  }
+
   private onEvents(err: Error | null, events: ParcelEvent[]): void {
+    parcelDeliveredMs = performance.now();
     if (this.closed) return;
     if (err) {
       this.loseTrack(false);

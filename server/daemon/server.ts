@@ -37,8 +37,10 @@ export interface CaptureHandlers {
    */
   prepare(req: ForwardRequest): string | null;
   /**
-   * Called once a claimed event is to be handled, before `handle`; the event waits for it (and no
-   * other event starts meanwhile). Must not reject: the file watcher's sync (lifecycle.ts).
+   * Called as an event is claimed, so that it runs while the client's "go" comes back; the event
+   * is handled once it resolved and "go" came (and no other event starts meanwhile). Must not
+   * reject, and must leave nothing that matters to an event dropped before its "go": the file
+   * watcher's sync (lifecycle.ts).
    */
   before?(req: ForwardRequest): Promise<void>;
   /**
@@ -71,6 +73,8 @@ interface Conn {
   timer: NodeJS.Timeout | null;
   /** Answered ahead of its record (and its record not done yet while it is `handling`). */
   early: boolean;
+  /** {@link CaptureHandlers.before} of this event, started as it was claimed (null: none). */
+  before: Promise<void> | null;
 }
 
 /** The server, not listening yet, and how many events are waiting or being handled. */
@@ -149,6 +153,13 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       current = c;
       c.state = 'claimed';
       send(c.sock, { claim: true });
+      if (h.before) {
+        try {
+          c.before = h.before(c.req!);
+        } catch {
+          c.before = Promise.resolve();
+        }
+      }
       c.timer = setTimeout(() => {
         c.sock.destroy();
         release(c);
@@ -224,14 +235,14 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
         }
         release(c);
       };
-      if (!h.before) run();
-      else h.before(c.req!).then(run, run);
+      if (!c.before) run();
+      else c.before.then(run, run);
     }
   };
 
   const server = createServer((sock) => {
     h.touch();
-    const c: Conn = { sock, req: null, state: 'reading', timer: null, early: false };
+    const c: Conn = { sock, req: null, state: 'reading', timer: null, early: false, before: null };
     c.timer = setTimeout(() => sock.destroy(), READ_TIMEOUT_MS);
     let buf = '';
     sock.setEncoding('utf8');

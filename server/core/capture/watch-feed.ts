@@ -117,6 +117,8 @@ export class WorkspaceFeed {
   private readonly figures = new Map<string, Figures>();
   /** The workspace whose watcher was synced for the operation about to run, or null. */
   private ready: string | null = null;
+  /** How many syncs were started: the number of the latest. */
+  private syncs = 0;
   /** The running figures the last {@link sync} chose by (ms), for the log; empty before. */
   lastFigures: Readonly<Figures> = {};
   /** The workspace whose scans get hints now (inside {@link scope}), or null. */
@@ -200,6 +202,9 @@ export class WorkspaceFeed {
   async sync(cwd: string, scans = true): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
     this.ready = null;
     this.lastFigures = {};
+    // Only the latest sync readies the hints: one still in flight from an event dropped before it
+    // was handled started before the changes the next event must see.
+    const mine = ++this.syncs;
     try {
       if (!this.choice) {
         this.choice = chooseWatcher(this.env).then((c) => {
@@ -226,10 +231,11 @@ export class WorkspaceFeed {
       const ok = await w.sync();
       if (ok && quick) f.quickSyncMs = average(f.quickSyncMs, performance.now() - started);
       else if (ok) f.syncMs = average(f.syncMs, performance.now() - started);
+      if (mine !== this.syncs) return 'unsynced';
       this.ready = ok ? root : null;
       return ok ? 'synced' : 'unsynced';
     } catch {
-      this.ready = null;
+      if (mine === this.syncs) this.ready = null;
       return 'unsynced';
     }
   }

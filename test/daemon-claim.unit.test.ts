@@ -1,0 +1,83 @@
+// The capture daemon's socket server (daemon/server.ts) starts an event's `before` (the watcher's
+// sync) as it claims the event, so that the sync runs while the client's "go" comes back; the
+// event is handled only once both are in. An event whose client leaves after the claim is never
+// handled, and the next one is claimed and handled as usual. A real Unix socket, a client speaking
+// the protocol line by line.
+import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCaptureServer } from '../server/daemon/server.js';
+import { until } from './support/procs.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A client connection: its lines as they come, and a way to send one. */
+function client(sockPath: string) {
+  const sock = net.connect(sockPath);
+  const lines: string[] = [];
+  let buf = '';
+  sock.setEncoding('utf8');
+  sock.on('data', (d: string) => {
+    buf += d;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      lines.push(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  return { sock, lines, send: (msg: object) => sock.write(`${JSON.stringify(msg)}\n`) };
+}
+
+const request = (n: number) => ({ agent: 'claude-code', text: `{"n":${n}}`, cwd: '/', env: {} });
+
+describe('the watcher sync of a claimed event', () => {
+  it('starts at the claim, before "go"; the event is handled once both are in; a client gone after the claim is never handled', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-claim-'));
+    dirs.push(dir);
+    const log: string[] = [];
+    const syncs: (() => void)[] = [];
+    const { server } = createCaptureServer({
+      prepare: () => null,
+      before: (req) => {
+        log.push(`before ${req.text}`);
+        return new Promise<void>((resolve) => syncs.push(resolve));
+      },
+      handle: (req) => {
+        log.push(`handle ${req.text}`);
+        return true;
+      },
+      touch: () => {},
+    });
+    const sockPath = path.join(dir, 'd.sock');
+    await new Promise<void>((resolve) => server.listen(sockPath, resolve));
+    try {
+      // The first client leaves once claimed: its sync was started, nothing is handled.
+      const gone = client(sockPath);
+      gone.send(request(1));
+      await until('the first claim', () => gone.lines.includes('{"claim":true}'));
+      expect(log).toEqual(['before {"n":1}']);
+      gone.sock.destroy();
+      // The next is claimed with its own sync started before its "go".
+      const next = client(sockPath);
+      next.send(request(2));
+      await until('the second claim', () => next.lines.includes('{"claim":true}'));
+      expect(log).toEqual(['before {"n":1}', 'before {"n":2}']);
+      next.send({ go: true });
+      // "go" is in, the sync is not: nothing handled yet.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(log).toEqual(['before {"n":1}', 'before {"n":2}']);
+      syncs[0]!();
+      syncs[1]!();
+      await until('the answer', () => next.lines.includes('{"ok":true}'));
+      expect(log).toEqual(['before {"n":1}', 'before {"n":2}', 'handle {"n":2}']);
+      next.sock.destroy();
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

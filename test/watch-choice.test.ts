@@ -5,7 +5,7 @@
 // of waiting, and records the calls as the walk of in-process hooks does.
 //
 // What the daemon did before each event is read from its debug log
-// (`watch: <synced|walk|unsynced|none|unwatched> before the event (<ms> ms; walk <ms>, sync <ms>, hinted <ms>)`).
+// (`watch: <synced|walk|unsynced|none|unwatched> before the event (<ms> ms; walk <ms>, sync <ms>[, quick sync <ms>], hinted <ms>)`).
 import { describe, expect, it } from 'vitest';
 import { filesOf, hookAsync, hookLog, sandbox, setsOf, type Sandbox } from './support/takeback.js';
 import { until } from './support/procs.js';

@@ -1,8 +1,9 @@
 // The capture daemon's socket server (daemon/server.ts) starts an event's `before` (the watcher's
 // sync) as it claims the event, so that the sync runs while the client's "go" comes back; the
 // event is handled only once both are in. An event whose client leaves after the claim is never
-// handled, and the next one is claimed and handled as usual. A real Unix socket, a client speaking
-// the protocol line by line.
+// handled, and the next one is claimed and handled as usual. The signal `before` is given is
+// aborted once another event waits behind it. A real Unix socket, a client speaking the protocol
+// line by line.
 import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,10 +42,12 @@ describe('the watcher sync of a claimed event', () => {
     dirs.push(dir);
     const log: string[] = [];
     const syncs: (() => void)[] = [];
+    const signals: AbortSignal[] = [];
     const { server } = createCaptureServer({
       prepare: () => null,
-      before: (req) => {
+      before: (req, next) => {
         log.push(`before ${req.text}`);
+        signals.push(next);
         return new Promise<void>((resolve) => syncs.push(resolve));
       },
       handle: (req) => {
@@ -71,11 +74,25 @@ describe('the watcher sync of a claimed event', () => {
       // "go" is in, the sync is not: nothing handled yet.
       await new Promise((r) => setTimeout(r, 100));
       expect(log).toEqual(['before {"n":1}', 'before {"n":2}']);
+      expect(signals[1]!.aborted).toBe(false);
+      // A third event comes to wait: the second's signal says so; the third is not claimed yet.
+      const third = client(sockPath);
+      third.send(request(3));
+      await until('the signal', () => signals[1]!.aborted);
+      expect(third.lines).toEqual([]);
       syncs[0]!();
       syncs[1]!();
       await until('the answer', () => next.lines.includes('{"ok":true}'));
-      expect(log).toEqual(['before {"n":1}', 'before {"n":2}', 'handle {"n":2}']);
+      expect(log.slice(0, 3)).toEqual(['before {"n":1}', 'before {"n":2}', 'handle {"n":2}']);
       next.sock.destroy();
+      // The third, claimed once the second is done, with nothing behind it.
+      await until('the third claim', () => third.lines.includes('{"claim":true}'));
+      expect(signals[2]!.aborted).toBe(false);
+      third.send({ go: true });
+      syncs[2]!();
+      await until('the third answer', () => third.lines.includes('{"ok":true}'));
+      expect(log).toEqual(['before {"n":1}', 'before {"n":2}', 'handle {"n":2}', 'before {"n":3}', 'handle {"n":3}']);
+      third.sock.destroy();
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }

@@ -1,8 +1,9 @@
 // Whether the capture daemon waits for its watcher's sync before an event (core/capture/watch-feed.ts,
 // agents/registry.ts: eventMayScan). Real daemon, real hooks, @parcel/watcher: an event that scans
 // nothing (a session's start, a file tool's begin and end) waits for no sync; a shell tool call's
-// do; and on a tree whose walk costs less than a sync and a hinted scan, the daemon walks instead
-// of waiting, and records the calls as the walk of in-process hooks does.
+// do; and on a tree whose walk costs less than a sync and a hinted scan, the daemon walks a
+// command's begin instead of waiting (its end, answered as it is claimed, keeps nobody waiting and
+// syncs all the same), and records the calls as the walk of in-process hooks does.
 //
 // What the daemon did before each event is read from its debug log
 // (`watch: <synced|walk|unsynced|none|unwatched> before the event (<ms> ms; walk <ms>, sync <ms>[, quick sync <ms>], hinted <ms>)`).
@@ -84,7 +85,7 @@ describe('the capture daemon’s choice before an event', () => {
     expect(failures(sb)).toEqual([]);
   }, 120_000);
 
-  it('on a tree whose walk costs less than a sync and a hinted scan, the daemon walks instead of waiting, and records what the walk records', async () => {
+  it('on a tree whose walk costs less than a sync and a hinted scan, the daemon walks a command’s begin instead of waiting, syncs its end all the same, and records what the walk records', async () => {
     const walk = daemonSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
     const sb = daemonSandbox();
     for (const s of [walk, sb]) {
@@ -104,16 +105,17 @@ describe('the capture daemon’s choice before an event', () => {
       return (await befores(sb)).includes('walk');
     }, 90_000);
     const cmds = Array.from({ length: n }, (_, i) => `echo ${i + 1} >> f1.txt`);
-    // A call that renames, removes and makes a folder, until both of its events walked: the
-    // choice follows running averages of wall time, which one slow walk on a loaded machine can
-    // tip back to the sync for a call or two. Each try works on files of its own (f2 to f19).
+    // A call that renames, removes and makes a folder, until its begin walked and its end synced
+    // (nothing waits behind it here: the next call starts once it is recorded): the choice follows
+    // running averages of wall time, which one slow walk on a loaded machine can tip back to the
+    // sync for a call or two. Each try works on files of its own (f2 to f19).
     let k = 0;
     do {
       k++;
-      if (k > 9) throw new Error(`no call walked at both events in 9 tries: ${(await befores(sb)).slice(-20).join(' ')}`);
+      if (k > 9) throw new Error(`no call walked its begin and synced its end in 9 tries: ${(await befores(sb)).slice(-20).join(' ')}`);
       cmds.push(`mv f${2 * k}.txt g${2 * k}.txt && rm f${2 * k + 1}.txt && mkdir d${k} && echo d > d${k}/e.txt`);
       await bash(sb, cmds.at(-1)!);
-    } while ((await befores(sb)).slice(-2).join() !== 'walk,walk');
+    } while ((await befores(sb)).slice(-2).join() !== 'walk,synced');
     for (const c of cmds) await bash(walk, c);
     const commandSets = (s: Sandbox) => setsOf(s.json(['list'])).filter((x: any) => x.source.kind === 'command').map((x: any) => [x.source.command, filesOf(x)]);
     expect(commandSets(sb)).toEqual(commandSets(walk));

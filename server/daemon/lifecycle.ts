@@ -348,10 +348,14 @@ class CaptureDaemon {
         return markUnrecorded(o.home, lost.cwd, lost.ops);
       },
       recorded: () => unmarkUnrecorded(o.home),
-      before: async (req: ForwardRequest) => {
+      before: async (req: ForwardRequest, next: AbortSignal) => {
         const debug = req.env.TAKEBACK_LOG_LEVEL === 'debug';
         const started = debug ? performance.now() : 0;
-        const done = await o.feed.sync(req.cwd, guess(req).scans);
+        // An event answered as it is claimed keeps no agent waiting: it syncs whatever a walk would
+        // cost (a sync that waits out @parcel/watcher's batch costs no work, and its hints spare the
+        // next event the files this one reads), unless another event comes to wait behind it.
+        const patient = earlyAnswers(req.env) && guess(req).answer === 'claimed';
+        const done = await o.feed.sync(req.cwd, guess(req).scans, patient ? next : undefined);
         if (debug) {
           // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).
           const f = o.feed.lastFigures;

@@ -40,9 +40,10 @@ export interface CaptureHandlers {
    * Called as an event is claimed, so that it runs while the client's "go" comes back; the event
    * is handled once it resolved and "go" came (and no other event starts meanwhile). Must not
    * reject, and must leave nothing that matters to an event dropped before its "go": the file
-   * watcher's sync (lifecycle.ts).
+   * watcher's sync (lifecycle.ts). `next` is aborted once another event is waiting behind this one
+   * (a sync nobody waits for may then stop waiting: see lifecycle.ts).
    */
-  before?(req: ForwardRequest): Promise<void>;
+  before?(req: ForwardRequest, next: AbortSignal): Promise<void>;
   /**
    * When the claimed event `req` may be answered (default `recorded`). Asked once, when the
    * client says "go". Must not throw.
@@ -75,6 +76,8 @@ interface Conn {
   early: boolean;
   /** {@link CaptureHandlers.before} of this event, started as it was claimed (null: none). */
   before: Promise<void> | null;
+  /** Aborted once another event waits behind this one (see {@link CaptureHandlers.before}). */
+  next: AbortController | null;
 }
 
 /** The server, not listening yet, and how many events are waiting or being handled. */
@@ -154,8 +157,10 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       c.state = 'claimed';
       send(c.sock, { claim: true });
       if (h.before) {
+        c.next = new AbortController();
+        if (queue.length > 0) c.next.abort();
         try {
-          c.before = h.before(c.req!);
+          c.before = h.before(c.req!, c.next.signal);
         } catch {
           c.before = Promise.resolve();
         }
@@ -192,6 +197,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       c.req = msg;
       c.state = 'queued';
       queue.push(c);
+      current?.next?.abort();
       pump();
     } else if (c.state === 'claimed' && (msg as { go?: unknown } | null)?.go === true) {
       if (c.timer) clearTimeout(c.timer);
@@ -242,7 +248,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
 
   const server = createServer((sock) => {
     h.touch();
-    const c: Conn = { sock, req: null, state: 'reading', timer: null, early: false, before: null };
+    const c: Conn = { sock, req: null, state: 'reading', timer: null, early: false, before: null, next: null };
     c.timer = setTimeout(() => sock.destroy(), READ_TIMEOUT_MS);
     let buf = '';
     sock.setEncoding('utf8');

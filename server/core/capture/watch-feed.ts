@@ -21,7 +21,9 @@ import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
  * (it is not trusted yet), which gives the walk its figure. While the walk is chosen the sync and
  * the hinted scan are not measured, so one sync slowed by a passing load would keep a workspace
  * walking for good: every so many walks chosen in a row, an operation syncs anyway, to measure
- * again (see {@link walkInstead}).
+ * again (see {@link walkInstead}). An operation nobody waits for (an event answered as it is
+ * claimed) syncs where the walk would be chosen, until another operation waits behind it: the
+ * wait costs no work, and its hints spare the next operation the files it read.
  *
  * The watcher is Watchman's (scan/watchman.ts) where the Watchman service answers when the
  * first workspace is watched, in git or not: its sync costs about a millisecond against
@@ -91,6 +93,25 @@ export function walkInstead(f: Figures, quick = false): boolean {
   f.walked = 0;
   f.between = Math.min(2 * between, MOST_WALKS_BEFORE_RESYNC);
   return false;
+}
+
+/** What `p` resolves to, or null once `signal` is aborted first. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve) => {
+    const stop = () => resolve(null);
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', stop);
+        resolve(v);
+      },
+      () => {
+        signal.removeEventListener('abort', stop);
+        resolve(null);
+      },
+    );
+  });
 }
 
 /** Which watcher a process's feed uses: `watchman` (with the service's version) or `parcel`. */
@@ -197,9 +218,10 @@ export class WorkspaceFeed {
    * gives its scans hints. Never rejects; a workspace that cannot be watched is left to the walk.
    * Resolves to what was done: `synced` (hints given), `walk` (no sync: a walk costs less),
    * `unsynced` (the watcher could not vouch: not trusted yet, or its sync failed), `none`
-   * (nothing scans), `unwatched`.
+   * (nothing scans), `unwatched`. `patient`, for an operation nobody waits for: where the figures
+   * would walk it syncs all the same, and stops waiting (`walk`) once the signal is aborted.
    */
-  async sync(cwd: string, scans = true): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
+  async sync(cwd: string, scans = true, patient?: AbortSignal): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
     this.ready = null;
     this.lastFigures = {};
     // Only the latest sync readies the hints: one still in flight from an event dropped before it
@@ -226,9 +248,12 @@ export class WorkspaceFeed {
       // A watcher that batches what it hears says when a sync now would wait for its batch: such
       // syncs and the others have figures of their own.
       const quick = w.syncBatched ? !w.syncBatched() : false;
-      if (!always && walkInstead(f, quick)) return 'walk';
+      // Where the walk costs less, an operation nobody waits for syncs all the same, until another waits behind it.
+      const walk = !always && walkInstead(f, quick);
+      if (walk && (!patient || patient.aborted)) return 'walk';
       const started = performance.now();
-      const ok = await w.sync();
+      const ok = walk ? await untilAborted(w.sync(), patient!) : await w.sync();
+      if (ok === null) return 'walk';
       if (ok && quick) f.quickSyncMs = average(f.quickSyncMs, performance.now() - started);
       else if (ok) f.syncMs = average(f.syncMs, performance.now() - started);
       if (mine !== this.syncs) return 'unsynced';

@@ -15,9 +15,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const LONG_FILES: readonly string[] = [
   'test/opencode-e2e.test.ts',
-  'test/property.test.ts',
   'test/nvim-e2e.test.ts',
   'test/vscode-e2e.test.ts',
+  'test/property-1.test.ts',
+  'test/property-2.test.ts',
+  'test/property-3.test.ts',
   'test/gc-slices.test.ts',
   'test/power-cut.test.ts',
   'test/sidecar-stdio.test.ts',

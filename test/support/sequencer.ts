@@ -39,6 +39,9 @@ export const LONG_FILES: readonly string[] = [
   'test/hook-daemon.test.ts',
   'test/merge.test.ts',
   'test/redo-last.test.ts',
+  'test/baseline-attack.test.ts',
+  'test/merge-crash.test.ts',
+  'test/watchman.test.ts',
 ];
 
 /**

@@ -28,6 +28,7 @@ export const LONG_FILES: readonly string[] = [
   'test/qwen-e2e.test.ts',
   'test/gemini-e2e.test.ts',
   'test/fuzz-hooks.test.ts',
+  'test/property-merge-cli.test.ts',
   'test/property-merge.test.ts',
   'test/fuzz-hunks.test.ts',
   'test/opencode-plugin.test.ts',

@@ -15,9 +15,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 export const LONG_FILES: readonly string[] = [
   'test/opencode-e2e.test.ts',
-  'test/property.test.ts',
   'test/nvim-e2e.test.ts',
   'test/vscode-e2e.test.ts',
+  'test/property-1.test.ts',
+  'test/property-2.test.ts',
+  'test/property-3.test.ts',
   'test/gc-slices.test.ts',
   'test/power-cut.test.ts',
   'test/sidecar-stdio.test.ts',
@@ -26,6 +28,7 @@ export const LONG_FILES: readonly string[] = [
   'test/qwen-e2e.test.ts',
   'test/gemini-e2e.test.ts',
   'test/fuzz-hooks.test.ts',
+  'test/property-merge-cli.test.ts',
   'test/property-merge.test.ts',
   'test/fuzz-hunks.test.ts',
   'test/opencode-plugin.test.ts',
@@ -37,6 +40,9 @@ export const LONG_FILES: readonly string[] = [
   'test/hook-daemon.test.ts',
   'test/merge.test.ts',
   'test/redo-last.test.ts',
+  'test/baseline-attack.test.ts',
+  'test/merge-crash.test.ts',
+  'test/watchman.test.ts',
 ];
 
 /**

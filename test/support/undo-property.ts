@@ -11,18 +11,26 @@
 //   still in place also touched, or that is not what the selection expects;
 // - nothing outside the workspace changes (a folder beside it, reachable through a link inside it).
 //
-// Runs TAKEBACK_PROPERTY_RUNS cases (default 30); fast-check prints the seed and the shrunk case
-// of a failure. The seed is fixed (20261201) so that CI is repeatable; TAKEBACK_PROPERTY_SEED
-// runs others.
+// Runs TAKEBACK_PROPERTY_RUNS cases (default 30) of one fast-check stream; fast-check prints the
+// seed and the path of the shrunk case of a failure (fc.assert's `seed` and `path` replay it). The
+// seed is fixed (20261201) so that CI is repeatable; TAKEBACK_PROPERTY_SEED runs others.
+//
+// Each case starts about twenty `takeback` processes one after another, so the cases are shared
+// out among PROPERTY_PARTS test files (test/property-<n>.test.ts), which vitest runs at the same
+// time as other files: part n runs its consecutive share of the one stream's cases (fast-check's
+// `path` skips the cases before it), so the parts together run exactly the cases one file would.
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sandbox, type Sandbox } from './support/takeback.js';
-import { readTree, sameEntry, treeDiff, type Entry, type Tree } from './support/trees.js';
+import { sandbox, type Sandbox } from './takeback.js';
+import { readTree, sameEntry, treeDiff, type Entry, type Tree } from './trees.js';
 
 const RUNS = Number(process.env.TAKEBACK_PROPERTY_RUNS ?? 30);
 const SEED = Number(process.env.TAKEBACK_PROPERTY_SEED ?? 20261201);
+
+/** How many test files share the cases: test/property-1.test.ts up to this. */
+export const PROPERTY_PARTS = 3;
 
 /** Files an operation may touch. Top-level ones are also what file tools name. */
 const TOP = ['a.txt', 'b.bin', 'e.sh'] as const;
@@ -307,11 +315,28 @@ function runCase(steps: Step[], actions: Action[]): void {
   expect(treeDiff(outsideTree(sb), outside0), 'the folder outside the workspace changed').toEqual([]);
 }
 
-describe('undo and redo against a model of the tree (property)', () => {
-  it(`random operations, random selections: the model's tree, or a refusal that writes nothing (${RUNS} cases)`, () => {
-    fc.assert(
-      fc.property(fc.array(stepArb, { minLength: 2, maxLength: 6 }), fc.array(actionArb, { minLength: 1, maxLength: 5 }), (steps, actions) => runCase(steps, actions)),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
-    );
-  }, 600_000);
-});
+/**
+ * The cases of part `part` (1 to PROPERTY_PARTS) of the stream: `{ from, runs }`, the index of its
+ * first case and how many it runs. The parts are consecutive and cover cases 0 to RUNS - 1 once.
+ */
+export function partCases(part: number, runs = RUNS, parts = PROPERTY_PARTS): { from: number; runs: number } {
+  if (!Number.isInteger(part) || part < 1 || part > parts) throw new Error(`no property part ${part} of ${parts}`);
+  const from = Math.floor(((part - 1) * runs) / parts);
+  return { from, runs: Math.floor((part * runs) / parts) - from };
+}
+
+/**
+ * Declares part `part` (1 to PROPERTY_PARTS) of the property as one vitest test: its share of the
+ * seed's cases (partCases), each checked by runCase, shrunk on a failure.
+ */
+export function describePropertyPart(part: number): void {
+  const { from, runs } = partCases(part);
+  describe('undo and redo against a model of the tree (property)', () => {
+    it(`random operations, random selections: the model's tree, or a refusal that writes nothing (cases ${from + 1}-${from + runs} of ${RUNS})`, () => {
+      fc.assert(
+        fc.property(fc.array(stepArb, { minLength: 2, maxLength: 6 }), fc.array(actionArb, { minLength: 1, maxLength: 5 }), (steps, actions) => runCase(steps, actions)),
+        { numRuns: runs, seed: SEED, ...(from > 0 ? { path: String(from) } : {}), endOnFailure: true },
+      );
+    }, 600_000);
+  });
+}

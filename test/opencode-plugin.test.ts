@@ -11,6 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENTS } from '../server/agents/registry.js';
 import type { AgentAction } from '../server/agents/spec.js';
+import { settled } from './support/daemon.js';
 import { alive, until } from './support/procs.js';
 import { BIN, REPO_ROOT, sandbox, setsOf, tbSpawn, type Sandbox } from './support/takeback.js';
 
@@ -337,6 +338,8 @@ describe('the plugin, run as opencode runs it', () => {
       await until('the daemon socket', () => fs.existsSync(path.join(sb.home, 'run')) && fs.readdirSync(path.join(sb.home, 'run')).some((n) => n.endsWith('.sock')), 60_000);
       const out = drive(sb, pluginCopy(sb), turnSteps(sb));
       expect(out.threw).toEqual([]);
+      // The turn's end is answered as it is claimed: its record (and its log line) may come after.
+      await settled(sb);
       const log = fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
       const pids = [...log.matchAll(/\[(\d+)\] opencode [\w.]+:/g)].map((m) => Number(m[1]));
       expect(pids.length, log).toBe(7);

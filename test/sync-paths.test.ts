@@ -13,7 +13,7 @@ import { syncAll } from '../server/core/durable.js';
 import { nativeSyncFs, nativeSyncPaths } from '../server/core/scan/native.js';
 import { BlobStore } from '../server/core/store/blobs.js';
 import { buildRecorder, readTrace, recorderEnv } from './support/powercut.js';
-import { startDaemon } from './support/daemon.js';
+import { settled, startDaemon } from './support/daemon.js';
 import { hookAsync, REPO_ROOT, sandbox, sha256 } from './support/takeback.js';
 
 const MODULE = path.join(REPO_ROOT, 'native', 'build', 'Release', 'takeback_native.node');
@@ -115,7 +115,7 @@ describe('a blob found again', () => {
 });
 
 describe('a Bash call through the capture daemon', () => {
-  it('a capture naming only blobs known durable has its commit synced before the hook answers', async () => {
+  it('a capture naming only blobs known durable has its commit synced, not the blobs again', async () => {
     const so = buildRecorder(scratch);
     const sb = sandbox({ git: true, env: { TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_HOOK_DAEMON_IDLE_MS: '20000', TAKEBACK_LOG_LEVEL: 'debug' } });
     const log = path.join(scratch, 'daemon.log');
@@ -135,6 +135,8 @@ describe('a Bash call through the capture daemon', () => {
     const from = readTrace(log).length;
     const r = await hook(ev('PostToolUse', { ...bash('toolu_s2'), tool_response: {} }));
     expect(r.code).toBe(0);
+    // A command's end is answered as it is claimed: its record comes after.
+    await settled(sb);
     const during = readTrace(log).slice(from).filter((e) => e.op === 'S').map((e) => e.a);
     const before = path.join(sb.home, 'blobs', sha256('the bytes before\n').slice(0, 2), sha256('the bytes before\n').slice(2));
     expect(fs.existsSync(before)).toBe(true);

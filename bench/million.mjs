@@ -99,12 +99,17 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
       const post = runHook(ev('PostToolUse', { ...input, tool_response: {} }));
       return pre + post;
     };
-    const hintsLogged = () => {
+    const logged = (text) => {
       try {
-        return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
+        return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes(text)).length;
       } catch {
         return 0;
       }
+    };
+    const hintsLogged = () => logged('] watch: hints for ');
+    // A command's end is answered before its record, whose scan's hints are logged then: counted once both events are recorded.
+    const recorded = (from, events) => {
+      for (let waited = 0; logged('] event: handled in ') - from < events && waited < 5000; waited += 20) sleep(20);
     };
     log(`million: starting the capture daemon with ${name} (its first snapshot, then its watcher)`);
     const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
@@ -140,7 +145,9 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
         sleep(2100);
         r.git.push(git());
         const before = hintsLogged();
+        const records = logged('] event: handled in ');
         r.calls.push(bashCall(`daemon ${name} ${i}`));
+        recorded(records, 2);
         r.hinted += hintsLogged() - before === 2 ? 1 : 0;
         sample();
         putBack();

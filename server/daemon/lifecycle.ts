@@ -325,6 +325,8 @@ class CaptureDaemon {
       }
       return g;
     };
+    // When an event is answered: its guess's point, or once recorded where early answers are off.
+    const answerAt = (req: ForwardRequest): AnswerPoint => (earlyAnswers(req.env) ? guess(req).answer : 'recorded');
     this.capture = createCaptureServer({
       prepare: (req: ForwardRequest) => {
         if (this.stopping) return 'stopping';
@@ -340,7 +342,7 @@ class CaptureDaemon {
         }
         return null;
       },
-      answerAt: (req: ForwardRequest) => (earlyAnswers(req.env) ? guess(req).answer : 'recorded'),
+      answerAt,
       answering: (req: ForwardRequest) => {
         const lost = guess(req).lost;
         if (!lost) return false;
@@ -354,7 +356,7 @@ class CaptureDaemon {
         // An event answered as it is claimed keeps no agent waiting: it syncs whatever a walk would
         // cost (a sync that waits out @parcel/watcher's batch costs no work, and its hints spare the
         // next event the files this one reads), unless another event comes to wait behind it.
-        const patient = earlyAnswers(req.env) && guess(req).answer === 'claimed';
+        const patient = answerAt(req) === 'claimed';
         const done = await o.feed.sync(req.cwd, guess(req).scans, patient ? next : undefined);
         if (debug) {
           // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).

@@ -179,7 +179,7 @@ export class WorkspaceFeed {
       // The last hints of this watcher went to the scan that wrote the snapshot compared with now:
       // only what was heard since is named (see HeardPaths.take).
       const last = this.lastTake.get(root);
-      const sinceTaken = w !== undefined && w !== null && gen !== null && last?.watcher === w && last.gen === gen;
+      const sinceTaken = gen !== null && last?.gen === gen && last.watcher === w;
       this.lastTake.set(root, { watcher: w ?? null, gen: null });
       const hints = w?.hints(racyMs, sinceTaken);
       // Named by the workspace's own watcher: where fb-watchman cannot load, a process that chose Watchman watches with @parcel/watcher.

@@ -17,43 +17,43 @@ const MAX_LOG_BYTES = 1024 * 1024;
  */
 export function logHook(home: string, message: string, opts: { existingOnly?: boolean } = {}): void {
   const line = `${new Date().toISOString()} [${process.pid}] ${message}\n`;
+  const dir = join(home, 'logs');
+  const file = join(dir, 'hook.log');
   if (opts.existingOnly) {
     try {
-      const fd = openSync(join(home, 'logs', 'hook.log'), constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
-      try {
-        writeSync(fd, line);
-      } finally {
-        closeSync(fd);
-      }
+      appendLine(file, line, constants.O_NOFOLLOW);
     } catch {
       // No log there (the home going away): nothing said.
     }
     return;
   }
-  const dir = join(home, 'logs');
-  const file = join(dir, 'hook.log');
-  // One open, fstat, write and close a line while the log is there and small: a daemon with debug
-  // logging writes several lines an event, each on the agent's path.
-  const append = (): boolean => {
-    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
-    try {
-      if (fstatSync(fd).size > MAX_LOG_BYTES) return false;
-      writeSync(fd, line);
-      return true;
-    } finally {
-      closeSync(fd);
-    }
-  };
   try {
     try {
-      if (append()) return;
+      if (appendLine(file, line, constants.O_CREAT, MAX_LOG_BYTES)) return;
       renameSync(file, `${file}.1`);
     } catch {
       // No folder yet (or the rotation lost a race with another process's): made, and tried once more.
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     }
-    append();
+    appendLine(file, line, constants.O_CREAT, MAX_LOG_BYTES);
   } catch {
     // Nowhere to log: stay silent rather than stand in the agent's way.
+  }
+}
+
+/**
+ * Appends `line` to `file`, opened for appending with `flags` besides (a file made is 0600): one
+ * open, write and close, and an `fstat` when `maxBytes` is given (a daemon with debug logging
+ * writes several lines an event, each on the agent's path). False, and nothing written, when the
+ * file is past `maxBytes`. Throws what the open throws.
+ */
+function appendLine(file: string, line: string, flags: number, maxBytes?: number): boolean {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | flags, 0o600);
+  try {
+    if (maxBytes !== undefined && fstatSync(fd).size > maxBytes) return false;
+    writeSync(fd, line);
+    return true;
+  } finally {
+    closeSync(fd);
   }
 }

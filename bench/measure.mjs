@@ -1,6 +1,6 @@
 // Timing helpers for the benchmarks: one child process at a time, wall-clock, medians.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -90,6 +90,30 @@ export function waitForDaemon(home, ms, what = 'the capture daemon did not start
     if (waited > ms) throw new Error(what);
     sleep(50);
   }
+}
+
+/** A debug log line of a scan given a watcher's hints. */
+export const HINTS_LINE = '] watch: hints for ';
+/** A debug log line of an event's record done (the daemon answers a command's end before it). */
+export const RECORD_LINE = '] event: handled in ';
+
+/** How many lines of the hook log of `home` hold `text` (a string, or a RegExp they match; 0 without a log). */
+export function hookLogCount(home, text) {
+  const has = typeof text === 'string' ? (l) => l.includes(text) : (l) => text.test(l);
+  try {
+    return readFileSync(join(home, 'logs', 'hook.log'), 'utf8').split('\n').filter(has).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until the capture daemon of `home` has logged `events` more records than `from` (its
+ * count of {@link RECORD_LINE} before; debug logging), at most 5 s: a command's end is answered
+ * before its record, whose scan's hints are logged then.
+ */
+export function waitForRecords(home, from, events) {
+  for (let waited = 0; hookLogCount(home, RECORD_LINE) - from < events && waited < 5000; waited += 20) sleep(20);
 }
 
 export const fmt = {

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, median, peakRss, sleep, time, waitForDaemon } from './measure.mjs';
+import { HINTS_LINE, RECORD_LINE, fmt, hookLogCount, median, peakRss, sleep, time, waitForDaemon, waitForRecords } from './measure.mjs';
 import { startWatchman } from './peers.mjs';
 
 const q = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
@@ -99,18 +99,7 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
       const post = runHook(ev('PostToolUse', { ...input, tool_response: {} }));
       return pre + post;
     };
-    const logged = (text) => {
-      try {
-        return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes(text)).length;
-      } catch {
-        return 0;
-      }
-    };
-    const hintsLogged = () => logged('] watch: hints for ');
-    // A command's end is answered before its record, whose scan's hints are logged then: counted once both events are recorded.
-    const recorded = (from, events) => {
-      for (let waited = 0; logged('] event: handled in ') - from < events && waited < 5000; waited += 20) sleep(20);
-    };
+    const hintsLogged = () => hookLogCount(env.TAKEBACK_HOME, HINTS_LINE);
     log(`million: starting the capture daemon with ${name} (its first snapshot, then its watcher)`);
     const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
     const r = { calls: [], git: [], hinted: 0, hwm: NaN, rss: NaN, left: null };
@@ -145,9 +134,9 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
         sleep(2100);
         r.git.push(git());
         const before = hintsLogged();
-        const records = logged('] event: handled in ');
+        const records = hookLogCount(env.TAKEBACK_HOME, RECORD_LINE);
         r.calls.push(bashCall(`daemon ${name} ${i}`));
-        recorded(records, 2);
+        waitForRecords(env.TAKEBACK_HOME, records, 2);
         r.hinted += hintsLogged() - before === 2 ? 1 : 0;
         sample();
         putBack();

@@ -35,7 +35,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rng, sourceText } from './gen.mjs';
-import { daemonListening, median, sleep, time } from './measure.mjs';
+import { HINTS_LINE, daemonListening, hookLogCount, median, sleep, time } from './measure.mjs';
 import { startWatchman } from './peers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,11 +100,7 @@ function daemonTimes(lines) {
 
 /** How many scans the daemon's watcher gave hints to so far (its debug log). */
 function hinted(home) {
-  try {
-    return readFileSync(join(home, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => l.includes('] watch: hints for ')).length;
-  } catch {
-    return 0;
-  }
+  return hookLogCount(home, HINTS_LINE);
 }
 
 let calls = 0;

@@ -24,7 +24,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENT_SHELL, daemonListening, fmt, median, sleep, time, waitForDaemon } from './measure.mjs';
+import { AGENT_SHELL, HINTS_LINE, RECORD_LINE, daemonListening, fmt, hookLogCount, median, sleep, time, waitForDaemon, waitForRecords } from './measure.mjs';
 
 const GIT_ID = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'gc.auto=0', '-c', 'core.fsmonitor=false'];
 
@@ -98,19 +98,10 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     return pre + post;
   };
   const putBack = () => pick.forEach((p, k) => writeFileSync(join(ws, p), originals[k]));
-  const logged = (pattern) => {
-    try {
-      return readFileSync(join(env.TAKEBACK_HOME, 'logs', 'hook.log'), 'utf8').split('\n').filter((l) => pattern.test(l)).length;
-    } catch {
-      return 0;
-    }
-  };
-  const hintsLogged = () => logged(/\] watch: hints for /);
-  // Each event's record done (the daemon answers a command's end before its record, whose scan's hints are logged then).
-  const recordsLogged = () => logged(/\] event: handled in /);
-  const recorded = (from, events) => {
-    for (let waited = 0; recordsLogged() - from < events && waited < 5000; waited += 20) sleep(20);
-  };
+  const logged = (text) => hookLogCount(env.TAKEBACK_HOME, text);
+  const hintsLogged = () => logged(HINTS_LINE);
+  const recordsLogged = () => logged(RECORD_LINE);
+  const recorded = (from, events) => waitForRecords(env.TAKEBACK_HOME, from, events);
   // The daemon is warm once an event neither finds its watcher untrusted nor starts it: it
   // synced (and hints follow), or chose to walk because a walk costs less.
   const warmLogged = () => logged(/\] watch: (synced|walk) before the event/);

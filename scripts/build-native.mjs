@@ -52,18 +52,29 @@ function buildHookClient() {
   const out = join(native, 'build-hook');
   const program = join(out, 'takeback-hook');
   const tmp = `${program}.${process.pid}.tmp`;
-  const cc = process.env.CC || 'cc';
+  // Where CC is not set: musl's static C library first, where musl-gcc is installed (Debian's
+  // musl-tools), then the system's own. A hook is a process start, and a static program has no
+  // dynamic loader to run (no libraries to find, map and relocate), and musl's start-up touches
+  // 4 pages of memory where glibc's, even linked statically, touches 26 (`perf stat`, the program
+  // given no event): where a page fault is a trip through the host, as in a virtual machine with
+  // page-table isolation, that is ≈ 0.5–0.7 ms a hook (bench/hook-floor.mjs, bench/RESULTS.md). Each
+  // is tried until one builds a program that runs.
+  const attempts = process.env.CC ? [[process.env.CC, ['-static']], [process.env.CC, []]] : [['musl-gcc', ['-static']], ['cc', ['-static']], ['cc', []]];
+  let cc = attempts[0][0];
   try {
     mkdirSync(out, { recursive: true });
-    // Linked statically where the C library's static archive is there: a hook is a process start,
-    // and one with no dynamic loader to run (no libraries to find, map and relocate) starts
-    // sooner (bench/hook-floor.mjs). Else linked as usual.
     const compile = (extra) => spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', '-Wno-unused-parameter', ...extra, '-o', tmp, join(native, 'hook-client.c')], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 120_000 });
-    let r = compile(['-static']);
-    if (r.status !== 0 || spawnSync(tmp, [], { stdio: 'ignore', timeout: 10_000 }).status !== 0) r = compile([]);
     // Run once with no event (it then does nothing and exits 0): a program this machine cannot
     // run would make /bin/sh fail every hook, where no program makes it start Node.
-    const runs = r.status === 0 && spawnSync(tmp, [], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+    const runsHere = () => spawnSync(tmp, [], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+    let r;
+    let runs = false;
+    for (const [compiler, extra] of attempts) {
+      cc = compiler;
+      r = compile(extra);
+      runs = r.status === 0 && runsHere();
+      if (runs) break;
+    }
     if (runs) {
       renameSync(tmp, program);
       say('hook client built (native/build-hook/takeback-hook)');

@@ -360,6 +360,11 @@ describe('the hook client\'s build', () => {
   it('is there where CI requires the native parts (npm ci built it); without it a hook starts Node', async () => {
     if (process.env.TAKEBACK_REQUIRE_NATIVE === '1') expect(built, 'npm ci did not build native/build-hook/takeback-hook (scripts/build-native.mjs)').toBe(true);
     if (!built) console.warn('native/build-hook/takeback-hook not there: hooks run as a command start Node');
+    // Linked against musl where musl-gcc is installed (.ci/run installs it): a static glibc
+    // program carries glibc's tunables parser, whose variable's name a musl one never holds.
+    const musl = spawnSync('musl-gcc', ['--version'], { stdio: 'ignore' }).status === 0;
+    if (process.env.TAKEBACK_REQUIRE_NATIVE === '1') expect(musl, 'musl-gcc is not installed (.ci/run installs musl-tools)').toBe(true);
+    if (built && musl) expect(fs.readFileSync(CLIENT).includes('GLIBC_TUNABLES')).toBe(false);
     // Either way a hook run as a command records its event.
     const sb = clientSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
     quiet(await command(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));

@@ -31,9 +31,11 @@
  * of the kernel's workers at most, 256 requests in flight; this thread only queues, waits for a
  * batch of answers and compares. A million stats then cost a few thousand system calls instead
  * of a million: where a system call is dear (a virtual machine's page-table isolation, where one
- * costs as much as the stat it asks for) that halves the check's CPU time (bench/RESULTS.md,
- * "Issue 18 §3 on the 1,000,000-file tree: the CLI bracket without a watcher"). Where no ring can
- * be had (an older kernel, a seccomp filter, kernel.io_uring_disabled) the threads below do it.
+ * costs as much as the stat it asks for) the check takes less CPU, which is what bounds it on a
+ * busy machine; on an idle one the threads below finish sooner, every CPU calling fstatat, where
+ * this thread and the kernel's workers keep about one and a half CPUs of two busy (the caller
+ * chooses: scan/native.ts's ringWhen; bench/RESULTS.md). Where no ring can be had (an older
+ * kernel, a seccomp filter, kernel.io_uring_disabled) the threads do it.
  */
 #define _GNU_SOURCE
 #include <node_api.h>
@@ -126,8 +128,31 @@ static void free_rows(job_t *job) {
   job->blocks = NULL;
 }
 
+/* Rows fed while others are checked (checkBegin): the threads that check them wait here for more. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t more;
+  /* No more rows will come. */
+  int closed;
+} feed_t;
+
+/*
+ * How many rows `job` has now (more than `have` are looked for); with `feed` and `wait`, waits
+ * until there are more than `have` or none will come. Without a feed, every row is there.
+ */
+static size_t rows_now(job_t *job, feed_t *feed, size_t have, int wait) {
+  size_t n = atomic_load(&job->n);
+  if (!feed || n > have || !wait) return n;
+  pthread_mutex_lock(&feed->mu);
+  while ((n = atomic_load(&job->n)) <= have && !feed->closed) pthread_cond_wait(&feed->more, &feed->mu);
+  pthread_mutex_unlock(&feed->mu);
+  return n;
+}
+
 typedef struct {
   job_t *job;
+  /* With checkBegin, the rows as they are fed (NULL: every row is there). */
+  feed_t *feed;
   vec dirty, suspects;
   int failed;
 } lane_t;
@@ -299,8 +324,9 @@ static void *run_lane(void *arg) {
     return NULL;
   }
   for (;;) {
+    /* Row i, once it is there: fed rows come in order, so it comes unless the feed closes first. */
     size_t i = atomic_fetch_add(&lane->job->next, 1);
-    if (i >= atomic_load(&lane->job->n)) break;
+    if (i >= rows_now(lane->job, lane->feed, i, 1)) break;
     if (check_row(lane, i, path) != 0) {
       lane->failed = 1;
       break;
@@ -319,27 +345,6 @@ static void run_lanes(lane_t *lanes, int n_lanes) {
   for (int k = 1; k < n_lanes; k++) {
     if (started[k]) pthread_join(tids[k], NULL);
   }
-}
-
-/* Rows fed while others are checked (checkBegin): the thread that checks them waits here for more. */
-typedef struct {
-  pthread_mutex_t mu;
-  pthread_cond_t more;
-  /* No more rows will come. */
-  int closed;
-} feed_t;
-
-/*
- * How many rows `job` has now (more than `have` are looked for); with `feed` and `wait`, waits
- * until there are more than `have` or none will come. Without a feed, every row is there.
- */
-static size_t rows_now(job_t *job, feed_t *feed, size_t have, int wait) {
-  size_t n = atomic_load(&job->n);
-  if (!feed || n > have || !wait) return n;
-  pthread_mutex_lock(&feed->mu);
-  while ((n = atomic_load(&job->n)) <= have && !feed->closed) pthread_cond_wait(&feed->more, &feed->mu);
-  pthread_mutex_unlock(&feed->mu);
-  return n;
 }
 
 #if defined(__linux__) && defined(__has_include)
@@ -849,8 +854,9 @@ static napi_value check_rows(napi_env env, napi_callback_info info) {
  * checkFeed(handle, dirs, rows)              rows: one Uint8Array a folder of `dirs`
  * checkEnd(handle) -> { dirty, suspects, ring }
  * checkRows begun before its rows are all there: a thread of its own checks the rows as they are
- * fed (through the ring, or on threads once the last is in), while the caller reads the next ones
- * (the snapshot index loading its rows from SQLite). Row numbers count the rows in the order fed.
+ * fed (through the ring, or on threads that each take the next row fed and wait for one that is not
+ * there yet), while the caller reads the next ones (the snapshot index loading its rows from
+ * SQLite). Row numbers count the rows in the order fed.
  * The handle keeps every array of rows fed alive until checkEnd. checkEnd throws when the ring
  * failed part-way or memory ran out (the caller then checks as usual); a handle never ended is
  * ended when it is collected.
@@ -881,10 +887,8 @@ static void *early_main(void *arg) {
     if (r != 0) return NULL;
   }
 #endif
-  /* No ring: the threads take the rows once they are all there. */
-  pthread_mutex_lock(&e->feed.mu);
-  while (!e->feed.closed) pthread_cond_wait(&e->feed.more, &e->feed.mu);
-  pthread_mutex_unlock(&e->feed.mu);
+  /* No ring: the threads take the rows as they are fed, each waiting for the next when it is not there yet. */
+  for (int k = 0; k < e->n_lanes; k++) e->lanes[k].feed = &e->feed;
   run_lanes(e->lanes, e->n_lanes);
   return NULL;
 }

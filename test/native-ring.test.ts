@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace } from '../server/core/open-workspace.js';
 import { beginCheck, checkIndex } from '../server/core/scan/checker.js';
-import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeEarlyCheck, nativeRowArena, type NativeCheckResult } from '../server/core/scan/native.js';
+import { haveNativeCheck, nativeCheckRowList, nativeCheckRows, nativeEarlyCheck, nativeRowArena, ringWhen, type NativeCheckResult } from '../server/core/scan/native.js';
 import { RACY_WINDOW_MS } from '../server/core/scan/scan.js';
 import { decodeRow, encodeRow } from '../server/core/scan/packed.js';
 import { checkAll, type CheckInput } from '../server/core/scan/stat-check.js';
@@ -38,11 +38,10 @@ function expectRing(ring: boolean, wanted: boolean): void {
   if (can !== null) expect(ring).toBe(wanted && can);
 }
 
-/** `fn` with TAKEBACK_SCAN_RING set to `value` (undefined: unset). */
-function withRing<T>(value: string | undefined, fn: () => T): T {
+/** `fn` with TAKEBACK_SCAN_RING set to `value` ('1': the ring where the machine has one; '0': threads). */
+function withRing<T>(value: '0' | '1', fn: () => T): T {
   const was = process.env.TAKEBACK_SCAN_RING;
-  if (value === undefined) delete process.env.TAKEBACK_SCAN_RING;
-  else process.env.TAKEBACK_SCAN_RING = value;
+  process.env.TAKEBACK_SCAN_RING = value;
   try {
     return fn();
   } finally {
@@ -53,12 +52,19 @@ function withRing<T>(value: string | undefined, fn: () => T): T {
 
 /** The native check of `input` on several threads (`paths` over every threshold), with the ring allowed or not. */
 function native(input: CheckInput, ring: boolean): NativeCheckResult {
-  const r = withRing(ring ? undefined : '0', () => nativeCheckRows(input, 100_000, 1));
+  const r = withRing(ring ? '1' : '0', () => nativeCheckRows(input, 100_000, 1));
   expect(r).not.toBeNull();
   return r!;
 }
 
 describe('the native warm-scan check through io_uring', () => {
+  it('goes through the ring when the setting says so, else while the machine is busy (load at least its CPUs)', () => {
+    expect([ringWhen('1', 0, 2), ringWhen('0', 9, 2)]).toEqual([true, false]);
+    expect([ringWhen(undefined, 0.4, 2), ringWhen(undefined, 1.99, 2), ringWhen(undefined, 2, 2), ringWhen(undefined, 7.5, 4)]).toEqual([false, false, true, true]);
+    // Any other value is no setting.
+    expect([ringWhen('yes', 0, 2), ringWhen('', 3, 2)]).toEqual([false, true]);
+  });
+
   it.runIf(haveNativeCheck())('finds what the threads and the JavaScript check find, past the ring’s requests in flight and in a folder larger than them', () => {
     const sb = sandbox();
     for (let d = 0; d < 300; d++) for (let f = 0; f < 3; f++) sb.write(`d${d}/f${f}.txt`, `${d} ${f}\n`);
@@ -127,10 +133,10 @@ describe('the native warm-scan check through io_uring', () => {
     const input = inputOf(sb.ws, rows, racy);
     const dirs = [...rows.keys()];
     const list = dirs.map((d) => rows.get(d)!);
-    for (const ring of [undefined, '0']) {
+    for (const ring of ['1', '0'] as const) {
       const one = withRing(ring, () => nativeCheckRows(input, 100_000, 1));
       const each = withRing(ring, () => nativeCheckRowList(sb.ws, dirs, list, racy, 100_000, 1));
-      expect(each, `ring ${ring ?? 'allowed'}`).not.toBeNull();
+      expect(each, `ring ${ring}`).not.toBeNull();
       expect(named(dirs, each!)).toEqual(named(dirs, one!));
       expect(named(dirs, each!)).toEqual({ dirty: ['d7'], suspects: ['d3#2'] });
     }
@@ -149,15 +155,15 @@ describe('the native warm-scan check through io_uring', () => {
     const racy = Date.now() + 10_000;
     const dirs = [...rows.keys()];
     const list = dirs.map((d) => rows.get(d)!);
-    for (const ring of [undefined, '0']) {
+    for (const ring of ['1', '0'] as const) {
       const all = withRing(ring, () => nativeCheckRows(inputOf(sb.ws, rows, racy), 100_000, 1))!;
       const early = withRing(ring, () => nativeEarlyCheck(sb.ws, racy, 100_000, 1));
-      expect(early, `ring ${ring ?? 'allowed'}`).not.toBeNull();
+      expect(early, `ring ${ring}`).not.toBeNull();
       // In three parts, the first of one row: the check waits for the rest as it goes.
       for (const [from, to] of [[0, 1], [1, 25], [25, dirs.length]] as const) expect(early!.feed(dirs.slice(from, to), list.slice(from, to))).toBe(true);
       const r = early!.finish();
       expect(r).not.toBeNull();
-      expectRing(r!.ring, ring === undefined);
+      expectRing(r!.ring, ring === '1');
       expect(named(dirs, r!)).toEqual(named(dirs, all));
       expect(named(dirs, r!).dirty).toEqual(['', 'd17', 'd30']);
       expect(named(dirs, r!).suspects).toEqual(['d3#2']);
@@ -242,9 +248,9 @@ describe('the native warm-scan check through io_uring', () => {
     sb.sh('git config gc.auto 0 && git config maintenance.auto false && git add -A && git -c user.name=t -c user.email=t@example.invalid commit -q -m init');
     sb.tb(['capture', 'begin', '--id', 'base']);
     expect(sb.json(['capture', 'end', '--id', 'base']).set).toBeNull();
-    for (const ring of [undefined, '0']) {
-      const env = ring === undefined ? sb.env : { ...sb.env, TAKEBACK_SCAN_RING: ring };
-      const k = ring === undefined ? 1 : 2;
+    for (const ring of ['1', '0'] as const) {
+      const env = { ...sb.env, TAKEBACK_SCAN_RING: ring };
+      const k = ring === '1' ? 1 : 2;
       sb.tb(['capture', 'begin', '--id', `c${k}`], { env });
       const at = (d: number, name: string) => `p${d % 10}/d${d}/${name}`;
       fs.appendFileSync(sb.abs(at(13 * k, 'f7.txt')), 'more\n');
@@ -252,7 +258,7 @@ describe('the native warm-scan check through io_uring', () => {
       fs.writeFileSync(sb.abs(at(99 * k, 'new.txt')), 'new\n');
       fs.chmodSync(sb.abs(at(100 * k, 'f19.txt')), 0o600);
       const set = sb.json(['capture', 'end', '--id', `c${k}`], { env }).set;
-      expect(filesOf(set), `ring ${ring ?? 'allowed'}`).toEqual({
+      expect(filesOf(set), `ring ${ring}`).toEqual({
         [at(13 * k, 'f7.txt')]: 'modified',
         [at(25 * k, 'f0.txt')]: 'deleted',
         [at(99 * k, 'new.txt')]: 'created',

@@ -80,23 +80,38 @@ function threadsFor(paths: number, minParallel: number): number {
  * otherwise while the machine is busy (see {@link ringWhen}).
  */
 function ringAllowed(): boolean {
-  const os = lazy('node:os') as typeof import('node:os');
-  return ringWhen(process.env.TAKEBACK_SCAN_RING, os.loadavg()[0]!, cpus());
+  return ringWhen(process.env.TAKEBACK_SCAN_RING, othersRunning(), cpus());
+}
+
+/**
+ * How many threads of other processes are running or waiting for a CPU now: Linux's count of
+ * runnable threads (`/proc/loadavg`'s fourth field, this thread included, so less one); 0 where it
+ * cannot be read. A sample of this moment, not the load average: that one counts the last minute,
+ * and a scan's own threads, run a moment before, would raise it.
+ */
+function othersRunning(): number {
+  try {
+    const fs = lazy('node:fs') as typeof import('node:fs');
+    const running = Number.parseInt(fs.readFileSync('/proc/loadavg', 'latin1').split(' ')[3] ?? '', 10);
+    return Number.isFinite(running) ? Math.max(0, running - 1) : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /**
  * The rule of {@link ringAllowed}: `setting` TAKEBACK_SCAN_RING's value ('1' always, '0' never),
- * else the ring when the 1-minute load average `load` is at least `cpus`. A stat through the ring
- * costs less CPU (the kernel's workers take the requests, no system call each), and on a busy
- * machine the CPU a scan is given is what bounds it; on an idle one the threads, each calling
- * `fstatat`, keep every CPU busy, where the ring's one submitting thread and its workers keep
- * about one and a half of two (bench/RESULTS.md: a million-file check 12 % sooner on threads when
- * idle, 10 % sooner through the ring beside three busy processes).
+ * else the ring when `others` threads of other processes want a CPU now, at least `cpus` of them.
+ * A stat through the ring costs less CPU (the kernel's workers take the requests, no system call
+ * each), and on a busy machine the CPU a scan is given is what bounds it; on an idle one the
+ * threads, each calling `fstatat`, keep every CPU busy, where the ring's one submitting thread and
+ * its workers keep about one and a half of two (bench/RESULTS.md: a million-file scan 12 % sooner
+ * on threads when idle, 10 % sooner through the ring beside three busy processes).
  */
-export function ringWhen(setting: string | undefined, load: number, cpus: number): boolean {
+export function ringWhen(setting: string | undefined, others: number, cpus: number): boolean {
   if (setting === '0') return false;
   if (setting === '1') return true;
-  return load >= cpus;
+  return others >= cpus;
 }
 
 /** A native check's verdicts, and whether io_uring stated the entries (`ring`). */

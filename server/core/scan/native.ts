@@ -75,12 +75,13 @@ function threadsFor(paths: number, minParallel: number): number {
 }
 
 /**
- * Whether the native check may state entries through io_uring (native/scan-check.c; Linux, where
- * the kernel allows it, from two threads): always with TAKEBACK_SCAN_RING=1, never with 0, and
- * otherwise while the machine is busy (see {@link ringWhen}).
+ * Whether a native check on `threads` threads may state entries through io_uring
+ * (native/scan-check.c; Linux, where the kernel allows it, from two threads): always with
+ * TAKEBACK_SCAN_RING=1, never with 0, and otherwise while the machine is busy (see
+ * {@link ringWhen}). One thread never takes the ring, so the machine is not looked at for it.
  */
-function ringAllowed(): boolean {
-  return ringWhen(process.env.TAKEBACK_SCAN_RING, othersRunning(), cpus());
+function ringAllowed(threads: number): boolean {
+  return threads > 1 && ringWhen(process.env.TAKEBACK_SCAN_RING, othersRunning(), cpus());
 }
 
 /**
@@ -126,7 +127,8 @@ export function nativeCheckRows(input: CheckInput, paths: number, minParallel: n
   const mod = load();
   if (!mod) return null;
   try {
-    const r = mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threadsFor(paths, minParallel), ringAllowed());
+    const threads = threadsFor(paths, minParallel);
+    const r = mod.checkRows(input.root, input.dirs, input.data, input.offsets, input.racyMs, threads, ringAllowed(threads));
     return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
   } catch {
     return null;
@@ -142,7 +144,8 @@ export function nativeCheckRowList(root: string, dirs: string[], rows: readonly 
   const mod = load();
   if (!mod) return null;
   try {
-    const r = mod.checkRows(root, dirs, rows, null, racyMs, threadsFor(paths, minParallel), ringAllowed());
+    const threads = threadsFor(paths, minParallel);
+    const r = mod.checkRows(root, dirs, rows, null, racyMs, threads, ringAllowed(threads));
     return { dirty: r.dirty, suspects: r.suspects, ring: r.ring === true };
   } catch {
     return null;
@@ -171,7 +174,8 @@ export function nativeEarlyCheck(root: string, racyMs: number, paths: number, mi
   if (!mod || typeof mod.checkBegin !== 'function' || typeof mod.checkFeed !== 'function' || typeof mod.checkEnd !== 'function') return null;
   let handle: object | null;
   try {
-    handle = mod.checkBegin(root, racyMs, threadsFor(paths, minParallel), ringAllowed());
+    const threads = threadsFor(paths, minParallel);
+    handle = mod.checkBegin(root, racyMs, threads, ringAllowed(threads));
   } catch {
     return null;
   }

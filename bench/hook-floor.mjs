@@ -7,7 +7,7 @@
 //
 //   sh        `sh -c true`: the agent's shell alone
 //   plain     `sh -c 'if command -v takeback …; then takeback hook claude-code; fi'` (takeback on
-//             PATH through a symlink, as npm makes it): the command without `exec`
+//             PATH through npm's links, as `npm i -g` makes them): the command without `exec`
 //   shared    the same with `exec takeback` (no fork of the shell for it): what init writes in a
 //             file the team may commit
 //   personal  `sh -c 'if [ -x <client> ] && [ -f <script> ]; then exec <client> <script>
@@ -18,12 +18,12 @@
 //
 // node bench/hook-floor.mjs [runs]     (default 200 runs of each; medians and 90th percentiles, ms)
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGENT_SHELL } from './measure.mjs';
+import { AGENT_SHELL, npmGlobalLink } from './measure.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'takeback.js');
@@ -41,10 +41,9 @@ if (!existsSync(CLIENT)) {
 const base = mkdtempSync(join(tmpdir(), 'takeback-floor-'));
 const home = join(base, 'home');
 const ws = join(base, 'ws');
-const bin = join(base, 'bin');
-for (const d of [ws, bin]) mkdirSync(d, { recursive: true });
+mkdirSync(ws, { recursive: true });
 mkdirSync(join(home, 'run'), { recursive: true, mode: 0o700 });
-symlinkSync(BIN, join(bin, 'takeback'));
+const bin = npmGlobalLink(join(base, 'prefix'), ROOT);
 const env = { PATH: `${bin}:${process.env.PATH}`, HOME: base, TAKEBACK_HOME: home, LANG: 'C.UTF-8' };
 
 // The stand-in daemon: claim, then ok once told "go".

@@ -1,6 +1,6 @@
 // Timing helpers for the benchmarks: one child process at a time, wall-clock, medians.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -27,6 +27,21 @@ export function time(cmd, args, opts = {}) {
   }
   if (opts.capture) opts.capture.stdout = String(r.stdout);
   return ms;
+}
+
+/**
+ * `takeback` on PATH as `npm i -g` puts it under prefix `prefix` (made when missing): the package
+ * folder `root` linked as `<prefix>/lib/node_modules/takeback`, and `<prefix>/bin/takeback` a
+ * relative link to its `bin/takeback.js` through that folder. Returns `<prefix>/bin`, for PATH.
+ */
+export function npmGlobalLink(prefix, root) {
+  const modules = join(prefix, 'lib', 'node_modules');
+  const bin = join(prefix, 'bin');
+  mkdirSync(modules, { recursive: true });
+  mkdirSync(bin, { recursive: true });
+  if (!existsSync(join(modules, 'takeback'))) symlinkSync(root, join(modules, 'takeback'));
+  if (!existsSync(join(bin, 'takeback'))) symlinkSync('../lib/node_modules/takeback/bin/takeback.js', join(bin, 'takeback'));
+  return bin;
 }
 
 /** Peak resident memory (KB) of `cmd args`, by GNU time; null when /usr/bin/time is not there. */

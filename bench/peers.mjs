@@ -22,9 +22,9 @@
 // PreToolUse's answer than an agent can send it; between calls the files are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { AGENT_SHELL, HINTS_LINE, RECORD_LINE, daemonListening, fmt, hookLogCount, median, sleep, time, waitForDaemon, waitForRecords } from './measure.mjs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { AGENT_SHELL, HINTS_LINE, RECORD_LINE, daemonListening, fmt, hookLogCount, median, npmGlobalLink, sleep, time, waitForDaemon, waitForRecords } from './measure.mjs';
 
 const GIT_ID = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'gc.auto=0', '-c', 'core.fsmonitor=false'];
 
@@ -82,10 +82,8 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   const sharedCmd = hookCommandLine('claude-code', { kind: 'path' }, hookEnvPrefix, { exec: true });
   const personalCmd = hookCommandLine('claude-code', { kind: 'client', client: q(clientPath), bin: q(bin) }, hookEnvPrefix, { exec: true });
   const runHook = (e, input, cmd = hookCmd) => time(AGENT_SHELL, ['-c', cmd], { cwd: ws, env: e, input });
-  // `takeback` on PATH through a link, as `npm i -g` makes it.
-  const onPath = join(scratch, `peers-path-${label}`);
-  mkdirSync(onPath, { recursive: true });
-  if (!existsSync(join(onPath, 'takeback'))) symlinkSync(bin, join(onPath, 'takeback'));
+  // `takeback` on PATH through npm's links, as `npm i -g` makes them.
+  const onPath = npmGlobalLink(join(scratch, `peers-prefix-${label}`), dirname(dirname(bin)));
   const PATH = `${onPath}:${env.PATH ?? process.env.PATH}`;
   const inProcess = { ...env, PATH, TAKEBACK_HOOK_DAEMON: '0' };
   const viaDaemon = { ...env, PATH, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };

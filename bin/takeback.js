@@ -1,5 +1,5 @@
 #!/bin/sh
-':' //; if [ $# = 2 ] && [ "$1" = hook ]; then f=$0; while [ -L "$f" ]; do l=$(readlink "$f") || break; case $l in /*) f=$l ;; *) f=${f%/*}/$l ;; esac; done; case $f in */*) ;; *) f=./$f ;; esac; c=${f%/*}/../native/build-hook/takeback-hook; if [ -x "$c" ]; then [ -n "$NODE_EXTRA_CA_CERTS" ] && TAKEBACK_CA_CERTS=$NODE_EXTRA_CA_CERTS NODE_EXTRA_CA_CERTS= exec "$c" "$0" "$2"; exec "$c" "$0" "$2"; fi; fi
+':' //; if [ $# = 2 ] && [ "$1" = hook ]; then f=$0; if [ -L "$f" ]; then for p in "${f%/*}/../lib/node_modules/takeback/bin/takeback.js" "${f%/*}/../takeback/bin/takeback.js"; do if [ "$f" -ef "$p" ]; then f=$p; break; fi; done; fi; while [ -L "$f" ]; do l=$(readlink "$f") || break; case $l in /*) f=$l ;; *) f=${f%/*}/$l ;; esac; done; case $f in */*) ;; *) f=./$f ;; esac; c=${f%/*}/../native/build-hook/takeback-hook; if [ -x "$c" ]; then [ -n "$NODE_EXTRA_CA_CERTS" ] && TAKEBACK_CA_CERTS=$NODE_EXTRA_CA_CERTS NODE_EXTRA_CA_CERTS= exec "$c" "$0" "$2"; exec "$c" "$0" "$2"; fi; fi
 ':' //; [ -n "$NODE_EXTRA_CA_CERTS" ] && TAKEBACK_CA_CERTS=$NODE_EXTRA_CA_CERTS NODE_EXTRA_CA_CERTS= exec node "$0" "$@"; exec node "$0" "$@"
 // The `takeback` command. The TypeScript sources are compiled to dist/ by `npm run build`
 // (run automatically by `npm ci` / `npm install` through the `prepare` script), which also
@@ -31,7 +31,10 @@
 // The first three lines start Node from /bin/sh (`takeback` run as a command; `node bin/takeback.js`
 // skips them). `takeback hook <agent>` execs the hook client instead when `npm ci` built it
 // (native/build-hook/takeback-hook, found beside this script once the symlinks on PATH that lead
-// here are followed): it hands the event to the capture daemon without starting Node, and starts
+// here are followed; npm's two links, `<prefix>/bin/takeback` to `../lib/node_modules/takeback/…`
+// and `node_modules/.bin/takeback` to `../takeback/…`, are recognised with the shell's own `-ef`
+// before any `readlink` is forked, a few milliseconds a hook): it hands the event to the capture
+// daemon without starting Node, and starts
 // Node (this script, the same stdin) only when no daemon takes it (native/hook-client.c). Node
 // itself starts with NODE_EXTRA_CA_CERTS emptied, since Node 20 builds its whole CA store at start
 // whenever that variable is set (≈ 50 ms of an ≈ 80 ms start where it is: bench/RESULTS.md) and

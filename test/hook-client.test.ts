@@ -168,6 +168,27 @@ describe.runIf(built)('the hook client', () => {
     }
   });
 
+  it('is found through npm\'s links (`npm i -g`, and node_modules/.bin) by the shell\'s own tests, with no readlink or node on PATH', async () => {
+    const sb = clientSandbox();
+    const prefix = path.join(sb.base, 'prefix');
+    fs.mkdirSync(path.join(prefix, 'lib', 'node_modules'), { recursive: true });
+    fs.mkdirSync(path.join(prefix, 'bin'));
+    fs.symlinkSync(REPO_ROOT, path.join(prefix, 'lib', 'node_modules', 'takeback'));
+    fs.symlinkSync('../lib/node_modules/takeback/bin/takeback.js', path.join(prefix, 'bin', 'takeback'));
+    const project = path.join(sb.base, 'project', 'node_modules');
+    fs.mkdirSync(path.join(project, '.bin'), { recursive: true });
+    fs.symlinkSync(REPO_ROOT, path.join(project, 'takeback'));
+    fs.symlinkSync('../takeback/bin/takeback.js', path.join(project, '.bin', 'takeback'));
+    const daemon = await listen(nodeSocketPath(REPO_ROOT, sb.env), true);
+    // Only takeback's own folder on PATH: following the link with `readlink` would find nothing
+    // to run, and the Node it would fall back to is not there either.
+    for (const onPath of [path.join(prefix, 'bin'), path.join(project, '.bin')]) {
+      quiet(await run('/bin/sh', ['-c', 'takeback hook claude-code'], { cwd: sb.ws, env: { ...sb.env, ...NO_NODE, PATH: onPath }, input: ev(sb, 'Stop') }), onPath);
+    }
+    expect(daemon.requests).toHaveLength(2);
+    expect((daemon.requests as any[]).map((r) => r.agent)).toEqual(['claude-code', 'claude-code']);
+  });
+
   it('and Node agree on an install whose folder and version are not ASCII (UTF-16 code units in the hash, JSON escapes in package.json)', async () => {
     const sb = clientSandbox();
     const root = path.join(sb.base, 'opt', 'tåkeback-😀');

@@ -52,6 +52,10 @@ function isNotFound(e: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+/** The bits of a mode that say a regular file (`S_IFMT`, `S_IFREG`). */
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+
 /**
  * The state of `abs`, never following a link: a link is kept as a link, a folder by its mode, a
  * regular file by its bytes (stored in `blobs` when given, else only hashed).
@@ -59,12 +63,22 @@ function isNotFound(e: unknown): boolean {
  * Bytes are not kept, and `gap` says why, for a secret (`secret: true` for a secret place, or
  * content in which {@link holdsSecret} finds a token or key: `secret`), a file over
  * `maxFileBytes` (`too-large`) and a file that cannot be read (`unreadable`: permissions, a
- * socket or a device). The file is opened with `O_NOFOLLOW` and measured with `fstat` on the same
- * descriptor, so a file swapped for a link between the look and the read is not followed.
- * `anyBytes` hashes a file's bytes whatever they hold (no look for a secret in them): for a
- * comparison with a state written before, never for bytes to keep.
+ * socket or a device). The file is opened with `O_NOFOLLOW` and `O_NONBLOCK` (a FIFO put there
+ * after the look never blocks the open) and measured with `fstat` on the same descriptor, so a
+ * file swapped for a link or anything else between the look and the read is not followed and not
+ * read: it is looked at again. `anyBytes` hashes a file's bytes whatever they hold (no look for a
+ * secret in them): for a comparison with a state written before, never for bytes to keep.
+ *
+ * `seen` is the caller's own lstat of `abs` a moment before (its `mode` and `size`), when it has
+ * one: a regular file within the limit and not secret is then opened at once, without a second
+ * lstat (a system call a changed file, in every scan that reads what moved).
  */
-export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; secret?: boolean; anyBytes?: boolean }): ReadState {
+export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; secret?: boolean; anyBytes?: boolean; seen?: { mode: number; size: number } }): ReadState {
+  const seen = opts.seen;
+  if (seen && (seen.mode & S_IFMT) === S_IFREG && !opts.secret && seen.size <= opts.maxFileBytes) {
+    const r = readOpened(abs, opts);
+    if (r) return r;
+  }
   let st: Stats | undefined;
   try {
     st = lstatSync(abs, { throwIfNoEntry: false });
@@ -81,14 +95,43 @@ export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: 
   if (st.size > opts.maxFileBytes) return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, gap: 'too-large', stat: st };
   let fd: number;
   try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openSync(abs, OPEN_FLAGS);
   } catch (e) {
     if (isNotFound(e)) return { state: { exists: false } };
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') return readState(abs, opts); // became a link: look again
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') return readState(abs, { ...opts, seen: undefined }); // became a link: look again
     return { state: { exists: true, type: 'file', sha256: null, size: st.size, mode }, gap: 'unreadable', stat: st };
   }
+  const r = readFile(fd, abs, opts);
+  // Not a regular file any more (swapped since the lstat): looked at again.
+  return r ?? readState(abs, { ...opts, seen: undefined });
+}
+
+/** How {@link readState} opens a file: read only, never through a link, never waiting on a FIFO. */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * {@link readState} of a path its caller saw as a regular file: opened at once. Null when the open
+ * or the descriptor finds anything else (gone, a link, not a regular file, not readable): the
+ * caller then looks from the start.
+ */
+function readOpened(abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; anyBytes?: boolean }): ReadState | null {
+  let fd: number;
+  try {
+    fd = openSync(abs, OPEN_FLAGS);
+  } catch {
+    return null;
+  }
+  return readFile(fd, abs, opts);
+}
+
+/**
+ * The state of the file open on `fd` (closed here), measured by `fstat`: its bytes as
+ * {@link readState} keeps them; null when it is not a regular file.
+ */
+function readFile(fd: number, abs: string, opts: { blobs?: BlobStore; maxFileBytes: number; anyBytes?: boolean }): ReadState | null {
   try {
     const fst = fstatSync(fd);
+    if (!fst.isFile()) return null;
     if (fst.size > opts.maxFileBytes) {
       return { state: { exists: true, type: 'file', sha256: null, size: fst.size, mode: fst.mode & 0o7777 }, gap: 'too-large', stat: fst };
     }
@@ -109,11 +152,12 @@ export function readState(abs: string, opts: { blobs?: BlobStore; maxFileBytes: 
  *
  * `opts.abs` is the path on disk when the caller has it: then `path` is only the name the secret
  * rule looks at (absolute, for a file tool's path outside the workspace). `opts.blobs` stores the
- * bytes read. Throws `outside-workspace` when `path` (without `abs`) would leave the root.
+ * bytes read; `opts.seen` is the caller's lstat of it a moment before, as {@link readState} takes
+ * it. Throws `outside-workspace` when `path` (without `abs`) would leave the root.
  */
-export function readWorkspaceState(ws: { root: string; config: { maxFileBytes: number } }, path: string, opts: { abs?: string; blobs?: BlobStore } = {}): ReadState {
+export function readWorkspaceState(ws: { root: string; config: { maxFileBytes: number } }, path: string, opts: { abs?: string; blobs?: BlobStore; seen?: { mode: number; size: number } } = {}): ReadState {
   const abs = opts.abs ?? fromWorkspacePath(ws.root, path);
-  return readState(abs, { blobs: opts.blobs, maxFileBytes: ws.config.maxFileBytes, secret: isSecretPath(path) });
+  return readState(abs, { blobs: opts.blobs, maxFileBytes: ws.config.maxFileBytes, secret: isSecretPath(path), seen: opts.seen });
 }
 
 /**

@@ -62,7 +62,7 @@ export function readPending(root: string, rel: string, e: PackedEntry, racyMs: n
   const abs = `${root}/${rel}`;
   const v = stat(abs);
   if (!v || !sameStat(e, v) || e.mtimeMs >= racyMs) return null;
-  const r = readWorkspaceState({ root, config }, rel, { abs, blobs });
+  const r = readWorkspaceState({ root, config }, rel, { abs, blobs, seen: { mode: v[0]!, size: v[1]! } });
   const st = r.stat;
   // Moved while it was read: the scan sees it.
   if (!r.state.exists || r.state.type !== 'file' || !st || !st.isFile() || (st.mode & 0o7777) !== e.mode || st.size !== e.size || st.ino !== e.ino || !near(st.mtimeMs, e.mtimeMs)) return null;

@@ -1042,7 +1042,7 @@ class ScanWalk {
     const { blobs } = this.opts;
     for (const [e, t] of this.toRead) {
       this.read++;
-      const r = readWorkspaceState({ root, config }, t.rel, { abs: t.abs, blobs });
+      const r = readWorkspaceState({ root, config }, t.rel, { abs: t.abs, blobs, seen: t.st });
       if (!r.state.exists) {
         // Gone between its stat and its read.
         dropped.add(e);

@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlin
 import { holdsSecret, isSecretPath } from './secrets.js';
 import type { BlobStore } from './store/blobs.js';
 import { sha256 } from './store/blobs.js';
+import { S_IFMT, S_IFREG } from './scan/lstat.js';
 import { isKept, type FileState, type GapReason } from './types.js';
 import { fromWorkspacePath } from './workspace.js';
 
@@ -51,10 +52,6 @@ function isNotFound(e: unknown): boolean {
   const code = (e as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
-
-/** The bits of a mode that say a regular file (`S_IFMT`, `S_IFREG`). */
-const S_IFMT = 0o170000;
-const S_IFREG = 0o100000;
 
 /**
  * The state of `abs`, never following a link: a link is kept as a link, a folder by its mode, a

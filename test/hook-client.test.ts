@@ -125,6 +125,19 @@ const ODD_ENV: NodeJS.ProcessEnv = {
   NODE_EXTRA_CA_CERTS: '/nonexistent/ca.pem',
 };
 
+/**
+ * This checkout installed as `npm i -g .` does under `prefix`: the package folder a link in
+ * `<prefix>/lib/node_modules`, and `<prefix>/bin/takeback` a relative link to its script through
+ * it. Returns `<prefix>/bin`.
+ */
+function npmGlobalInstall(prefix: string): string {
+  fs.mkdirSync(path.join(prefix, 'lib', 'node_modules'), { recursive: true });
+  fs.mkdirSync(path.join(prefix, 'bin'));
+  fs.symlinkSync(REPO_ROOT, path.join(prefix, 'lib', 'node_modules', 'takeback'));
+  fs.symlinkSync('../lib/node_modules/takeback/bin/takeback.js', path.join(prefix, 'bin', 'takeback'));
+  return path.join(prefix, 'bin');
+}
+
 describe.runIf(built)('the hook client', () => {
   it('and Node\'s forwarder compute the same socket path and send the same request (TAKEBACK_HOME, XDG_STATE_HOME or HOME; a symlink on PATH)', async () => {
     const sb = clientSandbox();
@@ -141,11 +154,7 @@ describe.runIf(built)('the hook client', () => {
     fs.symlinkSync(BIN, path.join(lib, 'takeback.js'));
     fs.symlinkSync('../lib/takeback.js', path.join(onPath, 'takeback'));
     // And as `npm i -g .` does: a link to the script inside a link to the package's folder.
-    const globalBin = path.join(sb.base, 'prefix', 'bin');
-    fs.mkdirSync(path.join(sb.base, 'prefix', 'lib', 'node_modules'), { recursive: true });
-    fs.mkdirSync(globalBin);
-    fs.symlinkSync(REPO_ROOT, path.join(sb.base, 'prefix', 'lib', 'node_modules', 'takeback'));
-    fs.symlinkSync('../lib/node_modules/takeback/bin/takeback.js', path.join(globalBin, 'takeback'));
+    const globalBin = npmGlobalInstall(path.join(sb.base, 'prefix'));
     for (const [what, homeEnv] of homes) {
       const env: NodeJS.ProcessEnv = { ...sb.env, ...ODD_ENV, ...homeEnv };
       for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
@@ -170,11 +179,7 @@ describe.runIf(built)('the hook client', () => {
 
   it('is found through npm\'s links (`npm i -g`, and node_modules/.bin) by the shell\'s own tests, with no readlink or node on PATH', async () => {
     const sb = clientSandbox();
-    const prefix = path.join(sb.base, 'prefix');
-    fs.mkdirSync(path.join(prefix, 'lib', 'node_modules'), { recursive: true });
-    fs.mkdirSync(path.join(prefix, 'bin'));
-    fs.symlinkSync(REPO_ROOT, path.join(prefix, 'lib', 'node_modules', 'takeback'));
-    fs.symlinkSync('../lib/node_modules/takeback/bin/takeback.js', path.join(prefix, 'bin', 'takeback'));
+    const globalBin = npmGlobalInstall(path.join(sb.base, 'prefix'));
     const project = path.join(sb.base, 'project', 'node_modules');
     fs.mkdirSync(path.join(project, '.bin'), { recursive: true });
     fs.symlinkSync(REPO_ROOT, path.join(project, 'takeback'));
@@ -182,7 +187,7 @@ describe.runIf(built)('the hook client', () => {
     const daemon = await listen(nodeSocketPath(REPO_ROOT, sb.env), true);
     // Only takeback's own folder on PATH: following the link with `readlink` would find nothing
     // to run, and the Node it would fall back to is not there either.
-    for (const onPath of [path.join(prefix, 'bin'), path.join(project, '.bin')]) {
+    for (const onPath of [globalBin, path.join(project, '.bin')]) {
       quiet(await run('/bin/sh', ['-c', 'takeback hook claude-code'], { cwd: sb.ws, env: { ...sb.env, ...NO_NODE, PATH: onPath }, input: ev(sb, 'Stop') }), onPath);
     }
     expect(daemon.requests).toHaveLength(2);

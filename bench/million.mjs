@@ -4,10 +4,14 @@
 // memory; a shell tool call's bracket through the CLI with no watcher (`capture begin` + `end`, 10
 // files changed); the same call through the default hooks to the capture daemon with its watcher
 // trusted (the hook client when built, else Node), once with @parcel/watcher and once with Watchman
-// (a server of the bench's own) where it is installed; and each daemon's memory (VmHWM, VmRSS) after.
+// (a server of the bench's own) where it is installed; the same call through the daemon with no
+// watcher (`TAKEBACK_WATCH=0`: both scans walk, from the rows it keeps in memory), timed until its
+// end is recorded (the daemon answers a command's end before its record, and the next event waits
+// for that record); and each daemon's memory (VmHWM, VmRSS) after.
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { HINTS_LINE, RECORD_LINE, fmt, hookLogCount, median, peakRss, sleep, time, waitForDaemon, waitForRecords } from './measure.mjs';
 import { startWatchman } from './peers.mjs';
 
@@ -87,8 +91,12 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
   const cmd = client ? `${hookEnvPrefix}${q(bin)} hook claude-code` : `${hookEnvPrefix}${q(node)} ${q(bin)} hook claude-code`;
   const ev = (name, fields = {}) => JSON.stringify({ session_id: `bench-million-${label}`, cwd: ws, hook_event_name: name, permission_mode: 'acceptEdits', ...fields });
   let n = 0;
-  /** One daemon run with watcher `name` (`extra`: its env): its timed calls, hinted count and memory. */
-  const daemonBench = (name, extra) => {
+  /**
+   * One daemon run with watcher `name` (`extra`: its env; `watched` false for a daemon with no
+   * watcher): its timed calls (the two hooks), the same until the end's record is logged
+   * (`recorded`), its hinted count and memory.
+   */
+  const daemonBench = (name, extra, watched = true) => {
     const env = { ...home(`daemon-${name}`), ...extra };
     const viaDaemon = { ...env, TAKEBACK_HOOK_DAEMON: '1', TAKEBACK_LOG_LEVEL: 'debug' };
     const runHook = (input) => time('bash', ['-c', cmd], { cwd: ws, env: viaDaemon, input });
@@ -102,7 +110,7 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
     const hintsLogged = () => hookLogCount(env.TAKEBACK_HOME, HINTS_LINE);
     log(`million: starting the capture daemon with ${name} (its first snapshot, then its watcher)`);
     const daemon = spawn(node, [bin, 'hook-daemon'], { env: viaDaemon, stdio: 'ignore' });
-    const r = { calls: [], git: [], hinted: 0, hwm: NaN, rss: NaN, left: null };
+    const r = { calls: [], recorded: [], git: [], hinted: 0, hwm: NaN, rss: NaN, left: null };
     // Its memory is read after every call, while it runs: a daemon that left early (its code
     // rebuilt by a build elsewhere, say) has no /proc entry to read at the end, and the calls
     // after it went were served by another process (the hooks start one): the row says so. (This
@@ -124,9 +132,12 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
       runHook(ev('SessionStart', { source: 'startup' }));
       runHook(ev('UserPromptSubmit', { prompt: 'bench: million' }));
       const trustStarted = Date.now();
-      for (let waited = 0; hintsLogged() === 0; waited++) {
+      // With no watcher, two calls untimed: the daemon then holds the rows.
+      for (let waited = 0; watched ? hintsLogged() === 0 : waited < 2; waited++) {
         if (waited > 240) throw new Error('the watcher was never trusted');
+        const records = hookLogCount(env.TAKEBACK_HOME, RECORD_LINE);
         bashCall(null);
+        if (!watched) waitForRecords(env.TAKEBACK_HOME, records, 2);
         sleep(500);
       }
       r.trustedAfterMs = Date.now() - trustStarted;
@@ -135,12 +146,16 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
         r.git.push(git());
         const before = hintsLogged();
         const records = hookLogCount(env.TAKEBACK_HOME, RECORD_LINE);
+        const t = performance.now();
         r.calls.push(bashCall(`daemon ${name} ${i}`));
         waitForRecords(env.TAKEBACK_HOME, records, 2);
+        r.recorded.push(performance.now() - t);
         r.hinted += hintsLogged() - before === 2 ? 1 : 0;
         sample();
         putBack();
+        const back = hookLogCount(env.TAKEBACK_HOME, RECORD_LINE);
         bashCall(null);
+        if (!watched) waitForRecords(env.TAKEBACK_HOME, back, 2);
       }
       runHook(ev('Stop'));
       sample();
@@ -159,16 +174,26 @@ export async function millionBench({ record, log, ws, label, iterations, pick, b
       watchman.stop();
     }
   } else log('million: watchman is not installed: its rows are left out');
-  s.git.push(...watchers.flatMap(([, r]) => r.git));
-  out.daemons = Object.fromEntries(watchers);
+  const unwatched = daemonBench('none', { TAKEBACK_WATCH: '0' }, false);
+  s.git.push(...watchers.flatMap(([, r]) => r.git), ...unwatched.git);
+  out.daemons = { ...Object.fromEntries(watchers), none: unwatched };
   const m = { git: median(s.git), cli: median(s.cli) };
   Object.assign(out, { samples: s, medians: m });
   record({ section: 10, measure: 'shell tool call bracket through the CLI, no watcher (`capture begin` + `end`, 10 files changed)', workspace: label, value: fmt.ms(m.cli), baseline: `git status ${fmt.ms(m.git)}`, ratio: m.cli / m.git, target: '≤ 1.0', met: m.cli / m.git <= 1.0 });
+  {
+    const ms = median(unwatched.recorded);
+    const git = median(unwatched.git);
+    record({ section: 10, measure: `shell tool call through the default hooks${client ? ' (hook client)' : ''} to the capture daemon, no watcher (\`TAKEBACK_WATCH=0\`): until its end is recorded`, workspace: label, value: fmt.ms(ms), baseline: `git status ${fmt.ms(git)}`, ratio: ms / git, target: '≤ 1.0', met: ms / git <= 1.0, note: `the agent waits ${fmt.ms(median(unwatched.calls))} (the two hooks; the end is answered before its record); ${unwatched.hinted}/${iterations} calls given hints` });
+  }
   const cap = 400 * 1048576;
-  for (const [name, r] of watchers) {
+  for (const [name, r] of [...watchers, ['no watcher', unwatched]]) {
+    const left = r.left === null ? {} : { note: `the daemon left before the end (${r.left}): memory as last read while it ran` };
+    if (r === unwatched) {
+      record({ section: 10, measure: 'capture daemon memory holding the snapshot, no watcher (VmHWM; VmRSS after)', workspace: label, value: fmt.mb(r.hwm), baseline: `RSS ${fmt.mb(r.rss)}`, ratio: r.hwm / cap, target: '—', ...left });
+      continue;
+    }
     const ms = median(r.calls);
     record({ section: 10, measure: `shell tool call through the default hooks${client ? ' (hook client)' : ''} to the capture daemon, watcher (${name}) trusted`, workspace: label, value: fmt.ms(ms), baseline: `git status ${fmt.ms(median(r.git))}`, ratio: ms / median(r.git), target: '≤ 60 ms', met: ms <= 60, note: `${r.hinted}/${iterations} calls had both scans given hints; trusted ${Math.round(r.trustedAfterMs / 1000)} s after the first prompt` });
-    const left = r.left === null ? {} : { note: `the daemon left before the end (${r.left}): memory as last read while it ran` };
     record({ section: 10, measure: `capture daemon memory holding the snapshot and the watcher (${name}) (VmHWM; VmRSS after)`, workspace: label, value: fmt.mb(r.hwm), baseline: `RSS ${fmt.mb(r.rss)}`, ratio: r.hwm / cap, target: '≤ 1.0 (400 MB)', met: r.hwm <= cap, ...left });
   }
   return out;

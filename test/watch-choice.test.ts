@@ -3,7 +3,8 @@
 // nothing (a session's start, a file tool's begin and end) waits for no sync; a shell tool call's
 // do; and on a tree whose walk costs less than a sync and a hinted scan, the daemon walks a
 // command's begin instead of waiting (its end, answered as it is claimed, keeps nobody waiting and
-// syncs all the same), and records the calls as the walk of in-process hooks does.
+// syncs all the same), and records the calls as the walk of in-process hooks does; with
+// TAKEBACK_WATCH=0 it watches nothing and walks every time.
 //
 // What the daemon did before each event is read from its debug log
 // (`watch: <synced|walk|unsynced|none|unwatched> before the event (<ms> ms; walk <ms>, sync <ms>[, quick sync <ms>], hinted <ms>)`).
@@ -82,6 +83,30 @@ describe('the capture daemon’s choice before an event', () => {
     expect(sb.tb(['doctor']).stdout).toMatch(/^watcher: +@parcel\/watcher \(no Watchman service answers/m);
     expect(sb.json(['doctor']).watcher).toMatchObject({ kind: 'parcel' });
     expect(setsOf(sb.json(['list'])).map((x: any) => filesOf(x))).toContainEqual({ 'b.txt': 'created' });
+    expect(failures(sb)).toEqual([]);
+  }, 120_000);
+
+  it('with TAKEBACK_WATCH=0 the daemon watches nothing: every event walks, what it records is the same, doctor says so', async () => {
+    const sb = daemonSandbox({ TAKEBACK_WATCH: '0', TAKEBACK_WATCH_SYNC: 'always' });
+    sb.write('a.txt', 'a\n');
+    await startDaemon(sb);
+    quiet(await hook(sb, ev(sb, 'SessionStart', { source: 'startup' })));
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'p' })));
+    await bash(sb, 'echo b > b.txt && echo a2 >> a.txt');
+    sb.write('mine.txt', 'the person’s\n');
+    await bash(sb, 'rm b.txt');
+    quiet(await hook(sb, ev(sb, 'Stop')));
+    const seen = await befores(sb);
+    expect(seen.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(seen)).toEqual(new Set(['unwatched']));
+    expect(hookLog(sb)).toContain('watch: no watcher (TAKEBACK_WATCH=0): every scan walks');
+    expect(hookLog(sb)).not.toContain('watch: the watcher is');
+    expect(hookLog(sb)).not.toContain('watch: hints for');
+    const sets = setsOf(sb.json(['list'])).map((x: any) => [x.source.command ?? x.source.kind, filesOf(x)]);
+    expect(sets).toContainEqual(['echo b > b.txt && echo a2 >> a.txt', { 'a.txt': 'modified', 'b.txt': 'created' }]);
+    expect(sets).toContainEqual(['rm b.txt', { 'b.txt': 'deleted' }]);
+    expect(sb.tb(['doctor']).stdout).toMatch(/^watcher: +none \(TAKEBACK_WATCH=0: every scan/m);
+    expect(sb.json(['doctor']).watcher).toMatchObject({ kind: 'none' });
     expect(failures(sb)).toEqual([]);
   }, 120_000);
 

@@ -13,8 +13,9 @@ export type DoctorReport = Omit<JournalHealth, 'problems'> & {
   /**
    * The file watcher a capture daemon (or the sidecar) started with this environment would use
    * for this workspace: `watchman` (with the Watchman service's version) where that service
-   * answers, in git or not, else `parcel` (@parcel/watcher); `why` says why not Watchman (not
-   * installed or not answering, or `TAKEBACK_WATCHMAN=0`).
+   * answers, in git or not, else `parcel` (@parcel/watcher); `none` where `TAKEBACK_WATCH=0` turns
+   * watching off. `why` says why not Watchman (not installed or not answering, or
+   * `TAKEBACK_WATCHMAN=0`), or why none.
    */
   watcher: WatcherChoice & { why?: string };
   /**
@@ -61,13 +62,17 @@ export async function doctorReport(ws: Workspace): Promise<DoctorReport> {
   const { claudeCode } = await import('../agents/claude-code.js');
   const { AGENTS } = await import('../agents/registry.js');
   const { checkAgentHooks } = await import('../agents/hook-check.js');
-  const { chooseWatcher } = await import('../core/capture/watch-feed.js');
+  const { chooseWatcher, WATCH_VAR } = await import('../core/capture/watch-feed.js');
   const { WATCHMAN_VAR } = await import('../core/scan/watchman.js');
   const daemon = daemonStatus(ws.home);
   const chosen = await chooseWatcher(process.env);
   // Watchman watches every workspace, in git or not, where its service answers.
   const watcher: DoctorReport['watcher'] =
-    chosen.kind === 'watchman' ? chosen : { ...chosen, why: process.env[WATCHMAN_VAR] === '0' ? `${WATCHMAN_VAR}=0` : 'no Watchman service answers (watchman not installed, or not running and not startable)' };
+    chosen.kind === 'watchman'
+      ? chosen
+      : chosen.kind === 'none'
+        ? { ...chosen, why: `${WATCH_VAR}=${process.env[WATCH_VAR]}` }
+        : { ...chosen, why: process.env[WATCHMAN_VAR] === '0' ? `${WATCHMAN_VAR}=0` : 'no Watchman service answers (watchman not installed, or not running and not startable)' };
   const outside: string[] = [];
   for (const h of daemon.http) {
     if (!h.alive) outside.push(`the capture daemon for http hooks on port ${h.port} (pid ${h.pid}) is gone: hooks run in-process until the next one starts it`);

@@ -400,6 +400,7 @@ function hookLines(checks: DoctorReport['agents'], p: (style: Style, text: strin
 
 /** The file watcher a capture daemon would use, in one line. */
 function watcherLine(w: DoctorReport['watcher']): string {
+  if (w.kind === 'none') return `watcher:    none (${w.why ?? 'off'}: every scan of a shell tool call walks the workspace)`;
   if (w.kind === 'watchman') return `watcher:    Watchman ${w.version} (the capture daemon's and the sidecar's file watcher; syncs without batching)`;
   return `watcher:    @parcel/watcher (${w.why ?? 'Watchman not used'})`;
 }

@@ -38,6 +38,20 @@ import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
  */
 export const WATCH_SYNC_VAR = 'TAKEBACK_WATCH_SYNC';
 
+/**
+ * The environment variable that, set to `0` (or `false`, `off`, `no`) where a long-lived process
+ * starts, has it watch nothing: every scan walks, as git without fsmonitor does. For a file system
+ * whose changes no watcher hears (a network mount, a folder shared into a virtual machine), or
+ * where inotify's watches are better left to other tools. The process still keeps its journals
+ * and their snapshot rows open between operations.
+ */
+export const WATCH_VAR = 'TAKEBACK_WATCH';
+
+/** False when {@link WATCH_VAR} turns the watcher off in `env`. */
+export function watchEnabled(env: NodeJS.ProcessEnv): boolean {
+  return !['0', 'false', 'off', 'no'].includes((env[WATCH_VAR] ?? '').toLowerCase());
+}
+
 /** The weight of the newest figure in a running average. */
 const NEWEST_WEIGHT = 0.5;
 
@@ -114,17 +128,19 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> 
   });
 }
 
-/** Which watcher a process's feed uses: `watchman` (with the service's version) or `parcel`. */
+/** Which watcher a process's feed uses: `watchman` (with the service's version), `parcel`, or `none` ({@link WATCH_VAR}: every scan walks). */
 export interface WatcherChoice {
-  kind: 'watchman' | 'parcel';
+  kind: 'watchman' | 'parcel' | 'none';
   version?: string;
 }
 
 /**
- * The watcher a feed in this process would use: Watchman's where the service answers (see
- * watchmanVersion; `TAKEBACK_WATCHMAN=0` turns it off), else @parcel/watcher's. Never rejects.
+ * The watcher a feed in this process would use: none where {@link WATCH_VAR} turns it off;
+ * Watchman's where the service answers (see watchmanVersion; `TAKEBACK_WATCHMAN=0` turns it
+ * off), else @parcel/watcher's. Never rejects.
  */
 export async function chooseWatcher(env: NodeJS.ProcessEnv = process.env): Promise<WatcherChoice> {
+  if (!watchEnabled(env)) return { kind: 'none' };
   const version = await watchmanVersion(env);
   return version ? { kind: 'watchman', version } : { kind: 'parcel' };
 }
@@ -218,7 +234,8 @@ export class WorkspaceFeed {
    * gives its scans hints. Never rejects; a workspace that cannot be watched is left to the walk.
    * Resolves to what was done: `synced` (hints given), `walk` (no sync: a walk costs less),
    * `unsynced` (the watcher could not vouch: not trusted yet, or its sync failed), `none`
-   * (nothing scans), `unwatched`. `patient`, for an operation nobody waits for: where the figures
+   * (nothing scans), `unwatched` (the watcher is off, see {@link WATCH_VAR}, or the workspace
+   * cannot be watched). `patient`, for an operation nobody waits for: where the figures
    * would walk it syncs all the same, and stops waiting (`walk`) once the signal is aborted.
    */
   async sync(cwd: string, scans = true, patient?: AbortSignal): Promise<'synced' | 'walk' | 'unsynced' | 'none' | 'unwatched'> {
@@ -231,11 +248,11 @@ export class WorkspaceFeed {
       if (!this.choice) {
         this.choice = chooseWatcher(this.env).then((c) => {
           this.chosen = c;
-          if (this.log && this.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: the watcher is ${c.kind === 'watchman' ? `Watchman ${c.version}` : '@parcel/watcher'}`);
+          if (this.log && this.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(c.kind === 'none' ? `watch: no watcher (${WATCH_VAR}=${this.env[WATCH_VAR]}): every scan walks` : `watch: the watcher is ${c.kind === 'watchman' ? `Watchman ${c.version}` : '@parcel/watcher'}`);
           return c;
         });
       }
-      await this.choice;
+      if ((await this.choice).kind === 'none') return 'unwatched';
       const root = workspaceRootOf(this.home, { cwd });
       const inside = this.realHome === root || this.realHome.startsWith(`${root}/`);
       // A watcher started now cannot vouch for this operation yet: its sync says so.

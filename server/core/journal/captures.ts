@@ -1,4 +1,5 @@
 import { checkId } from '../errors.js';
+import { statement } from '../statements.js';
 import type { FileState, GapReason } from '../types.js';
 import type { Db } from './db.js';
 
@@ -70,10 +71,7 @@ export class Captures {
   /** Stores a pending capture; a second `begin` with the same id replaces the first. */
   put(c: PendingCapture): void {
     checkId(c.id, 'capture id');
-    this.db
-      .prepare(
-        'INSERT OR REPLACE INTO captures (id, kind, turn, tool, command, started_at, files, agent, session, pair) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      )
+    statement(this.db, 'INSERT OR REPLACE INTO captures (id, kind, turn, tool, command, started_at, files, agent, session, pair) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
       .run(c.id, c.kind, c.turn, c.tool, c.command, c.start, JSON.stringify(c.files), c.agent ?? null, c.session ?? null, c.pair ?? null);
   }
 
@@ -96,14 +94,14 @@ export class Captures {
   /** The pending capture `id`, left in place, or null if there is none. */
   peek(id: string): PendingCapture | null {
     checkId(id, 'capture id');
-    const row = this.db.prepare('SELECT * FROM captures WHERE id = ?').get(id) as Row | undefined;
+    const row = statement(this.db, 'SELECT * FROM captures WHERE id = ?').get(id) as Row | undefined;
     return row ? toPending(row) : null;
   }
 
   /** Removes and returns the pending capture `id`, or null if there is none. */
   take(id: string): PendingCapture | null {
     checkId(id, 'capture id');
-    const row = this.db.prepare('DELETE FROM captures WHERE id = ? RETURNING *').get(id) as Row | undefined;
+    const row = statement(this.db, 'DELETE FROM captures WHERE id = ? RETURNING *').get(id) as Row | undefined;
     return row ? toPending(row) : null;
   }
 
@@ -142,7 +140,7 @@ export class Captures {
   /** How many captures of `kind` (other than `except`) began after `since` (ms since the epoch) and have not ended. */
   inFlight(kind: PendingCapture['kind'], since: number, except?: string): number {
     return (
-      this.db.prepare('SELECT count(*) AS n FROM captures WHERE kind = ? AND started_at >= ? AND id IS NOT ?').get(kind, since, except ?? null) as {
+      statement(this.db, 'SELECT count(*) AS n FROM captures WHERE kind = ? AND started_at >= ? AND id IS NOT ?').get(kind, since, except ?? null) as {
         n: number;
       }
     ).n;

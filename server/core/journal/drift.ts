@@ -1,4 +1,5 @@
 import type { FileState } from '../types.js';
+import { statement } from '../statements.js';
 import type { Db } from './db.js';
 
 /** A change seen during a turn that no tool call claimed: the first state seen and the latest. */
@@ -18,8 +19,8 @@ export class Drift {
 
   /** Adds changes for `turn`: a path seen again keeps its first `before` and takes the new `after`. */
   add(turn: string, changes: DriftEntry[]): void {
-    const get = this.db.prepare('SELECT before FROM drift WHERE path = ? AND turn = ?');
-    const put = this.db.prepare('INSERT OR REPLACE INTO drift (path, turn, before, after) VALUES (?, ?, ?, ?)');
+    const get = statement(this.db, 'SELECT before FROM drift WHERE path = ? AND turn = ?');
+    const put = statement(this.db, 'INSERT OR REPLACE INTO drift (path, turn, before, after) VALUES (?, ?, ?, ?)');
     for (const c of changes) {
       const prev = get.get(c.path, turn) as { before: string } | undefined;
       put.run(c.path, turn, prev ? prev.before : JSON.stringify(c.before), JSON.stringify(c.after));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { TakebackError, checkId } from '../errors.js';
 import type { Turn } from '../types.js';
 import { writeTxn, type Db } from './db.js';
+import { statement } from '../statements.js';
 
 interface TurnRow {
   id: string;
@@ -122,8 +123,8 @@ export class Turns {
   open(session?: string | null): Turn | null {
     const row = (
       session
-        ? this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session = ? ORDER BY seq DESC LIMIT 1').get(session)
-        : this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL ORDER BY seq DESC LIMIT 1').get()
+        ? statement(this.db, 'SELECT * FROM turns WHERE ended_at IS NULL AND session = ? ORDER BY seq DESC LIMIT 1').get(session)
+        : statement(this.db, 'SELECT * FROM turns WHERE ended_at IS NULL ORDER BY seq DESC LIMIT 1').get()
     ) as TurnRow | undefined;
     return row ? toTurn(row) : null;
   }
@@ -138,7 +139,7 @@ export class Turns {
   forSession(session: string | null | undefined): Turn | null {
     const own = session ? this.open(session) : null;
     if (own) return own;
-    const row = this.db.prepare('SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get() as TurnRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM turns WHERE ended_at IS NULL AND session IS NULL ORDER BY seq DESC LIMIT 1').get() as TurnRow | undefined;
     return row ? toTurn(row) : null;
   }
 

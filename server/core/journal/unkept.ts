@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { statement } from '../statements.js';
 
 /**
  * Why something could not be kept: the journal's disk was full, another process held its lock too
@@ -47,7 +48,7 @@ export class Unkept {
 
   /** True when something of tool call `capture` could not be kept (its changes are then gaps). */
   hasCapture(capture: string): boolean {
-    return this.db.prepare('SELECT 1 FROM unkept WHERE capture = ?').get(capture) !== undefined;
+    return statement(this.db, 'SELECT 1 FROM unkept WHERE capture = ?').get(capture) !== undefined;
   }
 
   /** How many changes could not be kept, why and when; null when none. */

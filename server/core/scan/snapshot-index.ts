@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { statement } from '../statements.js';
 import type Database from 'better-sqlite3';
 import { nativeRowArena } from './native.js';
 import { addRowTotals, decodeRow, fromIndexEntry, noTotals, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit, type RowTotals } from './packed.js';
@@ -142,13 +143,13 @@ export class SnapshotIndex {
   constructor(private readonly db: Db) {}
 
   private generation(): string {
-    const r = this.db.prepare("SELECT value FROM meta WHERE key = 'snapshot_gen'").get() as { value: string } | undefined;
+    const r = statement(this.db, "SELECT value FROM meta WHERE key = 'snapshot_gen'").get() as { value: string } | undefined;
     return r?.value ?? '';
   }
 
   private bump(): string {
     const gen = randomBytes(12).toString('hex');
-    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('snapshot_gen', ?)").run(gen);
+    statement(this.db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('snapshot_gen', ?)").run(gen);
     return gen;
   }
 
@@ -207,8 +208,8 @@ export class SnapshotIndex {
    * reads nothing.
    */
   writeRows(put: Map<string, Uint8Array>, del: Iterable<string>): void {
-    const ins = this.db.prepare('INSERT OR REPLACE INTO snapshot_rows (dir, data) VALUES (?, ?)');
-    const rm = this.db.prepare('DELETE FROM snapshot_rows WHERE dir = ?');
+    const ins = statement(this.db, 'INSERT OR REPLACE INTO snapshot_rows (dir, data) VALUES (?, ?)');
+    const rm = statement(this.db, 'DELETE FROM snapshot_rows WHERE dir = ?');
     const current = this.cache && this.cache.gen === this.generation() ? this.cache : null;
     const cached = current ? current.rows : null;
     const totals = current ? current.totals : null;
@@ -376,12 +377,12 @@ export class SnapshotIndex {
   }
 
   meta(): ScanMeta | null {
-    const r = this.db.prepare("SELECT value FROM meta WHERE key = 'scan'").get() as { value: string } | undefined;
+    const r = statement(this.db, "SELECT value FROM meta WHERE key = 'scan'").get() as { value: string } | undefined;
     return r ? (JSON.parse(r.value) as ScanMeta) : null;
   }
 
   setMeta(m: ScanMeta): void {
-    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('scan', ?)").run(JSON.stringify(m));
+    statement(this.db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('scan', ?)").run(JSON.stringify(m));
   }
 
   /** Hashes of blobs the snapshot refers to (kept by the sweep: they are the "before" of the next command). */

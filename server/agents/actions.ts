@@ -108,7 +108,7 @@ function end(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: '
  * Carries out `actions` for one hook event on the journal of the workspace around `ctx.cwd`,
  * after the events queued in its spill (and, before them, what a capture daemon killed between
  * its answer and its record left: see daemon/unrecorded.ts). `fixed`: called once the last
- * action, a command's begin, has read what it must see (its scan done, before its commit: see
+ * action, a command's begin, has read what it must see (its scan done, before its writes and commit: see
  * AnswerPoint in registry.ts); not called otherwise. When the journal cannot take them (its disk is full, its
  * lock is held for over {@link HOOK_BUSY_MS}, another process's undo or redo is under way, or
  * events queued earlier are still waiting) the actions not yet carried out are queued in the

@@ -55,8 +55,9 @@ const fileCalls = new Set<string>();
  *   reads the workspace at the same moment either way; only the agent no longer waits for it.
  * - `fixed`: once the record has read what the event must see and only its writes and syncs are
  *   left. A command's begin: its "before" is the snapshot brought up to date, whose bytes are read
- *   (and stored) before the answer, since the command may change them once it runs; the blobs'
- *   syncs and the commit come after the answer, in their order (blobs first: a row on the disk
+ *   (and stored) before the answer, since the command may change them once it runs; the journal's
+ *   writes (the snapshot's rows, the open tool call), the blobs' syncs and the commit come after
+ *   the answer, in their order (blobs first: a row on the disk
  *   never names a blob a power cut took away). What a power cut in that window (a commit's
  *   syncs, a few ms) takes is the begin itself: what the command changed before the cut is then not
  *   named as its own, but as its turn's when the same session goes on, or as the person's (left on

@@ -58,6 +58,8 @@ export function beginCommand(
     pair?: string | null;
     now?: number;
     onProgress?: (n: number) => void;
+    /** Called once the scan has read the workspace, before its writes to the journal (see scanAndCommit's `read`). */
+    read?: () => void;
   },
 ): CommandScan {
   checkId(opts.id, 'capture id');
@@ -71,7 +73,7 @@ export function beginCommand(
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }
-  const outcome = scanAndCommit(ws, opts.onProgress);
+  const outcome = scanAndCommit(ws, opts.onProgress, undefined, opts.read);
   if (outcome.status === 'ok' && turn && outcome.changes.length > 0) {
     journal.drift.add(
       turn,

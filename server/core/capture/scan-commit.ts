@@ -72,9 +72,11 @@ function racyLineOf(meta: ScanMeta | null): number {
  * `hints`, from a file watcher, narrow a warm scan to what they name (see ChangeHints); without
  * them, the process's hint source is asked ({@link useChangeHints}). In a process that keeps
  * baselines in the background ({@link useBackgroundBaseline}), a baseline past
- * `maxWorkspaceFiles` keeps the files' stats now and leaves their bytes to it.
+ * `maxWorkspaceFiles` keeps the files' stats now and leaves their bytes to it. `read`: called once
+ * the scan has read what it reads of the workspace (its blobs stored, not yet synced), before the
+ * index is written.
  */
-export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => void, hints?: ChangeHints): ScanOutcome {
+export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => void, hints?: ChangeHints, read?: () => void): ScanOutcome {
   const { journal, root, config } = ws;
   const prevMeta = journal.snapshot.meta();
   // Started before the index loads, to boot meanwhile.
@@ -95,6 +97,7 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   } finally {
     early?.cancel();
   }
+  read?.();
   if (r.status === 'too-large') {
     if (rows.size > 0) journal.snapshot.clear();
   } else {

@@ -874,6 +874,9 @@ H.out.health = H.lines(0)
       expect(text).toMatch(new RegExp(`OK.*journal: ${c.env.TAKEBACK_HOME!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/`));
       // The watcher doctor names: Watchman where its service answers here, else @parcel/watcher and why.
       expect(text).toMatch(/- file watcher: (Watchman \d[\w.]* \(syncs without batching\)|@parcel\/watcher \(.+\))/);
+      // And none where TAKEBACK_WATCH=0 turns it off.
+      c.env.TAKEBACK_WATCH = '0';
+      expect(await checkhealth(c)).toMatch(/- file watcher: none \(TAKEBACK_WATCH=0: every scan walks the workspace\)/);
     });
 
     it(":checkhealth takeback reports each agent's hooks: current ones OK, a Codex project not trusted as a warning", async () => {

@@ -154,6 +154,8 @@ function M.check()
   if type(doc.watcher) == 'table' then
     if doc.watcher.kind == 'watchman' then
       health.info(('file watcher: Watchman %s (syncs without batching)'):format(doc.watcher.version or '?'))
+    elseif doc.watcher.kind == 'none' then
+      health.info(('file watcher: none (%s: every scan walks the workspace)'):format(doc.watcher.why or 'off'))
     else
       health.info(('file watcher: @parcel/watcher (%s)'):format(doc.watcher.why or 'Watchman not used'))
     end

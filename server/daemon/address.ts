@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { packageRoot, packageVersion } from '../core/package-info.js';
+import { SWITCH_OFF, switchedOff } from '../core/switch.js';
 
 /*
  * Where the capture daemon listens, and what its wire messages look like: shared by the
@@ -96,8 +97,7 @@ export function forwardedEnv(env: NodeJS.ProcessEnv, home: string): Record<strin
  * as it does in-process.
  */
 export function daemonEnabled(env: NodeJS.ProcessEnv): boolean {
-  const v = (env[DAEMON_SWITCH] ?? '').toLowerCase();
-  return !DAEMON_OFF.includes(v);
+  return !switchedOff(env[DAEMON_SWITCH]);
 }
 
 
@@ -110,8 +110,8 @@ export const EARLY_VAR = 'TAKEBACK_HOOK_EARLY';
 
 /** False when `env` turns early answers off ({@link EARLY_VAR}), else true. */
 export function earlyAnswers(env: NodeJS.ProcessEnv | Record<string, string>): boolean {
-  return !DAEMON_OFF.includes((env[EARLY_VAR] ?? '').toLowerCase());
+  return !switchedOff(env[EARLY_VAR]);
 }
 
-/** The values of {@link DAEMON_SWITCH} that turn the daemon off (bin/takeback.js reads the same list). */
-export const DAEMON_OFF = ['0', 'false', 'off', 'no'];
+/** The values of {@link DAEMON_SWITCH} that turn the daemon off (bin/takeback.js reads the same list): every switch's (core/switch.ts). */
+export const DAEMON_OFF = SWITCH_OFF;

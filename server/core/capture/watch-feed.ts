@@ -3,6 +3,7 @@ import { useChangeHints } from './scan-commit.js';
 import { workspaceRootOf } from '../open-workspace.js';
 import { WorkspaceWatcher, WorkspaceWatchers, type FileWatcher } from '../scan/watcher.js';
 import { WatchmanWatcher, watchmanVersion } from '../scan/watchman.js';
+import { switchedOff } from '../switch.js';
 
 /*
  * The file watchers of a long-lived process (the capture daemon, the sidecar), one per workspace
@@ -49,7 +50,7 @@ export const WATCH_VAR = 'TAKEBACK_WATCH';
 
 /** False when {@link WATCH_VAR} turns the watcher off in `env`. */
 export function watchEnabled(env: NodeJS.ProcessEnv): boolean {
-  return !['0', 'false', 'off', 'no'].includes((env[WATCH_VAR] ?? '').toLowerCase());
+  return !switchedOff(env[WATCH_VAR]);
 }
 
 /** The weight of the newest figure in a running average. */

@@ -1,6 +1,6 @@
-import type Database from 'better-sqlite3';
 import type { FileChange, FileState } from '../types.js';
 import type { Db } from './db.js';
+import { statement } from '../statements.js';
 
 /*
  * The journal's history is a log of operations, each an immutable row with its parent (the
@@ -62,23 +62,11 @@ export interface StepToInvert {
 
 /** The operation log's tables (see db.ts for the schema). */
 export class OpLog {
-  /** Statements compiled once per connection: a capture records its set through them. */
-  private readonly statements = new Map<string, Database.Statement>();
-
   constructor(private readonly db: Db) {}
 
-  private stmt(sql: string): Database.Statement {
-    let st = this.statements.get(sql);
-    if (!st) {
-      st = this.db.prepare(sql);
-      this.statements.set(sql, st);
-    }
-    return st;
-  }
-
   private insertOp(kind: OpKind, direction: 'undo' | 'redo' | null, forced: boolean, time: number, set: number | null, inverts: number | null, replaced: number | null): number {
-    const parent = this.stmt('SELECT MAX(id) FROM operations').pluck().get() as number | null;
-    const info = this.stmt('INSERT INTO operations (parent, kind, direction, forced, time, set_id, inverts, replaced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+    const parent = statement(this.db, 'SELECT MAX(id) FROM operations').pluck().get() as number | null;
+    const info = statement(this.db, 'INSERT INTO operations (parent, kind, direction, forced, time, set_id, inverts, replaced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
       parent,
       kind,
       direction,
@@ -98,8 +86,8 @@ export class OpLog {
    */
   recordSet(set: number, files: FileChange[], time: number, replace = false): number {
     const op = this.insertOp(replace ? 'replace' : 'capture', replace ? 'undo' : null, replace, time, set, null, null);
-    const row = this.stmt('INSERT INTO set_files (set_id, path, gap, undone, last_op) VALUES (?, ?, ?, ?, ?)');
-    const moved = replace ? this.stmt('INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)') : null;
+    const row = statement(this.db, 'INSERT INTO set_files (set_id, path, gap, undone, last_op) VALUES (?, ?, ?, ?, ?)');
+    const moved = replace ? statement(this.db, 'INSERT INTO op_files (set_id, op, path) VALUES (?, ?, ?)') : null;
     for (const f of files) {
       row.run(set, f.path, f.gap ? 1 : 0, replace ? 1 : 0, op);
       moved?.run(set, op, f.path);
@@ -209,19 +197,19 @@ export class OpLog {
     if (sets.length === 0) return null;
     const op = this.lastMoved(sets[0]!, path);
     if (op === null || sets.some((id) => this.lastMoved(id, path) !== op)) return null;
-    const row = this.stmt('SELECT kind, forced, replaced FROM operations WHERE id = ?').get(op) as { kind: string; forced: number; replaced: number | null } | undefined;
+    const row = statement(this.db, 'SELECT kind, forced, replaced FROM operations WHERE id = ?').get(op) as { kind: string; forced: number; replaced: number | null } | undefined;
     const other = direction === 'undo' ? 'redo' : 'undo';
     if (!row || row.kind !== other) return null;
     // No other set's change to the path is still as that step left it (the path's rows, by index).
-    const still = this.stmt('SELECT set_id FROM set_files WHERE path = ? AND last_op = ?').pluck().all(path, op) as number[];
+    const still = statement(this.db, 'SELECT set_id FROM set_files WHERE path = ? AND last_op = ?').pluck().all(path, op) as number[];
     const wanted = new Set(sets.map(Number));
     if (still.length !== wanted.size || !still.every((id) => wanted.has(id))) return null;
-    const at = this.stmt('SELECT found, wrote FROM op_paths WHERE op = ? AND path = ?').get(op, path) as { found: string; wrote: string } | undefined;
+    const at = statement(this.db, 'SELECT found, wrote FROM op_paths WHERE op = ? AND path = ?').get(op, path) as { found: string; wrote: string } | undefined;
     if (!at) return null;
     let replaced: string | null = null;
     if (row.replaced !== null) {
       if (direction === 'undo') return null;
-      const kept = this.stmt(
+      const kept = statement(this.db, 
         "SELECT 1 FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.path = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
       ).get(row.replaced, path);
       if (kept) replaced = String(row.replaced);
@@ -239,22 +227,22 @@ export class OpLog {
   undosToInvert(sets: string[]): Map<string, StepToInvert & { moved: Set<string> }> {
     const out = new Map<string, StepToInvert & { moved: Set<string> }>();
     if (sets.length === 0) return out;
-    const rows = this.stmt('SELECT DISTINCT last_op FROM set_files WHERE set_id IN (SELECT value FROM json_each(?)) AND undone = 1')
+    const rows = statement(this.db, 'SELECT DISTINCT last_op FROM set_files WHERE set_id IN (SELECT value FROM json_each(?)) AND undone = 1')
       .pluck()
       .all(JSON.stringify(sets.map(Number))) as number[];
     for (const op of rows) {
-      const row = this.stmt('SELECT kind, replaced FROM operations WHERE id = ?').get(op) as { kind: string; replaced: number | null } | undefined;
+      const row = statement(this.db, 'SELECT kind, replaced FROM operations WHERE id = ?').get(op) as { kind: string; replaced: number | null } | undefined;
       if (!row || row.kind !== 'undo') continue;
       const kept = new Set<string>();
       if (row.replaced !== null) {
-        const paths = this.stmt(
+        const paths = statement(this.db, 
           "SELECT f.path FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
         )
           .pluck()
           .all(row.replaced) as string[];
         for (const p of paths) kept.add(p);
       }
-      for (const p of this.stmt('SELECT path, found, wrote FROM op_paths WHERE op = ?').all(op) as { path: string; found: string; wrote: string }[]) {
+      for (const p of statement(this.db, 'SELECT path, found, wrote FROM op_paths WHERE op = ?').all(op) as { path: string; found: string; wrote: string }[]) {
         out.set(p.path, {
           op,
           found: JSON.parse(p.found) as FileState,
@@ -263,7 +251,7 @@ export class OpLog {
           moved: new Set(),
         });
       }
-      for (const r of this.stmt('SELECT set_id, path FROM set_files WHERE last_op = ? AND undone = 1').all(op) as { set_id: number; path: string }[]) {
+      for (const r of statement(this.db, 'SELECT set_id, path FROM set_files WHERE last_op = ? AND undone = 1').all(op) as { set_id: number; path: string }[]) {
         const at = out.get(r.path);
         if (at && at.op === op) at.moved.add(String(r.set_id));
       }
@@ -277,11 +265,11 @@ export class OpLog {
    * at once) was the last word. Null when no operation touched the path. From index seeks.
    */
   leftAt(path: string): { state: FileState } | { set: string; side: 'before' | 'after' } | null {
-    const op = this.stmt('SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
+    const op = statement(this.db, 'SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
     if (op === null) return null;
-    const at = this.stmt('SELECT wrote FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
+    const at = statement(this.db, 'SELECT wrote FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
     if (at !== undefined) return { state: JSON.parse(at) as FileState };
-    const row = this.stmt('SELECT kind, set_id FROM operations WHERE id = ?').get(op) as { kind: string; set_id: number | null } | undefined;
+    const row = statement(this.db, 'SELECT kind, set_id FROM operations WHERE id = ?').get(op) as { kind: string; set_id: number | null } | undefined;
     if (!row || row.set_id === null) return null;
     return { set: String(row.set_id), side: row.kind === 'replace' ? 'before' : 'after' };
   }
@@ -292,15 +280,15 @@ export class OpLog {
    * index seeks, as {@link leftAt}.
    */
   foundAt(path: string): FileState | null {
-    const op = this.stmt('SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
+    const op = statement(this.db, 'SELECT MAX(last_op) FROM set_files WHERE path = ?').pluck().get(path) as number | null;
     if (op === null) return null;
-    const at = this.stmt('SELECT found FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
+    const at = statement(this.db, 'SELECT found FROM op_paths WHERE op = ? AND path = ?').pluck().get(op, path) as string | undefined;
     return at === undefined ? null : (JSON.parse(at) as FileState);
   }
 
   /** The operation that last moved `path` of set `set` (its capture when none did), or null when the set has no such path. */
   lastMoved(set: string, path: string): number | null {
-    return (this.stmt('SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck().get(Number(set), path) as number | undefined) ?? null;
+    return (statement(this.db, 'SELECT last_op FROM set_files WHERE set_id = ? AND path = ?').pluck().get(Number(set), path) as number | undefined) ?? null;
   }
 
   /** The newest operation's id, or null when the log is empty. */

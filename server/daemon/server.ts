@@ -210,9 +210,12 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       } catch {
         at = 'recorded';
       }
-      // The answer ahead of the record, once: what it promises is kept first (`answering`).
+      // The answer ahead of the record, tried once (a second call does nothing, as `handle`'s
+      // contract says): what it promises is kept first (`answering`).
+      let tried = false;
       const answer = () => {
-        if (c.early || !h.answering) return;
+        if (tried || !h.answering) return;
+        tried = true;
         let kept = false;
         try {
           kept = h.answering(c.req!);

@@ -38,20 +38,14 @@ export function captureBegin(
     onProgress?: (n: number) => void;
     /**
      * Called once the begin has read what it must see (a command's scan done, its bytes stored),
-     * before its writes to the journal, the blobs' syncs and the commit (see Journal.write's
-     * `fixed`, which calls it for a begin that scanned nothing). Called at most once.
+     * before its writes to the journal, the blobs' syncs and the commit; Journal.write's `fixed`
+     * calls it again once the begin's work is done (the only call for a begin that scanned
+     * nothing), so it must do nothing the second time, as the capture daemon's answer does.
      */
     fixed?: () => void;
   },
 ): CaptureBeginResult {
   checkId(opts.id, 'capture id');
-  let said = false;
-  const fixed = opts.fixed
-    ? () => {
-        if (!said) opts.fixed!();
-        said = true;
-      }
-    : undefined;
   return ws.journal.write(() => {
     const turn = resolveTurn(ws, opts.turn, opts.session);
     const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
@@ -59,9 +53,9 @@ export function captureBegin(
       beginFiles(ws, { id: opts.id, paths: opts.paths, cwd: opts.cwd, turn, tool: opts.tool ?? null, ...who });
       return { id: opts.id, kind: 'files', turn };
     }
-    const scan = beginCommand(ws, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress, read: fixed });
+    const scan = beginCommand(ws, { id: opts.id, command: opts.command ?? null, tool: opts.tool ?? null, turn, ...who, onProgress: opts.onProgress, read: opts.fixed });
     return { id: opts.id, kind: 'command', turn, scan };
-  }, { fixed });
+  }, { fixed: opts.fixed });
 }
 
 function finish(ws: Workspace, pending: PendingCapture): CaptureEndResult {

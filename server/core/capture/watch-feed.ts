@@ -253,7 +253,8 @@ export class WorkspaceFeed {
           return c;
         });
       }
-      if ((await this.choice).kind === 'none') return 'unwatched';
+      // Once chosen, no await before the cookie is written: the sync starts as the event is claimed.
+      if ((this.chosen ?? (await this.choice)).kind === 'none') return 'unwatched';
       const root = workspaceRootOf(this.home, { cwd });
       const inside = this.realHome === root || this.realHome.startsWith(`${root}/`);
       // A watcher started now cannot vouch for this operation yet: its sync says so.

@@ -4,7 +4,7 @@ import type { Server as HttpServer } from 'node:http';
 import { connect, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { logHook } from './log.js';
+import { flushHookLog, holdHookLog, logHook } from './log.js';
 import { takebackHome } from '../core/home.js';
 import { DEFAULT_IDLE_MS, earlyAnswers, FORWARDED_ENV, IDLE_VAR, MAX_SOCKET_PATH, daemonEnabled, runDir, socketPath, type ForwardRequest } from './address.js';
 import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.js';
@@ -340,6 +340,8 @@ class CaptureDaemon {
         } catch {
           return 'no such folder';
         }
+        // What is said about the event until its answer is written right after it (`answered`), off the agent's path.
+        holdHookLog();
         return null;
       },
       answerAt,
@@ -382,6 +384,7 @@ class CaptureDaemon {
       touch: () => {
         this.last = Date.now();
       },
+      answered: flushHookLog,
     });
   }
 

@@ -65,6 +65,12 @@ export interface CaptureHandlers {
   handle(req: ForwardRequest, answer: () => void): boolean;
   /** Called on every new connection and every finished event (the idle clock). */
   touch(): void;
+  /**
+   * Called right after a claimed event's client is sent its answer (ahead of the record or after
+   * it), and as a claimed event is dropped before its "go": what was kept back so as not to
+   * stand in that client's way may go now (lifecycle.ts: the log). Must not throw.
+   */
+  answered?(): void;
 }
 
 interface Conn {
@@ -130,9 +136,11 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
   const release = (c: Conn) => {
     if (c.timer) clearTimeout(c.timer);
     c.timer = null;
+    const dropped = c.state === 'claimed';
     c.state = 'done';
     if (current === c) current = null;
     h.touch();
+    if (dropped) h.answered?.();
     settle();
     pump();
     if (!current && queue.length === 0) for (const fn of idle.splice(0)) fn();
@@ -225,6 +233,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
         if (!kept) return;
         c.early = true;
         send(c.sock, { ok: true }, true);
+        h.answered?.();
       };
       if (at === 'claimed') answer();
       const run = () => {
@@ -234,8 +243,10 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
         } catch {
           ok = false;
         }
-        if (!c.early) send(c.sock, { ok }, true);
-        else {
+        if (!c.early) {
+          send(c.sock, { ok }, true);
+          h.answered?.();
+        } else {
           try {
             h.recorded?.(c.req!);
           } catch {

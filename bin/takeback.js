@@ -174,8 +174,8 @@ async function load(name, command) {
   return import(new URL(`${name}.js`, DIST).href);
 }
 
-// The capture daemon is on unless TAKEBACK_HOOK_DAEMON turns it off (the values of DAEMON_OFF in
-// daemon/address.ts); off, the forwarding client is not even loaded.
+// The capture daemon is on unless TAKEBACK_HOOK_DAEMON turns it off (the values of SWITCH_OFF in
+// core/switch.ts); off, the forwarding client is not even loaded.
 const daemonAsked = hook && !['0', 'false', 'off', 'no'].includes((process.env.TAKEBACK_HOOK_DAEMON ?? '').toLowerCase());
 
 /** Runs the command (or the hook) and sets the exit code; writes the code caches when it succeeded. */

@@ -665,7 +665,7 @@ static void run_node(const char *script, const char *agent, const buf *text, con
   _exit(0);
 }
 
-/** The value of TAKEBACK_HOOK_DAEMON turns the daemon off (address.ts's DAEMON_OFF, any case). */
+/** The value of TAKEBACK_HOOK_DAEMON turns the daemon off (core/switch.ts's SWITCH_OFF, any case). */
 static int daemon_off(void) {
   const char *v = getenv("TAKEBACK_HOOK_DAEMON");
   if (!v) return 0;

@@ -331,10 +331,10 @@ describe.runIf(built)('the hook client', () => {
   it('TAKEBACK_HOOK_DAEMON off (each of its values, any case): the hook runs in process; TAKEBACK_NATIVE=0: Node forwards', async () => {
     const sb = clientSandbox();
     const daemon = await startDaemon(sb);
-    const { DAEMON_OFF } = (await import(pathToFileURL(path.join(REPO_ROOT, 'dist', 'server', 'daemon', 'address.js')).href)) as { DAEMON_OFF: string[] };
-    for (const value of [...DAEMON_OFF, 'OFF', 'False']) quiet(await command(sb, ev(sb, 'UserPromptSubmit', { prompt: value }), { TAKEBACK_HOOK_DAEMON: value }), value);
+    const { SWITCH_OFF } = (await import(pathToFileURL(path.join(REPO_ROOT, 'dist', 'server', 'core', 'switch.js')).href)) as { SWITCH_OFF: string[] };
+    for (const value of [...SWITCH_OFF, 'OFF', 'False']) quiet(await command(sb, ev(sb, 'UserPromptSubmit', { prompt: value }), { TAKEBACK_HOOK_DAEMON: value }), value);
     expect(handledBy(sb).some((h) => h.pid === daemon.pid)).toBe(false);
-    expect(handledBy(sb)).toHaveLength(DAEMON_OFF.length + 2);
+    expect(handledBy(sb)).toHaveLength(SWITCH_OFF.length + 2);
     const r = await command(sb, ev(sb, 'UserPromptSubmit', { prompt: 'n' }), { TAKEBACK_NATIVE: '0', ...NO_NODE });
     expect(r.stderr).toMatch(/takeback-hook-client-test/); // Node was started
     quiet(await command(sb, ev(sb, 'UserPromptSubmit', { prompt: 'm' }), { TAKEBACK_NATIVE: '0' }));

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { packageRoot, packageVersion } from '../core/package-info.js';
-import { SWITCH_OFF, switchedOff } from '../core/switch.js';
+import { switchedOff } from '../core/switch.js';
 
 /*
  * Where the capture daemon listens, and what its wire messages look like: shared by the
@@ -112,6 +112,3 @@ export const EARLY_VAR = 'TAKEBACK_HOOK_EARLY';
 export function earlyAnswers(env: NodeJS.ProcessEnv | Record<string, string>): boolean {
   return !switchedOff(env[EARLY_VAR]);
 }
-
-/** The values of {@link DAEMON_SWITCH} that turn the daemon off (bin/takeback.js reads the same list): every switch's (core/switch.ts). */
-export const DAEMON_OFF = SWITCH_OFF;

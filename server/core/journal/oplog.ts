@@ -209,7 +209,8 @@ export class OpLog {
     let replaced: string | null = null;
     if (row.replaced !== null) {
       if (direction === 'undo') return null;
-      const kept = statement(this.db, 
+      const kept = statement(
+        this.db,
         "SELECT 1 FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.path = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
       ).get(row.replaced, path);
       if (kept) replaced = String(row.replaced);
@@ -235,7 +236,8 @@ export class OpLog {
       if (!row || row.kind !== 'undo') continue;
       const kept = new Set<string>();
       if (row.replaced !== null) {
-        const paths = statement(this.db, 
+        const paths = statement(
+          this.db,
           "SELECT f.path FROM set_files f JOIN operations o ON o.id = f.last_op WHERE f.set_id = ? AND f.undone = 1 AND o.kind = 'replace' AND o.set_id = f.set_id",
         )
           .pluck()

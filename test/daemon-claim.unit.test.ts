@@ -2,8 +2,8 @@
 // sync) as it claims the event, so that the sync runs while the client's "go" comes back; the
 // event is handled only once both are in. An event whose client leaves after the claim is never
 // handled, and the next one is claimed and handled as usual. The signal `before` is given is
-// aborted once another event waits behind it. `answered` follows each answer sent (after the
-// record, or ahead of it) and each event dropped. A real Unix socket, a client speaking the
+// aborted once another event waits behind it. `beforeAnswer` comes just before each answer sent
+// (after the record, or ahead of it) and as each event is dropped. A real Unix socket, a client speaking the
 // protocol line by line.
 import net from 'node:net';
 import fs from 'node:fs';
@@ -58,7 +58,7 @@ describe('the watcher sync of a claimed event', () => {
       // The third is answered as it is claimed, ahead of its record.
       answerAt: (req) => (req.text === '{"n":3}' ? 'claimed' : 'recorded'),
       answering: () => true,
-      answered: () => log.push('answered'),
+      beforeAnswer: () => log.push('before answer'),
       touch: () => {},
     });
     const sockPath = path.join(dir, 'd.sock');
@@ -74,11 +74,11 @@ describe('the watcher sync of a claimed event', () => {
       const next = client(sockPath);
       next.send(request(2));
       await until('the second claim', () => next.lines.includes('{"claim":true}'));
-      expect(log).toEqual(['before {"n":1}', 'answered', 'before {"n":2}']);
+      expect(log).toEqual(['before {"n":1}', 'before answer', 'before {"n":2}']);
       next.send({ go: true });
       // "go" is in, the sync is not: nothing handled yet.
       await new Promise((r) => setTimeout(r, 100));
-      expect(log).toEqual(['before {"n":1}', 'answered', 'before {"n":2}']);
+      expect(log).toEqual(['before {"n":1}', 'before answer', 'before {"n":2}']);
       expect(signals[1]!.aborted).toBe(false);
       // A third event comes to wait: the second's signal says so; the third is not claimed yet.
       const third = client(sockPath);
@@ -88,7 +88,7 @@ describe('the watcher sync of a claimed event', () => {
       syncs[0]!();
       syncs[1]!();
       await until('the answer', () => next.lines.includes('{"ok":true}'));
-      expect(log.slice(0, 5)).toEqual(['before {"n":1}', 'answered', 'before {"n":2}', 'handle {"n":2}', 'answered']);
+      expect(log.slice(0, 5)).toEqual(['before {"n":1}', 'before answer', 'before {"n":2}', 'handle {"n":2}', 'before answer']);
       next.sock.destroy();
       // The third, claimed once the second is done, with nothing behind it.
       await until('the third claim', () => third.lines.includes('{"claim":true}'));
@@ -96,10 +96,10 @@ describe('the watcher sync of a claimed event', () => {
       third.send({ go: true });
       // Answered at its "go", before its sync is done and it is handled.
       await until('the third answer', () => third.lines.includes('{"ok":true}'));
-      expect(log.slice(5)).toEqual(['before {"n":3}', 'answered']);
+      expect(log.slice(5)).toEqual(['before {"n":3}', 'before answer']);
       syncs[2]!();
       await until('the third handled', () => log.length === 8);
-      expect(log.slice(5)).toEqual(['before {"n":3}', 'answered', 'handle {"n":3}']);
+      expect(log.slice(5)).toEqual(['before {"n":3}', 'before answer', 'handle {"n":3}']);
       third.sock.destroy();
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -340,7 +340,7 @@ class CaptureDaemon {
         } catch {
           return 'no such folder';
         }
-        // What is said about the event until its answer is written right after it (`answered`), off the agent's path.
+        // What is said about the event until its answer goes out in one append just before it (`beforeAnswer`).
         holdHookLog();
         return null;
       },
@@ -384,7 +384,7 @@ class CaptureDaemon {
       touch: () => {
         this.last = Date.now();
       },
-      answered: flushHookLog,
+      beforeAnswer: flushHookLog,
     });
   }
 

@@ -13,9 +13,10 @@ let held: Map<string, string[]> | null = null;
 
 /**
  * Until the next {@link flushHookLog}, {@link logHook} keeps its lines in memory rather than write
- * each (an open, write and close): for the capture daemon until it has answered the event in hand,
- * so that its debug lines are written right after the agent's answer, not on the agent's path. A
- * line keeps the time it was said at. What a process killed meanwhile held is lost with it.
+ * each (an open, write and close): for the capture daemon until it answers the event in hand, so
+ * that its debug lines cost the agent's path one append, written just before the answer (a hook
+ * that has returned finds in the log all the daemon said before answering it). A line keeps the
+ * time it was said at. What a process killed meanwhile held is lost with it.
  */
 export function holdHookLog(): void {
   held ??= new Map();

@@ -66,11 +66,12 @@ export interface CaptureHandlers {
   /** Called on every new connection and every finished event (the idle clock). */
   touch(): void;
   /**
-   * Called right after a claimed event's client is sent its answer (ahead of the record or after
-   * it), and as a claimed event is dropped before its "go": what was kept back so as not to
-   * stand in that client's way may go now (lifecycle.ts: the log). Must not throw.
+   * Called just before a claimed event's client is sent its answer (ahead of the record or after
+   * it), and as a claimed event is dropped before its "go": what was kept back while the event was
+   * handled goes out now, before the client hears (lifecycle.ts: the log, one append instead of a
+   * write for each line). Must not throw.
    */
-  answered?(): void;
+  beforeAnswer?(): void;
 }
 
 interface Conn {
@@ -140,7 +141,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     c.state = 'done';
     if (current === c) current = null;
     h.touch();
-    if (dropped) h.answered?.();
+    if (dropped) h.beforeAnswer?.();
     settle();
     pump();
     if (!current && queue.length === 0) for (const fn of idle.splice(0)) fn();
@@ -232,8 +233,8 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
         }
         if (!kept) return;
         c.early = true;
+        h.beforeAnswer?.();
         send(c.sock, { ok: true }, true);
-        h.answered?.();
       };
       if (at === 'claimed') answer();
       const run = () => {
@@ -244,8 +245,8 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
           ok = false;
         }
         if (!c.early) {
+          h.beforeAnswer?.();
           send(c.sock, { ok }, true);
-          h.answered?.();
         } else {
           try {
             h.recorded?.(c.req!);

@@ -51,6 +51,36 @@ describe('walk or sync before an event', () => {
     f.syncMs = 60;
     expect(syncsAt(choices(f, WALKS_BEFORE_RESYNC + 1))).toEqual([WALKS_BEFORE_RESYNC]);
   });
+
+  it('a quick sync measured slow once, between batched syncs: the quick one is measured again after 8 of its own walks, whatever the batched ones do', () => {
+    // A command's begin (quick: the watcher is quiet) and its end (batched: it follows the
+    // command's writes) alternate; the first quick sync of a new watcher took 7 ms, a walk takes 3.
+    const f: Figures = { walkMs: 3, syncMs: 50, quickSyncMs: 7, hintedMs: 0.4 };
+    const begins: boolean[] = [];
+    const ends: boolean[] = [];
+    for (let i = 0; i < WALKS_BEFORE_RESYNC + 1; i++) {
+      begins.push(walkInstead(f, true));
+      ends.push(walkInstead(f, false));
+    }
+    // The ninth begin syncs, the ends' own run being no matter.
+    expect(syncsAt(begins)).toEqual([WALKS_BEFORE_RESYNC]);
+    expect(syncsAt(ends)).toEqual([WALKS_BEFORE_RESYNC]);
+    // Measured again at 0.5 ms (the average of weight 0.5: 3.75 ms), still dearer: the next after 16.
+    f.quickSyncMs = f.quickSyncMs! + 0.5 * (0.5 - f.quickSyncMs!);
+    const next = Array.from({ length: 2 * WALKS_BEFORE_RESYNC + 1 }, () => {
+      const walk = walkInstead(f, true);
+      walkInstead(f, false);
+      return walk;
+    });
+    expect(syncsAt(next)).toEqual([2 * WALKS_BEFORE_RESYNC]);
+    // Then cheaper than the walk: every begin syncs, while the ends still walk.
+    f.quickSyncMs = f.quickSyncMs! + 0.5 * (0.5 - f.quickSyncMs!);
+    expect(f.quickSyncMs! + f.hintedMs!).toBeLessThan(f.walkMs!);
+    for (let i = 0; i < 20; i++) {
+      expect(walkInstead(f, true)).toBe(false);
+      expect(walkInstead(f, false)).toBe(true);
+    }
+  });
 });
 
 describe('the figures a warm scan gives', () => {

@@ -63,9 +63,21 @@ export const WALKS_BEFORE_RESYNC = 8;
 export const MOST_WALKS_BEFORE_RESYNC = 256;
 
 /**
- * A workspace's running figures (ms), undefined until first measured; and, while the walk is
- * chosen, how many walks were chosen since the last sync (`walked`) and how many may be before the
- * next one (`between`).
+ * While the walk is chosen over one kind of sync: how many walks were chosen in a row since the
+ * last sync of that kind (`walked`), and how many may be before the next (`between`).
+ */
+export interface WalkRun {
+  walked: number;
+  between: number;
+}
+
+/**
+ * A workspace's running figures (ms), undefined until first measured; and, for each kind of sync
+ * while the walk is chosen over it (`quick`: one the watcher hears at once; `batched`: one that
+ * waits for the watcher's batch), the run of walks since the last sync of that kind. Each kind
+ * keeps its own run: the sync made to measure again after a run of walks must be of the kind
+ * whose figure chose them, or a figure measured once under a passing load (the first quick sync of
+ * a new watcher, say) would never be measured again while the other kind's syncs take every turn.
  */
 export interface Figures {
   walkMs?: number;
@@ -73,8 +85,7 @@ export interface Figures {
   syncMs?: number;
   /** The syncs made while the watcher said it would hear the cookie at once (see FileWatcher.syncBatched). */
   quickSyncMs?: number;
-  walked?: number;
-  between?: number;
+  runs?: { quick?: WalkRun; batched?: WalkRun };
 }
 
 function average(old: number | undefined, ms: number): number {
@@ -83,30 +94,31 @@ function average(old: number | undefined, ms: number): number {
 
 /**
  * Whether the next operation on a workspace with figures `f` walks instead of syncing (updates
- * `f`'s count of walks): when its walk has cost less than a sync (`quick`: one the watcher hears
- * at once, `quickSyncMs`; else `syncMs`) and a hinted scan together,
- * except that after {@link WALKS_BEFORE_RESYNC} walks in a row one operation syncs, to measure the
- * sync and the hinted scan again. Each such sync after which the walk is still the cheaper makes
- * the next one come twice as late (up to {@link MOST_WALKS_BEFORE_RESYNC} walks): a workspace that
- * is truly cheaper to walk pays a sync now and then, one whose sync was measured under a passing
- * load is back to syncing after a few operations.
+ * `f`'s run of walks for that kind of sync): when its walk has cost less than a sync (`quick`: one
+ * the watcher hears at once, `quickSyncMs`; else `syncMs`) and a hinted scan together, except that
+ * after {@link WALKS_BEFORE_RESYNC} walks in a row one operation syncs, to measure the sync and the
+ * hinted scan again. Each such sync after which the walk is still the cheaper makes the next one
+ * come twice as late (up to {@link MOST_WALKS_BEFORE_RESYNC} walks): a workspace that is truly
+ * cheaper to walk pays a sync now and then, one whose sync was measured under a passing load is
+ * back to syncing after a few operations. The runs of the two kinds are counted apart (see
+ * {@link Figures}).
  */
 export function walkInstead(f: Figures, quick = false): boolean {
   const syncMs = quick ? f.quickSyncMs : f.syncMs;
+  const kind = quick ? 'quick' : 'batched';
+  const runs = (f.runs ??= {});
   const cheaper = f.walkMs !== undefined && syncMs !== undefined && f.walkMs < syncMs + (f.hintedMs ?? 0);
   if (!cheaper) {
-    f.walked = 0;
-    f.between = undefined;
+    delete runs[kind];
     return false;
   }
-  const between = f.between ?? WALKS_BEFORE_RESYNC;
-  if ((f.walked ?? 0) < between) {
-    f.walked = (f.walked ?? 0) + 1;
-    f.between = between;
+  const run = (runs[kind] ??= { walked: 0, between: WALKS_BEFORE_RESYNC });
+  if (run.walked < run.between) {
+    run.walked++;
     return true;
   }
-  f.walked = 0;
-  f.between = Math.min(2 * between, MOST_WALKS_BEFORE_RESYNC);
+  run.walked = 0;
+  run.between = Math.min(2 * run.between, MOST_WALKS_BEFORE_RESYNC);
   return false;
 }
 

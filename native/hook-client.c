@@ -9,7 +9,8 @@
  * it reads stdin whole, resolves TAKEBACK_HOME as server/core/home.ts does, computes the socket
  * path as server/daemon/address.ts's socketPath does (the install folder's FNV-1a over its
  * UTF-16 code units, the version from its package.json), sends the same request line and follows
- * the same claim / go / ok exchange with the same 3 s wait for the claim. When the daemon took
+ * the same claim / go / ok exchange (a claim that takes the event needs no "go") with the same 3 s
+ * wait for the claim, named in the request as its deadline. When the daemon took
  * the event it exits 0 at once. Otherwise it runs `node <script> hook <agent>`, the same stdin
  * bytes through a pipe, with TAKEBACK_HOOK_FORWARDED="<no-daemon|fallback> <socket path>": the
  * Node hook then handles the event in process without asking the daemon again, and starts one at
@@ -517,8 +518,7 @@ static int send_all(int fd, const char *s, size_t n, long long deadline) {
  * it); NO_DAEMON when nothing listens there (no socket, or a stale one); FALLBACK when a daemon is
  * there but did not claim it within CLAIM_TIMEOUT_MS (busy, refused, broke).
  */
-static enum result forward_event(const char *socket_path, const buf *req, const char *home, const char *agent) {
-  long long deadline = now_ms() + CLAIM_TIMEOUT_MS;
+static enum result forward_event(const char *socket_path, const buf *req, long long deadline, const char *home, const char *agent) {
   int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   if (fd < 0) return FALLBACK;
   fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -554,14 +554,25 @@ static enum result forward_event(const char *socket_path, const buf *req, const 
   buf in = {0};
   size_t scanned = 0;
   for (;;) {
+    /* Out of time, what already came is read all the same: a claim that took the event binds this hook however late it is read. */
+    int late = 0;
     if (wait_fd(fd, POLLIN, committed ? -1 : deadline) <= 0) {
-      close(fd);
-      free(in.p);
-      if (!committed) return FALLBACK; /* no claim in time: the daemon then drops the event */
-      return DONE;
+      if (!committed) {
+        late = 1;
+      } else {
+        close(fd);
+        free(in.p);
+        return DONE;
+      }
     }
     char chunk[4096];
     ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+    if (late && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) n = 0, errno = 0;
+    if (late && n <= 0) {
+      close(fd);
+      free(in.p);
+      return FALLBACK; /* no claim in time: the daemon then drops the event */
+    }
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n <= 0) {
       close(fd);
@@ -585,7 +596,15 @@ static enum result forward_event(const char *socket_path, const buf *req, const 
       const char *line = in.p + scanned;
       scanned += len + 1;
       if (!committed) {
-        if (len == 14 && !memcmp(line, "{\"claim\":true}", 14)) {
+        if (len == 27 && !memcmp(line, "{\"claim\":true,\"taken\":true}", 27)) {
+          /* Taken with no "go": the event is the daemon's, however long it takes. */
+          committed = 1;
+        } else if (late) {
+          /* A claim that waits for "go", read after the wait ran out: the daemon drops it without one. */
+          close(fd);
+          free(in.p);
+          return FALLBACK;
+        } else if (len == 14 && !memcmp(line, "{\"claim\":true}", 14)) {
           /* From here on the event is the daemon's, however long it takes. */
           committed = 1;
           if (send_all(fd, "{\"go\":true}\n", 12, -1)) {
@@ -691,8 +710,11 @@ static int forwarded(const char *kv, size_t *name_len) {
   return 0;
 }
 
-/** The request line (address.ts's ForwardRequest, then a newline), or -1 when something is not UTF-8. */
-static int build_request(buf *req, const char *agent, const buf *text, const char *cwd, const char *home) {
+/**
+ * The request line (address.ts's ForwardRequest, then a newline), or -1 when something is not
+ * UTF-8. `deadline`: when the wait for a claim ends (ms, CLOCK_MONOTONIC, as the daemon reads it).
+ */
+static int build_request(buf *req, const char *agent, const buf *text, const char *cwd, const char *home, long long deadline) {
   if (puts0(req, "{\"agent\":") || put_json(req, agent, strlen(agent)) || puts0(req, ",\"text\":") || put_json(req, text->p ? text->p : "", text->n) ||
       puts0(req, ",\"cwd\":") || put_json(req, cwd, strlen(cwd)) || puts0(req, ",\"env\":{"))
     return -1;
@@ -709,8 +731,16 @@ static int build_request(buf *req, const char *agent, const buf *text, const cha
     if ((!first && put(req, ",", 1)) || put_json(req, *e, n) || put(req, ":", 1) || put_json(req, v, strlen(v))) return -1;
     first = 0;
   }
-  if ((!first && put(req, ",", 1)) || puts0(req, "\"TAKEBACK_HOME\":") || put_json(req, home, strlen(home)) || puts0(req, "}}\n")) return -1;
-  return 0;
+  if ((!first && put(req, ",", 1)) || puts0(req, "\"TAKEBACK_HOME\":") || put_json(req, home, strlen(home)) || puts0(req, "}")) return -1;
+#ifdef __linux__
+  /* Linux's CLOCK_MONOTONIC is the clock Node's process.hrtime reads: the daemon compares with it. */
+  char tail[40];
+  snprintf(tail, sizeof tail, ",\"deadline\":%lld}\n", deadline);
+  return puts0(req, tail) ? -1 : 0;
+#else
+  (void)deadline;
+  return puts0(req, "}\n") ? -1 : 0;
+#endif
 }
 
 int main(int argc, char **argv) {
@@ -759,9 +789,10 @@ int main(int argc, char **argv) {
     free(joined);
   }
   if (!socket_path || strlen(socket_path) > MAX_SOCKET_PATH || strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) goto node;
-  if (build_request(&req, agent, &text, cwd, home)) goto node;
+  long long deadline = now_ms() + CLAIM_TIMEOUT_MS;
+  if (build_request(&req, agent, &text, cwd, home, deadline)) goto node;
 
-  enum result r = forward_event(socket_path, &req, home, agent);
+  enum result r = forward_event(socket_path, &req, deadline, home, agent);
   if (r == DONE) return 0;
   {
     char *told = cat(r == NO_DAEMON ? "no-daemon " : "fallback ", socket_path, NULL);

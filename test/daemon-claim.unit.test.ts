@@ -1,7 +1,9 @@
 // The capture daemon's socket server (daemon/server.ts) starts an event's `before` (the watcher's
 // sync) as it claims the event, so that the sync runs while the client's "go" comes back; the
 // event is handled only once both are in. An event whose client leaves after the claim is never
-// handled, and the next one is claimed and handled as usual. The signal `before` is given is
+// handled, and the next one is claimed and handled as usual. A client that names when it stops
+// waiting for a claim, with more than the margin left, has its event taken at the claim, with no
+// "go"; and a client whose wait ran out still reads a claim that took it. The signal `before` is given is
 // aborted once another event waits behind it. `beforeAnswer` comes just before each answer sent
 // (after the record, or ahead of it) and as each event is dropped. A real Unix socket, a client speaking the
 // protocol line by line.
@@ -11,6 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCaptureServer } from '../server/daemon/server.js';
+import { monotonicMs, TAKE_MARGIN_MS } from '../server/daemon/address.js';
+import { forwardEvent } from '../server/cli/forward.js';
 import { until } from './support/procs.js';
 
 const dirs: string[] = [];
@@ -101,6 +105,101 @@ describe('the watcher sync of a claimed event', () => {
       await until('the third handled', () => log.length === 8);
       expect(log.slice(5)).toEqual(['before {"n":3}', 'before answer', 'handle {"n":3}']);
       third.sock.destroy();
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('an event taken at the claim', () => {
+  /** A server whose events are answered once handled, on a socket under a new folder; closed after `fn`. */
+  async function withServer(fn: (sockPath: string, log: string[]) => Promise<void>) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-take-'));
+    dirs.push(dir);
+    const log: string[] = [];
+    const { server } = createCaptureServer({
+      prepare: () => null,
+      before: async (req) => {
+        log.push(`before ${req.text}`);
+      },
+      handle: (req) => {
+        log.push(`handle ${req.text}`);
+        return true;
+      },
+      touch: () => {},
+    });
+    const sockPath = path.join(dir, 'd.sock');
+    await new Promise<void>((resolve) => server.listen(sockPath, resolve));
+    try {
+      await fn(sockPath, log);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  it('with more than the margin left before its deadline: taken, handled and answered with no "go"', async () => {
+    await withServer(async (sockPath, log) => {
+      const c = client(sockPath);
+      c.send({ ...request(1), deadline: monotonicMs() + 3000 });
+      await until('the answer', () => c.lines.includes('{"ok":true}'));
+      expect(c.lines).toEqual(['{"claim":true,"taken":true}', '{"ok":true}']);
+      expect(log).toEqual(['before {"n":1}', 'handle {"n":1}']);
+      c.sock.destroy();
+    });
+  });
+
+  it('with less than the margin left, or none named: claimed, and handled only at "go"', async () => {
+    await withServer(async (sockPath, log) => {
+      for (const [n, deadline] of [[1, monotonicMs() + TAKE_MARGIN_MS - 200], [2, undefined]] as const) {
+        const c = client(sockPath);
+        c.send({ ...request(n), ...(deadline === undefined ? {} : { deadline }) });
+        await until('the claim', () => c.lines.includes('{"claim":true}'));
+        await new Promise((r) => setTimeout(r, 100));
+        expect(log.filter((l) => l.startsWith('handle'))).toHaveLength(n - 1);
+        c.send({ go: true });
+        await until('the answer', () => c.lines.includes('{"ok":true}'));
+        expect(c.lines).toEqual(['{"claim":true}', '{"ok":true}']);
+        c.sock.destroy();
+      }
+      expect(log.filter((l) => l.startsWith('handle'))).toEqual(['handle {"n":1}', 'handle {"n":2}']);
+    });
+  });
+
+  it('a deadline that is not a number: refused as a bad request', async () => {
+    await withServer(async (sockPath, log) => {
+      const c = client(sockPath);
+      c.send({ ...request(1), deadline: 'soon' });
+      await until('the refusal', () => c.lines.length > 0);
+      expect(c.lines).toEqual(['{"refuse":true,"why":"bad request"}']);
+      expect(log).toEqual([]);
+    });
+  });
+
+  it("Node's forwarder whose wait ran out while the taking claim sat unread: bound by it, done at the answer, not left to handle the event", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-take-late-'));
+    dirs.push(dir);
+    const sockPath = path.join(dir, 'd.sock');
+    let go = false;
+    const server = net.createServer((sock) => {
+      sock.setEncoding('utf8');
+      sock.on('data', (d: string) => {
+        if (d.includes('"go"')) go = true;
+        if (!d.includes('"agent"')) return;
+        sock.write('{"claim":true,"taken":true}\n');
+        // This process (the forwarder's too) is held past the forwarder's wait of 100 ms: its timer is
+        // due before the claim is read.
+        const until = Date.now() + 300;
+        while (Date.now() < until) {
+          // busy
+        }
+        setTimeout(() => sock.end('{"ok":true}\n'), 50);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(sockPath, resolve));
+    try {
+      const r = await forwardEvent(sockPath, request(1), { claimMs: 100 });
+      expect(r).toBe('done');
+      expect(go).toBe(false);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }

@@ -65,19 +65,26 @@ function nodeSocketPath(root: string, env: NodeJS.ProcessEnv): string {
 }
 
 interface Listener {
-  /** Each request line received, parsed. */
+  /** Each request line received, parsed, without its `deadline` (see {@link deadlines}). */
   requests: unknown[];
+  /** Each request's `deadline` less the monotonic clock when it came (ms): how long its client would still wait for a claim. */
+  deadlines: number[];
+  /** Each line a client sent after its request ("go"). */
+  after: string[];
   /** Connections made. */
   connections(): number;
 }
 
 /**
- * A stand-in daemon on `socket`: it claims each event and answers ok (`claims`), or takes the
+ * A stand-in daemon on `socket`: it claims each event and answers ok once it hears "go"
+ * (`claims`), or takes the event with no "go" and answers ok at once (`takes`), or takes the
  * connection and says nothing. Closed when the test ends.
  */
-async function listen(socket: string, claims: boolean): Promise<Listener> {
+async function listen(socket: string, claims: boolean | 'takes'): Promise<Listener> {
   fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
   const requests: unknown[] = [];
+  const deadlines: number[] = [];
+  const after: string[] = [];
   let connections = 0;
   const sockets: net.Socket[] = [];
   const server = net.createServer((sock) => {
@@ -94,9 +101,15 @@ async function listen(socket: string, claims: boolean): Promise<Listener> {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         if (lines++ === 0) {
-          requests.push(JSON.parse(line));
-          if (claims) sock.write('{"claim":true}\n');
-        } else if (line === '{"go":true}') sock.end('{"ok":true}\n');
+          const { deadline, ...req } = JSON.parse(line);
+          requests.push(req);
+          deadlines.push(deadline - Number(process.hrtime.bigint() / 1_000_000n));
+          if (claims === 'takes') sock.end('{"claim":true,"taken":true}\n{"ok":true}\n');
+          else if (claims) sock.write('{"claim":true}\n');
+        } else {
+          after.push(line);
+          if (line === '{"go":true}') sock.end('{"ok":true}\n');
+        }
       }
     });
   });
@@ -108,7 +121,7 @@ async function listen(socket: string, claims: boolean): Promise<Listener> {
     for (const s of sockets) s.destroy();
     await new Promise((r) => server.close(r));
   });
-  return { requests, connections: () => connections };
+  return { requests, deadlines, after, connections: () => connections };
 }
 
 /** An event whose text holds what JSON must escape: quotes, a backslash, control characters, U+2028, a letter outside the BMP. */
@@ -174,7 +187,25 @@ describe.runIf(built)('the hook client', () => {
       expect(client, what).toEqual(node);
       expect(throughPath, what).toEqual({ ...node, env: { ...node.env, PATH: pathEnv.PATH } });
       expect(throughGlobal, what).toEqual({ ...node, env: { ...node.env, PATH: globalEnv.PATH } });
+      // Each names when it stops waiting for a claim: at most 3 s on, and not passed yet.
+      for (const left of daemon.deadlines) {
+        expect(left, what).toBeGreaterThan(0);
+        expect(left, what).toBeLessThanOrEqual(3000);
+      }
+      expect(daemon.after, what).toEqual(Array(4).fill('{"go":true}'));
     }
+  });
+
+  it('and Node\'s forwarder, their event taken at the claim: no "go", done at the answer', async () => {
+    const sb = clientSandbox();
+    const daemon = await listen(nodeSocketPath(REPO_ROOT, sb.env), 'takes');
+    quiet(await command(sb, ev(sb, 'Stop'), NO_NODE), 'the client');
+    quiet(await viaNode(sb, ev(sb, 'Stop'), {}), 'Node');
+    expect(daemon.requests).toHaveLength(2);
+    expect(daemon.requests[0]).toEqual(daemon.requests[1]);
+    expect(daemon.after).toEqual([]);
+    // Neither ran the event itself: nothing in a journal, nothing said in the log.
+    expect(fs.existsSync(path.join(sb.home, 'workspaces'))).toBe(false);
   });
 
   it('is found through npm\'s links (`npm i -g`, and node_modules/.bin) by the shell\'s own tests, with no readlink or node on PATH', async () => {

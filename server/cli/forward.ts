@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { logHook } from '../daemon/log.js';
 import { takebackHome } from '../core/home.js';
-import { CLIENT_RESULT_VAR, daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, socketPath, type ForwardRequest } from '../daemon/address.js';
+import { CLIENT_RESULT_VAR, daemonEnabled, forwardedEnv, MAX_SOCKET_PATH, monotonicMs, socketPath, type ForwardRequest } from '../daemon/address.js';
 import { spawnDaemon } from '../daemon/spawn.js';
 import { httpPortFrom } from '../daemon/http-address.js';
 import { readStdin } from './stdin.js';
@@ -37,7 +37,8 @@ export type ForwardResult = 'done' | 'no-daemon' | 'fallback';
  * Hands one hook event (`agent`, the stdin `text`) to the daemon listening on `socket`, and waits
  * for its answer (once recorded, or earlier where the daemon's rule allows). The event is handled exactly once: either the daemon claims it within
  * `claimMs` (then this resolves `done` when the daemon answers or goes away), or it is left to
- * the caller (`no-daemon`, `fallback`). Never rejects.
+ * the caller (`no-daemon`, `fallback`). The request names when that wait ends (`deadline`), so
+ * that a daemon claiming well before it takes the event with no "go" (address.ts). Never rejects.
  */
 export function forwardEvent(
   socket: string,
@@ -56,17 +57,21 @@ export function forwardEvent(
       sock.destroy();
       resolve(r);
     };
-    // No claim in time: close (the daemon then drops the event) and let the caller handle it.
-    const timer = setTimeout(() => finish('fallback'), opts.claimMs ?? CLAIM_TIMEOUT_MS);
+    const claimMs = opts.claimMs ?? CLAIM_TIMEOUT_MS;
+    const deadline = monotonicMs() + claimMs;
+    // No claim in time: close (the daemon then drops the event) and let the caller handle it; but
+    // first what already came is read (the poll phase runs before setImmediate's), since a claim
+    // that took the event binds this hook however late it is read.
+    const timer = setTimeout(() => setImmediate(() => !committed && finish('fallback')), claimMs);
     sock.setEncoding('utf8');
-    sock.on('connect', () => sock.write(`${JSON.stringify(req)}\n`));
+    sock.on('connect', () => sock.write(`${JSON.stringify({ ...req, deadline })}\n`));
     sock.on('data', (chunk: string) => {
       buf += chunk;
       let nl: number;
       while (!settled && (nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
-        let msg: { claim?: boolean; refuse?: boolean; ok?: boolean };
+        let msg: { claim?: boolean; taken?: boolean; refuse?: boolean; ok?: boolean };
         try {
           msg = JSON.parse(line) as typeof msg;
         } catch {
@@ -77,7 +82,7 @@ export function forwardEvent(
             // From here on the event is the daemon's, however long it takes.
             committed = true;
             clearTimeout(timer);
-            sock.write('{"go":true}\n');
+            if (msg.taken !== true) sock.write('{"go":true}\n');
           } else finish('fallback');
         } else if (typeof msg.ok === 'boolean') finish('done');
       }

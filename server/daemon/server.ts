@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import type { ForwardRequest } from './address.js';
+import { monotonicMs, TAKE_MARGIN_MS, type ForwardRequest } from './address.js';
 
 /*
  * The capture daemon's socket server: one connection per hook event (protocol in address.ts).
@@ -108,7 +108,8 @@ function isRequest(v: unknown): v is ForwardRequest {
     typeof r.cwd === 'string' &&
     !!r.env &&
     typeof r.env === 'object' &&
-    Object.values(r.env).every((x) => typeof x === 'string')
+    Object.values(r.env).every((x) => typeof x === 'string') &&
+    (r.deadline === undefined || (typeof r.deadline === 'number' && Number.isFinite(r.deadline)))
   );
 }
 
@@ -164,7 +165,10 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       }
       current = c;
       c.state = 'claimed';
-      send(c.sock, { claim: true });
+      // Claimed well before the client stops waiting (see address.ts): taken at once, no "go".
+      const deadline = c.req!.deadline;
+      const taken = deadline !== undefined && deadline - monotonicMs() >= TAKE_MARGIN_MS;
+      send(c.sock, taken ? { claim: true, taken: true } : { claim: true });
       if (h.before) {
         c.next = new AbortController();
         if (queue.length > 0) c.next.abort();
@@ -174,11 +178,68 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
           c.before = Promise.resolve();
         }
       }
+      if (taken) {
+        go(c);
+        continue;
+      }
       c.timer = setTimeout(() => {
         c.sock.destroy();
         release(c);
       }, GO_TIMEOUT_MS);
     }
+  };
+
+  /** The claimed event `c` goes ahead (its client said "go", or it was taken): handled to the end. */
+  const go = (c: Conn) => {
+    if (c.timer) clearTimeout(c.timer);
+    c.timer = null;
+    // Handled to the end from here, whether or not the client stays to hear it.
+    c.state = 'handling';
+    let at: AnswerPoint = 'recorded';
+    try {
+      at = h.answerAt?.(c.req!) ?? 'recorded';
+    } catch {
+      at = 'recorded';
+    }
+    // The answer ahead of the record, tried once (a second call does nothing, as `handle`'s
+    // contract says): what it promises is kept first (`answering`).
+    let tried = false;
+    const answer = () => {
+      if (tried || !h.answering) return;
+      tried = true;
+      let kept = false;
+      try {
+        kept = h.answering(c.req!);
+      } catch {
+        kept = false;
+      }
+      if (!kept) return;
+      c.early = true;
+      h.beforeAnswer?.();
+      send(c.sock, { ok: true }, true);
+    };
+    if (at === 'claimed') answer();
+    const run = () => {
+      let ok = false;
+      try {
+        ok = h.handle(c.req!, at === 'fixed' ? answer : () => {});
+      } catch {
+        ok = false;
+      }
+      if (!c.early) {
+        h.beforeAnswer?.();
+        send(c.sock, { ok }, true);
+      } else {
+        try {
+          h.recorded?.(c.req!);
+        } catch {
+          // what `answering` kept stays: the next process finds it and names the event as lost
+        }
+      }
+      release(c);
+    };
+    if (!c.before) run();
+    else c.before.then(run, run);
   };
 
   const onLine = (c: Conn, line: string) => {
@@ -208,57 +269,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       queue.push(c);
       current?.next?.abort();
       pump();
-    } else if (c.state === 'claimed' && (msg as { go?: unknown } | null)?.go === true) {
-      if (c.timer) clearTimeout(c.timer);
-      c.timer = null;
-      // Handled to the end from here, whether or not the client stays to hear it.
-      c.state = 'handling';
-      let at: AnswerPoint = 'recorded';
-      try {
-        at = h.answerAt?.(c.req!) ?? 'recorded';
-      } catch {
-        at = 'recorded';
-      }
-      // The answer ahead of the record, tried once (a second call does nothing, as `handle`'s
-      // contract says): what it promises is kept first (`answering`).
-      let tried = false;
-      const answer = () => {
-        if (tried || !h.answering) return;
-        tried = true;
-        let kept = false;
-        try {
-          kept = h.answering(c.req!);
-        } catch {
-          kept = false;
-        }
-        if (!kept) return;
-        c.early = true;
-        h.beforeAnswer?.();
-        send(c.sock, { ok: true }, true);
-      };
-      if (at === 'claimed') answer();
-      const run = () => {
-        let ok = false;
-        try {
-          ok = h.handle(c.req!, at === 'fixed' ? answer : () => {});
-        } catch {
-          ok = false;
-        }
-        if (!c.early) {
-          h.beforeAnswer?.();
-          send(c.sock, { ok }, true);
-        } else {
-          try {
-            h.recorded?.(c.req!);
-          } catch {
-            // what `answering` kept stays: the next process finds it and names the event as lost
-          }
-        }
-        release(c);
-      };
-      if (!c.before) run();
-      else c.before.then(run, run);
-    }
+    } else if (c.state === 'claimed' && (msg as { go?: unknown } | null)?.go === true) go(c);
   };
 
   const server = createServer((sock) => {

@@ -169,19 +169,12 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       const deadline = c.req!.deadline;
       const taken = deadline !== undefined && deadline - monotonicMs() >= TAKE_MARGIN_MS;
       send(c.sock, taken ? { claim: true, taken: true } : { claim: true });
-      if (h.before) {
-        c.next = new AbortController();
-        if (queue.length > 0) c.next.abort();
-        try {
-          c.before = h.before(c.req!, c.next.signal);
-        } catch {
-          c.before = Promise.resolve();
-        }
-      }
       if (taken) {
         go(c);
         continue;
       }
+      // Its `before` runs while the client's "go" comes back.
+      startBefore(c);
       c.timer = setTimeout(() => {
         c.sock.destroy();
         release(c);
@@ -189,7 +182,23 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     }
   };
 
-  /** The claimed event `c` goes ahead (its client said "go", or it was taken): handled to the end. */
+  /** Starts the `before` of the claimed event `c`. */
+  const startBefore = (c: Conn) => {
+    if (!h.before) return;
+    c.next = new AbortController();
+    if (queue.length > 0) c.next.abort();
+    try {
+      c.before = h.before(c.req!, c.next.signal);
+    } catch {
+      c.before = Promise.resolve();
+    }
+  };
+
+  /**
+   * The claimed event `c` goes ahead (its client said "go", or it was taken): handled to the end,
+   * after its `before`, started here for an event taken (after its answer, for one answered as
+   * it is claimed: the answer waits for nothing).
+   */
   const go = (c: Conn) => {
     if (c.timer) clearTimeout(c.timer);
     c.timer = null;
@@ -219,6 +228,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       send(c.sock, { ok: true }, true);
     };
     if (at === 'claimed') answer();
+    if (!c.next) startBefore(c);
     const run = () => {
       let ok = false;
       try {

@@ -84,10 +84,14 @@ async function pendingAfter(p: Promise<unknown>, ms: number): Promise<boolean> {
   return !settled;
 }
 
-/** The markers of daemons that answered an event and have not recorded it (run/unrecorded-<pid>.json). */
+/**
+ * The markers of daemons that answered an event and have not recorded it (run/unrecorded-<pid>.json,
+ * not empty: a daemon keeps its marker open, emptied, between events).
+ */
 function markers(sb: Sandbox): string[] {
   try {
-    return fs.readdirSync(path.join(sb.home, 'run')).filter((n) => n.startsWith('unrecorded-'));
+    const run = path.join(sb.home, 'run');
+    return fs.readdirSync(run).filter((n) => n.startsWith('unrecorded-') && fs.statSync(path.join(run, n)).size > 0);
   } catch {
     return [];
   }

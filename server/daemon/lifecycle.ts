@@ -13,7 +13,7 @@ import { running } from './http-start.js';
 import { createHttpHookServer } from './http.js';
 import { acquireWorkspace, closeKeptWorkspaces, keepWorkspacesOpen, releaseWorkspace } from './kept-workspaces.js';
 import { createCaptureServer, type AnswerPoint } from './server.js';
-import { markUnrecorded, unmarkUnrecorded } from './unrecorded.js';
+import { closeUnrecorded, markUnrecorded, unmarkUnrecorded } from './unrecorded.js';
 import type { QueuedOp } from '../core/capture/queued.js';
 import { BackgroundBaselines, baselinePace } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
@@ -241,6 +241,7 @@ export async function runDaemon(opts: { handle: HookHandler; plan?: EventGuesser
   baselines.close();
   feed.close();
   closeKeptWorkspaces();
+  closeUnrecorded(home);
   // Anything left holding the event loop (a scan's worker) does not keep a stopped daemon alive.
   setTimeout(() => process.exit(0), 2000).unref();
   return 0;

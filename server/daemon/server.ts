@@ -139,6 +139,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
     if (c.timer) clearTimeout(c.timer);
     c.timer = null;
     const dropped = c.state === 'claimed';
+    if (c.early && !c.sock.destroyed) c.sock.end();
     c.state = 'done';
     if (current === c) current = null;
     h.touch();
@@ -225,7 +226,8 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       if (!kept) return;
       c.early = true;
       h.beforeAnswer?.();
-      send(c.sock, { ok: true }, true);
+      // Written, not ended: the client is done at this line, and the connection's end waits for the record (release).
+      send(c.sock, { ok: true });
     };
     if (at === 'claimed') answer();
     if (!c.next) startBefore(c);

@@ -1,4 +1,5 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { runDir } from './address.js';
 
 /*
@@ -17,13 +18,16 @@ export function isMarkerName(name: string): boolean {
 }
 
 /**
- * True while a marker is there under `home`: some daemon answered an event it has not recorded
- * yet (or was killed before it did). None: nothing an agent was answered for is missing from the
- * journals, and a reader need not ask the daemon. One folder listing; never throws.
+ * True while a marker that is not empty is there under `home`: some daemon answered an event it
+ * has not recorded yet (or was killed before it did). A daemon keeps its marker, empty, between
+ * events: an empty one stands for nothing. None: nothing an agent was answered for is missing
+ * from the journals, and a reader need not ask the daemon. One folder listing and a stat of each
+ * marker; never throws.
  */
 export function hasUnrecorded(home: string): boolean {
   try {
-    return readdirSync(runDir(home)).some(isMarkerName);
+    const dir = runDir(home);
+    return readdirSync(dir).some((n) => isMarkerName(n) && (statSync(join(dir, n), { throwIfNoEntry: false })?.size ?? 0) > 0);
   } catch {
     return false;
   }

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDir } from './address.js';
 import { isMarkerName, MARKER_PREFIX as PREFIX } from './unrecorded-marker.js';
@@ -12,7 +12,7 @@ import { BlobStore } from '../core/store/blobs.js';
 /*
  * What a capture daemon keeps while it records an event it has answered already (see AnswerPoint
  * in agents/registry.ts): `$TAKEBACK_HOME/run/unrecorded-<pid>.json`, written before the answer,
- * removed once the record is done. A daemon killed in between leaves it behind, naming the event
+ * emptied once the record is done. A daemon killed in between leaves it behind, naming the event
  * as the capture operations that stand for it. The next process that acts on a journal under that
  * home (a hook, in-process or in a new daemon; a command of the command line; the sidecar through
  * it) queues those operations in the spill of the event's workspace, cause `record-lost`, before
@@ -21,7 +21,10 @@ import { BlobStore } from '../core/store/blobs.js';
  * that could not be kept (`list`, doctor). Nothing the agent was told was kept is lost unsaid.
  *
  * The file is not synced: it stands for a record lost to a killed process, not to a power cut
- * (see AnswerPoint for what a power cut in the window takes).
+ * (see AnswerPoint for what a power cut in the window takes). A daemon keeps its marker open
+ * between events and empties it once a record is done, rather than making and removing it for
+ * each (one write on the agent's path instead of a file made): an empty marker stands for
+ * nothing (unrecorded-marker.ts), and the daemon removes it as it leaves.
  */
 
 /** What a marker holds. */
@@ -44,6 +47,39 @@ function markerFile(home: string, pid: number): string {
 
 let ownStart: string | null | undefined;
 
+/** This process's marker, kept open between events: its path and descriptor. */
+let kept: { file: string; fd: number } | null = null;
+
+/** Closes the marker kept open, if any. */
+function closeKept(): void {
+  if (!kept) return;
+  try {
+    closeSync(kept.fd);
+  } catch {
+    // closed already
+  }
+  kept = null;
+}
+
+/**
+ * The descriptor of marker `file`, empty: the one kept open while its file is still there (a
+ * home wiped meanwhile unlinked it: opened anew), else opened (made 0600; never through a link).
+ * Throws what the open throws.
+ */
+function emptyMarker(file: string): number {
+  if (kept && kept.file === file) {
+    const st = fstatSync(kept.fd);
+    if (st.nlink > 0) {
+      if (st.size > 0) ftruncateSync(kept.fd, 0);
+      return kept.fd;
+    }
+  }
+  closeKept();
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  kept = { file, fd };
+  return fd;
+}
+
 /**
  * Writes this process's marker under `home` for an event of the workspace around `cwd` answered
  * ahead of its record, whose capture operations are `ops` (0600, in the 0700 run folder). False
@@ -53,20 +89,47 @@ export function markUnrecorded(home: string, cwd: string, ops: QueuedOp[]): bool
   ownStart ??= processStart(process.pid);
   const m: Marker = { pid: process.pid, start: ownStart, at: Date.now(), cwd, ops };
   try {
-    writeFileSync(markerFile(home, process.pid), JSON.stringify(m), { mode: 0o600 });
+    const text = Buffer.from(JSON.stringify(m));
+    const fd = emptyMarker(markerFile(home, process.pid));
+    if (writeSync(fd, text, 0, text.length, 0) !== text.length) throw new Error('short write');
     return true;
   } catch {
+    closeKept();
     return false;
   }
 }
 
-/** Removes this process's marker under `home` (its record is done). Never throws. */
+/** Empties this process's marker under `home` (its record is done), or removes it where it is not kept open. Never throws. */
 export function unmarkUnrecorded(home: string): void {
+  const file = markerFile(home, process.pid);
+  if (kept && kept.file === file) {
+    try {
+      ftruncateSync(kept.fd, 0);
+      return;
+    } catch {
+      closeKept();
+    }
+  }
   try {
-    unlinkSync(markerFile(home, process.pid));
+    unlinkSync(file);
   } catch {
     // never written
   }
+}
+
+/**
+ * This process is leaving: its marker under `home`, when empty, is removed and closed; one that
+ * still names an event (a record not done) is left for the next process to queue. Never throws.
+ */
+export function closeUnrecorded(home: string): void {
+  const file = markerFile(home, process.pid);
+  if (!kept || kept.file !== file) return;
+  try {
+    if (fstatSync(kept.fd).size === 0) unlinkSync(file);
+  } catch {
+    // gone already
+  }
+  closeKept();
 }
 
 /**
@@ -88,6 +151,7 @@ export function adoptUnrecorded(home: string, log?: (message: string) => void): 
     const pid = Number(name.slice(PREFIX.length, -'.json'.length));
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     const file = join(runDir(home), name);
+    // Empty (its daemon's last record done) or not whole (its daemon killed while writing it, before it answered): null.
     let m: Marker | null = null;
     try {
       m = JSON.parse(readFileSync(file, 'utf8')) as Marker;

@@ -37,8 +37,9 @@ export interface CaptureHandlers {
    */
   prepare(req: ForwardRequest): string | null;
   /**
-   * Called as an event is claimed, so that it runs while the client's "go" comes back; the event
-   * is handled once it resolved and "go" came (and no other event starts meanwhile). Must not
+   * Called as an event is claimed, so that it runs while the client's "go" comes back (an event
+   * taken at the claim: as it goes ahead, after its answer when it is answered as claimed); the
+   * event is handled once it resolved and "go" came (and no other event starts meanwhile). Must not
    * reject, and must leave nothing that matters to an event dropped before its "go": the file
    * watcher's sync (lifecycle.ts). `next` is aborted once another event is waiting behind this one
    * (a sync nobody waits for may then stop waiting: see lifecycle.ts).
@@ -46,7 +47,7 @@ export interface CaptureHandlers {
   before?(req: ForwardRequest, next: AbortSignal): Promise<void>;
   /**
    * When the claimed event `req` may be answered (default `recorded`). Asked once, when the
-   * client says "go". Must not throw.
+   * client says "go" (or as the event is taken). Must not throw.
    */
   answerAt?(req: ForwardRequest): AnswerPoint;
   /**

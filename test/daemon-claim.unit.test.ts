@@ -204,4 +204,37 @@ describe('an event taken at the claim', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
+
+  it("Node's forwarder whose wait ran out while a claim that waits for \"go\" sat unread: not bound by it, sends no \"go\", handles the event itself", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-claim-late-'));
+    dirs.push(dir);
+    const sockPath = path.join(dir, 'd.sock');
+    let go = false;
+    const server = net.createServer((sock) => {
+      sock.setEncoding('utf8');
+      sock.on('error', () => {});
+      sock.on('data', (d: string) => {
+        // A "go" now would come after the daemon may have dropped the event: answered, it would be left to nobody.
+        if (d.includes('"go"')) {
+          go = true;
+          sock.end('{"ok":true}\n');
+        }
+        if (!d.includes('"agent"')) return;
+        sock.write('{"claim":true}\n');
+        const until = Date.now() + 300;
+        while (Date.now() < until) {
+          // busy: the forwarder's wait of 100 ms runs out before it reads the claim
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(sockPath, resolve));
+    try {
+      const r = await forwardEvent(sockPath, request(1), { claimMs: 100 });
+      expect(r).toBe('fallback');
+      await new Promise((res) => setTimeout(res, 100));
+      expect(go).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });

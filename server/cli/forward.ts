@@ -61,8 +61,14 @@ export function forwardEvent(
     const deadline = monotonicMs() + claimMs;
     // No claim in time: close (the daemon then drops the event) and let the caller handle it; but
     // first what already came is read (the poll phase runs before setImmediate's), since a claim
-    // that took the event binds this hook however late it is read.
-    const timer = setTimeout(() => setImmediate(() => !committed && finish('fallback')), claimMs);
+    // that took the event binds this hook however late it is read. A claim that waits for "go",
+    // read late, does not: the daemon may have dropped the event already, and a "go" then would
+    // leave it to nobody.
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      setImmediate(() => !committed && finish('fallback'));
+    }, claimMs);
     sock.setEncoding('utf8');
     sock.on('connect', () => sock.write(`${JSON.stringify({ ...req, deadline })}\n`));
     sock.on('data', (chunk: string) => {
@@ -78,7 +84,7 @@ export function forwardEvent(
           msg = {};
         }
         if (!committed) {
-          if (msg.claim === true) {
+          if (msg.claim === true && (msg.taken === true || !late)) {
             // From here on the event is the daemon's, however long it takes.
             committed = true;
             clearTimeout(timer);

@@ -3,7 +3,8 @@
 // done, so that each answer costs one write, not a file made and removed. An empty marker stands
 // for nothing (hasUnrecorded, adoptUnrecorded); a marker written again holds exactly the new event,
 // nothing of a longer one before it; one removed under the daemon (a home wiped) is made again; and
-// as the daemon leaves, an empty marker goes, one that still names an event stays.
+// as the daemon leaves, an empty marker goes, one that still names an event stays. A marker of
+// this process's pid left by another process (a pid used again) is queued, not emptied unread.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { adoptUnrecorded, closeUnrecorded, markUnrecorded, unmarkUnrecorded } from '../server/daemon/unrecorded.js';
 import { hasUnrecorded } from '../server/daemon/unrecorded-marker.js';
 import type { QueuedOp } from '../server/core/capture/queued.js';
+import { journalDirOf } from '../server/core/journal/journal.js';
+import { hasQueued } from '../server/core/journal/spill.js';
+import { openWorkspace, workspaceRootOf } from '../server/core/open-workspace.js';
 
 const homes: string[] = [];
 afterEach(() => {
@@ -89,5 +93,28 @@ describe("the daemon's marker of an event answered before its record", () => {
     expect(adoptUnrecorded(h, (m) => said.push(m))).toBe(0);
     expect(fs.existsSync(gone)).toBe(false);
     expect(said).toEqual([]);
+  });
+
+  it("one of this process's pid left by a process that is gone (a pid used again): queued before this process first writes its own, not emptied unread", () => {
+    const h = home();
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-marker-ws-'));
+    homes.push(ws);
+    // The workspace has a journal, as one whose event a daemon answered has.
+    openWorkspace({ workspace: ws, env: { ...process.env, TAKEBACK_HOME: h } }).journal.close();
+    const file = markerOf(h);
+    // The same pid, another start: written by a daemon before this process had its pid.
+    fs.writeFileSync(file, JSON.stringify({ pid: process.pid, start: 'another start', at: Date.now() - 60_000, cwd: ws, ops: [end('lost')] }), { mode: 0o600 });
+    expect(hasUnrecorded(h)).toBe(true);
+    const said: string[] = [];
+    expect(markUnrecorded(h, ws, [end('mine')], (m) => said.push(m))).toBe(true);
+    expect(said).toEqual([expect.stringContaining('answered an event and was gone before recording it: queued end')]);
+    expect(hasQueued(journalDirOf(h, workspaceRootOf(h, { cwd: ws })))).toBe(true);
+    // The marker now holds this process's event alone.
+    expect(JSON.parse(fs.readFileSync(file, 'utf8')).ops).toEqual([end('mine')]);
+    // And this process's own marker, written or empty, is never taken for one left behind.
+    expect(adoptUnrecorded(h)).toBe(0);
+    unmarkUnrecorded(h);
+    expect(adoptUnrecorded(h)).toBe(0);
+    expect(fs.existsSync(file)).toBe(true);
   });
 });

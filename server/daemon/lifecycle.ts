@@ -350,7 +350,7 @@ class CaptureDaemon {
         const lost = guess(req).lost;
         if (!lost) return false;
         if (req.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(o.home, `event: answered before its record (${guess(req).answer})`);
-        return markUnrecorded(o.home, lost.cwd, lost.ops);
+        return markUnrecorded(o.home, lost.cwd, lost.ops, (m) => logHook(o.home, m));
       },
       recorded: () => unmarkUnrecorded(o.home),
       before: async (req: ForwardRequest, next: AbortSignal) => {

@@ -83,14 +83,19 @@ function emptyMarker(file: string): number {
 /**
  * Writes this process's marker under `home` for an event of the workspace around `cwd` answered
  * ahead of its record, whose capture operations are `ops` (0600, in the 0700 run folder). False
- * when it could not be written (the event is then answered once recorded). Never throws.
+ * when it could not be written (the event is then answered once recorded). Before it first opens
+ * its marker, a process queues what a marker of its own pid left by a process that is gone names
+ * (a pid used again: a container started anew gives its daemon the pid it had), rather than
+ * empty it unread. `log` hears what was queued. Never throws.
  */
-export function markUnrecorded(home: string, cwd: string, ops: QueuedOp[]): boolean {
+export function markUnrecorded(home: string, cwd: string, ops: QueuedOp[], log?: (message: string) => void): boolean {
   ownStart ??= processStart(process.pid);
   const m: Marker = { pid: process.pid, start: ownStart, at: Date.now(), cwd, ops };
   try {
     const text = Buffer.from(JSON.stringify(m));
-    const fd = emptyMarker(markerFile(home, process.pid));
+    const file = markerFile(home, process.pid);
+    if (kept?.file !== file) adoptUnrecorded(home, log);
+    const fd = emptyMarker(file);
     if (writeSync(fd, text, 0, text.length, 0) !== text.length) throw new Error('short write');
     return true;
   } catch {
@@ -136,7 +141,8 @@ export function closeUnrecorded(home: string): void {
  * Queues what every marker under `home` left by a capture daemon that is gone names (see the
  * module's comment) in the spill of its workspace, and removes the marker; a marker that is not
  * whole (its daemon killed while writing it, before it answered) is removed unread. Markers of
- * live processes, this one's included, are left. `log` hears what was queued or lost. Returns how
+ * live processes, this one's included, are left; a marker of this process's pid written by
+ * another process (a pid used again, told by its start) is not this one's. `log` hears what was queued or lost. Returns how
  * many events were queued. Cheap when there is none (one folder listing). Never throws.
  */
 export function adoptUnrecorded(home: string, log?: (message: string) => void): number {
@@ -149,7 +155,7 @@ export function adoptUnrecorded(home: string, log?: (message: string) => void): 
   let adopted = 0;
   for (const name of names) {
     const pid = Number(name.slice(PREFIX.length, -'.json'.length));
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    if (!Number.isInteger(pid)) continue;
     const file = join(runDir(home), name);
     // Empty (its daemon's last record done) or not whole (its daemon killed while writing it, before it answered): null.
     let m: Marker | null = null;

@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * The shell an agent runs a hook command with, as `AGENT_SHELL -c <command>`: Claude Code runs its
@@ -26,6 +27,30 @@ export function time(cmd, args, opts = {}) {
     throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${String(r.stderr).slice(0, 2000)}`);
   }
   if (opts.capture) opts.capture.stdout = String(r.stdout);
+  return ms;
+}
+
+const TIMER = fileURLToPath(new URL('./spawn-timer.cjs', import.meta.url));
+
+/**
+ * {@link time}, with the command started and timed by a small process (bench/spawn-timer.cjs),
+ * which this one starts untimed: for a bench process that holds much memory, whose own fork would
+ * otherwise be counted as each command's (ms; `opts` as {@link time} takes them, but `capture`).
+ */
+export function timeFromSmall(cmd, args, opts = {}) {
+  const withInput = opts.input !== undefined;
+  const env = { ...(opts.env ?? process.env), ...(withInput ? { BENCH_TIMER_INPUT: '1' } : {}) };
+  const r = spawnSync(process.execPath, [TIMER, cmd, ...args], {
+    cwd: opts.cwd,
+    env,
+    input: opts.input,
+    stdio: [withInput ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    maxBuffer: 1 << 30,
+  });
+  if (r.error) throw r.error;
+  if (r.status !== 0 && !opts.allowFail) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${String(r.stderr).slice(0, 2000)}`);
+  const ms = Number(String(r.stdout).trim());
+  if (!Number.isFinite(ms)) throw new Error(`${cmd} ${args.join(' ')}: no time from the timer (${String(r.stderr).slice(0, 500)})`);
   return ms;
 }
 

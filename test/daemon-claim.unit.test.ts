@@ -175,19 +175,27 @@ describe('an event taken at the claim', () => {
     });
   });
 
-  it("Node's forwarder whose wait ran out while the taking claim sat unread: bound by it, done at the answer, not left to handle the event", async () => {
+  /**
+   * Node's forwarder (a wait of 100 ms for its claim) against a stand-in daemon that writes `claim`
+   * and then holds this process (the forwarder's too) for 300 ms, so that the forwarder's timer is
+   * due before it reads the claim; the stand-in answers ok after 50 ms, or at a "go". Resolves to
+   * the forwarder's result and whether it sent "go".
+   */
+  async function forwarderReadingLate(claim: string): Promise<{ r: string; go: boolean }> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-take-late-'));
     dirs.push(dir);
     const sockPath = path.join(dir, 'd.sock');
     let go = false;
     const server = net.createServer((sock) => {
       sock.setEncoding('utf8');
+      sock.on('error', () => {});
       sock.on('data', (d: string) => {
-        if (d.includes('"go"')) go = true;
+        if (d.includes('"go"')) {
+          go = true;
+          sock.end('{"ok":true}\n');
+        }
         if (!d.includes('"agent"')) return;
-        sock.write('{"claim":true,"taken":true}\n');
-        // This process (the forwarder's too) is held past the forwarder's wait of 100 ms: its timer is
-        // due before the claim is read.
+        sock.write(`${claim}\n`);
         const until = Date.now() + 300;
         while (Date.now() < until) {
           // busy
@@ -198,43 +206,19 @@ describe('an event taken at the claim', () => {
     await new Promise<void>((resolve) => server.listen(sockPath, resolve));
     try {
       const r = await forwardEvent(sockPath, request(1), { claimMs: 100 });
-      expect(r).toBe('done');
-      expect(go).toBe(false);
+      await new Promise((res) => setTimeout(res, 100));
+      return { r, go };
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  }
+
+  it("Node's forwarder whose wait ran out while the taking claim sat unread: bound by it, done at the answer, not left to handle the event", async () => {
+    expect(await forwarderReadingLate('{"claim":true,"taken":true}')).toEqual({ r: 'done', go: false });
   });
 
   it("Node's forwarder whose wait ran out while a claim that waits for \"go\" sat unread: not bound by it, sends no \"go\", handles the event itself", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-claim-late-'));
-    dirs.push(dir);
-    const sockPath = path.join(dir, 'd.sock');
-    let go = false;
-    const server = net.createServer((sock) => {
-      sock.setEncoding('utf8');
-      sock.on('error', () => {});
-      sock.on('data', (d: string) => {
-        // A "go" now would come after the daemon may have dropped the event: answered, it would be left to nobody.
-        if (d.includes('"go"')) {
-          go = true;
-          sock.end('{"ok":true}\n');
-        }
-        if (!d.includes('"agent"')) return;
-        sock.write('{"claim":true}\n');
-        const until = Date.now() + 300;
-        while (Date.now() < until) {
-          // busy: the forwarder's wait of 100 ms runs out before it reads the claim
-        }
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(sockPath, resolve));
-    try {
-      const r = await forwardEvent(sockPath, request(1), { claimMs: 100 });
-      expect(r).toBe('fallback');
-      await new Promise((res) => setTimeout(res, 100));
-      expect(go).toBe(false);
-    } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    // A "go" then could come after the daemon dropped the event: answered, it would be left to nobody.
+    expect(await forwarderReadingLate('{"claim":true}')).toEqual({ r: 'fallback', go: false });
   });
 });

@@ -13,11 +13,11 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { HINTS_LINE, RECORD_LINE, fmt, hookLogCount, median, peakRss, sleep, timeFromSmall, waitForDaemon, waitForRecords } from './measure.mjs';
-
-// Every command is timed from a small process: this one holds the tree's lists (gigabytes), and
-// its own fork would be counted as each command's (measure.mjs timeFromSmall).
-const time = timeFromSmall;
 import { startWatchman } from './peers.mjs';
+
+// Every command is timed from a small process: this one may hold the tree's lists, and its own
+// fork would be counted as each command's (measure.mjs timeFromSmall).
+const time = timeFromSmall;
 
 const q = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
 

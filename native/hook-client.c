@@ -557,17 +557,15 @@ static enum result forward_event(const char *socket_path, const buf *req, long l
     /* Out of time, what already came is read all the same: a claim that took the event binds this hook however late it is read. */
     int late = 0;
     if (wait_fd(fd, POLLIN, committed ? -1 : deadline) <= 0) {
-      if (!committed) {
-        late = 1;
-      } else {
+      if (committed) {
         close(fd);
         free(in.p);
         return DONE;
       }
+      late = 1;
     }
     char chunk[4096];
     ssize_t n = recv(fd, chunk, sizeof chunk, 0);
-    if (late && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) n = 0, errno = 0;
     if (late && n <= 0) {
       close(fd);
       free(in.p);

@@ -231,7 +231,7 @@ export function createCaptureServer(h: CaptureHandlers): CaptureServer {
       send(c.sock, { ok: true });
     };
     if (at === 'claimed') answer();
-    if (!c.next) startBefore(c);
+    if (!c.before) startBefore(c);
     const run = () => {
       let ok = false;
       try {

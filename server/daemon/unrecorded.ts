@@ -157,6 +157,8 @@ export function adoptUnrecorded(home: string, log?: (message: string) => void): 
     const pid = Number(name.slice(PREFIX.length, -'.json'.length));
     if (!Number.isInteger(pid)) continue;
     const file = join(runDir(home), name);
+    // This process's own marker, kept open: not read (every event of the daemon looks here).
+    if (pid === process.pid && kept?.file === file) continue;
     // Empty (its daemon's last record done) or not whole (its daemon killed while writing it, before it answered): null.
     let m: Marker | null = null;
     try {

@@ -113,6 +113,41 @@ describe('hooks through the capture daemon', () => {
     expect(failures(sb)).toEqual([]);
   });
 
+  it('a watched workspace of TAKEBACK_LEAN_FILES files or more: a walk before the watcher vouches is made by a child, the hinted scans in the daemon without its rows; the sets are those of in-process hooks', async () => {
+    const plain = daemonSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
+    await session(plain);
+
+    // Every workspace counts as large; every event that scans syncs with the watcher (no walk chosen for a small tree).
+    const sb = daemonSandbox({ TAKEBACK_LEAN_FILES: '1', TAKEBACK_WATCH_SYNC: 'always' });
+    const daemon = await startDaemon(sb);
+    await session(sb);
+    // A command after the watcher vouches (a snapshot whose racy line, its scan's start less 2 s,
+    // is past the watcher's subscription: the prompt's walk): its scans given hints, in the daemon.
+    await sleep(2100);
+    const bash = { tool_name: 'Bash', tool_use_id: 'toolu_b2', tool_input: { command: 'printf z > z.txt' } };
+    quiet(await hook(sb, ev(sb, 'UserPromptSubmit', { prompt: 'again' })), 'UserPromptSubmit 2');
+    quiet(await hook(sb, ev(sb, 'PreToolUse', bash)), 'Pre Bash 2');
+    sb.sh('printf z > z.txt');
+    quiet(await hook(sb, ev(sb, 'PostToolUse', { ...bash, tool_response: {} })), 'Post Bash 2');
+    expect(recorded(sb)).toMatchObject({ sets: [...(recorded(plain) as { sets: unknown[] }).sets, ['t2', 'claude-code', 'command', 'Bash', 'toolu_b2', 'printf z > z.txt', { 'z.txt': 'created' }]] });
+    const log = fs.readFileSync(path.join(sb.home, 'logs', 'hook.log'), 'utf8');
+    // The session's events that scan walked, each in a child the daemon ran and waited for (the
+    // snapshots they compare with were made before the watcher vouches); the last command was hinted, in the daemon.
+    const children = [...log.matchAll(/\[(\d+)\] hook daemon: a walk made by a child \(pid (\d+)\)/g)];
+    expect(children.length).toBeGreaterThan(0);
+    expect(new Set(children.map((m) => Number(m[1])))).toEqual(new Set([daemon.pid]));
+    const by = handledBy(sb);
+    const childPids = new Set(children.map((m) => Number(m[2])));
+    expect(by.filter((h) => childPids.has(h.pid)).length).toBe(children.length);
+    expect(by.filter((h) => h.pid !== daemon.pid && !childPids.has(h.pid))).toEqual([]);
+    expect(by.slice(-2)).toEqual([
+      { event: 'PreToolUse', pid: daemon.pid },
+      { event: 'PostToolUse', pid: daemon.pid },
+    ]);
+    expect([...log.matchAll(new RegExp(`\\[${daemon.pid}\\] watch: hints for `, 'g'))].length).toBeGreaterThanOrEqual(2);
+    expect(failures(sb)).toEqual([]);
+  });
+
   it('a session start finds no daemon and starts one, which leaves when idle', async () => {
     const sb = daemonSandbox({ TAKEBACK_HOOK_DAEMON_IDLE_MS: '1500' });
     reapDaemons(sb);

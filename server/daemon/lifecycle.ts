@@ -17,6 +17,7 @@ import { closeUnrecorded, markUnrecorded, unmarkUnrecorded } from './unrecorded.
 import type { QueuedOp } from '../core/capture/queued.js';
 import { BackgroundBaselines, baselinePace } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
+import { leanRowsFor, racyLineOf, useLeanRows } from '../core/capture/scan-commit.js';
 
 /*
  * `takeback hook-daemon`: the capture daemon's life. Started detached by a hook that found none
@@ -193,6 +194,28 @@ export const FIRST_SNAPSHOT_VAR = 'TAKEBACK_FIRST_SNAPSHOT';
  */
 export const CHILD_SNAPSHOT_INDEX_BYTES = 16 * 1048576;
 
+/**
+ * `TAKEBACK_LEAN_FILES`: from how many files in a workspace's last snapshot a daemon that watches
+ * it holds none of its rows (default {@link LEAN_FILES}; see {@link leanFiles}).
+ */
+export const LEAN_FILES_VAR = 'TAKEBACK_LEAN_FILES';
+
+/**
+ * From this many files in a watched workspace's snapshot, the daemon holds none of its rows
+ * between events (scan-commit.ts `useLeanRows`): a hinted scan reads the rows of the folders it
+ * looks at, and an event whose scan would walk (the watcher not yet vouching for the snapshot,
+ * or out of step) is handled by a child, as a first snapshot is. About as many files as
+ * {@link CHILD_SNAPSHOT_INDEX_BYTES}: a million-file workspace's rows are about 100 MB, more than
+ * the rest of the daemon, and @parcel/watcher holds about 300 MB of its own for it.
+ */
+export const LEAN_FILES = 150_000;
+
+/** The files from which a watched workspace's rows are not held ({@link LEAN_FILES_VAR}, a positive number; else {@link LEAN_FILES}). */
+export function leanFiles(env: NodeJS.ProcessEnv): number {
+  const n = Number(env[LEAN_FILES_VAR]);
+  return Number.isFinite(n) && n > 0 ? n : LEAN_FILES;
+}
+
 /** The size of `<root>/.git/index` in bytes, 0 when there is none (no git, or a worktree's `.git` file). */
 function gitIndexBytes(root: string): number {
   try {
@@ -232,6 +255,9 @@ export async function runDaemon(opts: { handle: HookHandler; plan?: EventGuesser
   keepWorkspacesOpen(8);
   // And each workspace whose events it serves is watched, its scans fed what moved.
   const feed = new WorkspaceFeed(home, 8, (m) => logHook(home, m), env);
+  // A large workspace it watches: its rows are not held, its walks made by a child (CaptureDaemon.elsewhere).
+  const lean = leanFiles(env);
+  useLeanRows((root, meta) => meta.files >= lean && feed.watching(root));
   // A large workspace outside git gets its baseline's bytes kept between events, never on a hook's time.
   const baselines = new BackgroundBaselines((root, e) => acquireWorkspace({ workspace: root, env: e }), releaseWorkspace, (m) => logHook(home, m), baselinePace(env));
   const readyAfterMs = Number(env[READY_VAR]) > 0 ? Number(env[READY_VAR]) : READY_AFTER_MS;
@@ -239,6 +265,7 @@ export async function runDaemon(opts: { handle: HookHandler; plan?: EventGuesser
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
   baselines.close();
+  useLeanRows(null);
   feed.close();
   closeKeptWorkspaces();
   closeUnrecorded(home);
@@ -300,11 +327,13 @@ class CaptureDaemon {
   private readonly capture: ReturnType<typeof createCaptureServer>;
   private readonly ready: string | null;
   /**
-   * The event folders whose workspace was seen small or with a snapshot: their events never need
-   * the first snapshot's child, so they skip its look (a journal acquired, its meta read). By
+   * The event folders whose workspace was seen small (with a snapshot, and its rows held): their
+   * events never need a child, so they skip its look (a journal acquired, its meta read). By
    * folder alone: every event this daemon takes is of its own home (`prepare` refuses the others).
    */
   private readonly snapshotSeen = new Set<string>();
+  /** What the watcher's sync before each event came to (see WorkspaceFeed.sync). */
+  private readonly synced = new WeakMap<ForwardRequest, string>();
   /** The inode of the socket this daemon bound, null before. */
   private mine: number | null = null;
   private watch: NodeJS.Timeout | undefined;
@@ -361,6 +390,7 @@ class CaptureDaemon {
         // next event the files this one reads), unless another event comes to wait behind it.
         const patient = answerAt(req) === 'claimed';
         const done = await o.feed.sync(req.cwd, guess(req).scans, patient ? next : undefined);
+        this.synced.set(req, done);
         if (debug) {
           // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).
           const f = o.feed.lastFigures;
@@ -371,7 +401,7 @@ class CaptureDaemon {
       handle: (req: ForwardRequest, answer: () => void) => {
         const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
-          if (this.firstSnapshotElsewhere(req)) return true;
+          if (this.elsewhere(req)) return true;
           return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin, answer)));
         } finally {
           if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
@@ -390,49 +420,59 @@ class CaptureDaemon {
   }
 
   /**
-   * An event that may scan a workspace with no snapshot yet, a large one (git's index of at least
-   * {@link CHILD_SNAPSHOT_INDEX_BYTES}; or any, with TAKEBACK_FIRST_SNAPSHOT=child), is handled by the hook run in-process
-   * in a child (`node <bin> hook <agent>` with TAKEBACK_HOOK_DAEMON=0, the event on its stdin, in
-   * the event's folder and with its variables), which makes the first snapshot and leaves: that
-   * walk (every path's row and rule verdict, git's index) is the daemon's peak memory otherwise,
-   * and the daemon then reads the rows packed at its next scan. The watcher was started by
-   * `before`, so it hears every change after the child's walk. True when the child handled it (it
+   * An event handled by a child of the daemon: the hook run in-process (`node <bin> hook <agent>`
+   * with TAKEBACK_HOOK_DAEMON=0, the event on its stdin, in the event's folder and with its
+   * variables), which the daemon waits for. Two kinds. The first snapshot of a large workspace
+   * (git's index of at least {@link CHILD_SNAPSHOT_INDEX_BYTES}; or any, with
+   * TAKEBACK_FIRST_SNAPSHOT=child): that walk (every path's row and rule verdict, git's index) is
+   * the daemon's peak memory otherwise; the watcher was started by `before`, so it hears every
+   * change after the child's walk. And an event that may scan a workspace whose rows the daemon
+   * does not hold (a watched one of {@link LEAN_FILES} files or more: scan-commit.ts
+   * `useLeanRows`) while the watcher cannot vouch for its snapshot (not yet trusted for it, out
+   * of step, or a walk chosen): the walk would load every row. True when a child handled it (it
    * exits 0 whatever happened, having logged any failure); false, and the daemon handles the
-   * event itself, when there is a snapshot already, the workspace is small, or no child could be run.
+   * event itself, in every other case or when no child could be run.
    */
-  private firstSnapshotElsewhere(req: ForwardRequest): boolean {
-    const { bin, home } = this.o;
+  private elsewhere(req: ForwardRequest): boolean {
+    const { bin, home, feed } = this.o;
     const asked = req.env[FIRST_SNAPSHOT_VAR] ?? process.env[FIRST_SNAPSHOT_VAR];
-    // Not gated on the daemon's guess of what scans (`scans`): a session's start makes the first
-    // snapshot, yet no watcher's hints could help it, so that guess says it scans nothing.
+    // Not gated on the daemon's guess of what scans (`scans`) for a first snapshot: a session's
+    // start makes it, yet no watcher's hints could help it, so that guess says it scans nothing.
     if (!bin || asked === 'here') return false;
     if (asked !== 'child' && this.snapshotSeen.has(req.cwd)) return false;
-    const none = withEnv(req.env, () => {
+    const done = this.synced.get(req);
+    const why = withEnv(req.env, (): 'first snapshot' | 'walk' | null => {
       try {
         const ws = acquireWorkspace({ cwd: req.cwd });
         try {
-          // The index's size first (one stat): most workspaces are small, and their events read no meta.
-          const none = (asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES) && ws.journal.snapshot.meta() === null;
-          // Small, or snapshotted already: the next events of this folder skip this look. (A journal
-          // wiped since only makes the daemon take that first snapshot itself.)
-          if (!none && asked !== 'child') this.snapshotSeen.add(req.cwd);
-          return none;
+          const meta = ws.journal.snapshot.meta();
+          // No snapshot yet: a child makes the first where git's index says the workspace is large.
+          if (meta === null) return asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES ? 'first snapshot' : null;
+          if (!leanRowsFor(ws.root, meta)) {
+            // Small, or its rows held (not watched): the next events of this folder skip this look
+            // (once the watcher is chosen, which says whether it is watched). A journal wiped
+            // since only makes the daemon take that first snapshot itself.
+            if (asked !== 'child' && feed.watcher !== null) this.snapshotSeen.add(req.cwd);
+            return null;
+          }
+          const walks = done === 'unsynced' || done === 'walk' || (done === 'synced' && !feed.wouldHint(ws.root, racyLineOf(meta)));
+          return walks ? 'walk' : null;
         } finally {
           releaseWorkspace(ws);
         }
       } catch {
         // Not a workspace, or a journal that cannot be opened: the hook says why.
-        return false;
+        return null;
       }
     });
-    if (!none) return false;
+    if (why === null) return false;
     const started = performance.now();
     const r = spawnSync(process.execPath, [bin, 'hook', req.agent], { cwd: req.cwd, env: { ...process.env, ...req.env, TAKEBACK_HOOK_DAEMON: '0' }, input: req.text, stdio: ['pipe', 'ignore', 'ignore'] });
     if (r.error || r.status !== 0) {
-      logHook(home, `hook daemon: the first snapshot's child failed (${r.error?.message ?? (r.signal ? `signal ${r.signal}` : `exit ${r.status}`)}): handled here`);
+      logHook(home, `hook daemon: the ${why}'s child failed (${r.error?.message ?? (r.signal ? `signal ${r.signal}` : `exit ${r.status}`)}): handled here`);
       return false;
     }
-    if (req.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `hook daemon: first snapshot made by a child (pid ${r.pid}) in ${(performance.now() - started).toFixed(1)} ms`);
+    if (req.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `hook daemon: ${why === 'walk' ? 'a walk' : why} made by a child (pid ${r.pid}) in ${(performance.now() - started).toFixed(1)} ms`);
     return true;
   }
 

@@ -85,11 +85,11 @@ export function handledBy(sb: Sandbox): { event: string; pid: number }[] {
   return [...hookLog(sb).matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => ({ event: m[2]!, pid: Number(m[1]) }));
 }
 
-/** Lines of debug log text `log` that are neither an event handled (nor its time), a watcher's doing, a daemon started, a first snapshot made by the daemon's child, nor a daemon leaving idle or on a signal. */
+/** Lines of debug log text `log` that are neither an event handled (nor its time), a watcher's doing, a daemon started, a first snapshot or a walk made by the daemon's child, nor a daemon leaving idle or on a signal. */
 export function failureLines(log: string): string[] {
   return log
     .split('\n')
-    .filter((l) => l && !/\] (claude-code \w+|watch|event): /.test(l) && !/\] hook: started a capture daemon/.test(l) && !/\] hook daemon: first snapshot made by a child \(pid \d+\)/.test(l) && !/\] hook daemon \d+: leaving \((idle|SIGTERM|SIGINT|SIGHUP)\)$/.test(l));
+    .filter((l) => l && !/\] (claude-code \w+|watch|event): /.test(l) && !/\] hook: started a capture daemon/.test(l) && !/\] hook daemon: (first snapshot|a walk) made by a child \(pid \d+\)/.test(l) && !/\] hook daemon \d+: leaving \((idle|SIGTERM|SIGINT|SIGHUP)\)$/.test(l));
 }
 
 /** The lines of the sandbox's hook log that {@link failureLines} keeps. */

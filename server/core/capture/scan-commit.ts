@@ -43,6 +43,32 @@ export function useChangeHints(source: HintSource | null, timer: ScanTimer | nul
 }
 
 /**
+ * Whether a workspace (its root; its last snapshot's meta, of a complete look) is scanned without
+ * holding its rows between scans (see {@link useLeanRows}).
+ */
+export type LeanRows = (root: string, meta: ScanMeta) => boolean;
+
+let leanRows: LeanRows | null = null;
+
+/**
+ * From now on, in this process, a workspace `lean` says so of (null, the default: none) is
+ * scanned without holding its rows between scans: a scan given hints reads only the rows it looks
+ * up (the snapshot index's `lazy`), and the rows another scan loads (a walk) are let go once
+ * written. For a long-lived process that watches large workspaces, where the rows (about 70
+ * bytes a file) would be most of its memory; such a process had better make its walks elsewhere
+ * (the capture daemon hands them to a child). A snapshot whose baseline is still being kept in
+ * the background keeps its rows held as before.
+ */
+export function useLeanRows(lean: LeanRows | null): void {
+  leanRows = lean;
+}
+
+/** Whether this process scans workspace `root`, whose last snapshot is `meta`, without holding its rows (see {@link useLeanRows}). */
+export function leanRowsFor(root: string, meta: ScanMeta | null): boolean {
+  return leanRows !== null && meta !== null && meta.status === 'ok' && !meta.pending && leanRows(root, meta);
+}
+
+/**
  * Where a long-lived process keeps a large baseline's bytes in the background (see
  * BackgroundBaselines in baseline.ts): given the workspace whose scan left files pending.
  */
@@ -60,7 +86,7 @@ export function useBackgroundBaseline(k: BaselineKeeper | null): void {
 }
 
 /** The racy line of the snapshot `meta` describes (ms since the epoch), -Infinity without one. */
-function racyLineOf(meta: ScanMeta | null): number {
+export function racyLineOf(meta: ScanMeta | null): number {
   return meta ? Number(BigInt(meta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;
 }
 
@@ -84,15 +110,27 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   // With no watcher to narrow it, the check of every row begins while the rows load (checker.ts).
   const early = !hints && hintSource === null && prevMeta?.status === 'ok' ? beginCheck(root, racyLineOf(prevMeta), prevMeta.files) : null;
   let r: ReturnType<typeof scanRows>;
-  let rows: ReturnType<typeof journal.snapshot.rows>;
+  let rows: ReadonlyMap<string, Uint8Array>;
   let given: ChangeHints | undefined;
   const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
+  // Without its rows held (useLeanRows), the hints are asked for first: a scan they vouch for reads only the rows it looks up.
+  const lean = leanRowsFor(root, prevMeta);
   try {
-    rows = journal.snapshot.rows(early ?? undefined);
-    const asking = asked && scanTimer ? performance.now() : 0;
-    given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta), journal.snapshot.heldGeneration) : undefined);
-    const hintsMs = asked && scanTimer ? performance.now() - asking : 0;
-    r = scanRows({ root, rows, totals: journal.snapshot.totals(rows), under: (dir) => journal.snapshot.rowsUnder(rows, dir), prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
+    let hintsMs = 0;
+    const ask = (gen: string | null): ChangeHints | undefined => {
+      const asking = asked && scanTimer ? performance.now() : 0;
+      const h = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta), gen) : undefined);
+      hintsMs = asked && scanTimer ? performance.now() - asking : 0;
+      return h;
+    };
+    if (lean) given = ask(journal.snapshot.generation() || null);
+    const lazy = lean && given ? journal.snapshot.lazy() : null;
+    const all = lazy ? null : journal.snapshot.rows(early ?? undefined);
+    rows = lazy ? lazy.rows : all!;
+    if (!lean) given = ask(journal.snapshot.heldGeneration);
+    const totals = lazy ? lazy.totals : journal.snapshot.totals(all!);
+    const under = lazy ? lazy.under : (dir: string) => journal.snapshot.rowsUnder(all!, dir);
+    r = scanRows({ root, rows, totals, under, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });
     if (asked && scanTimer && r.lookMs !== undefined) scanTimer(root, hintsMs + r.lookMs, given !== undefined);
   } finally {
     early?.cancel();
@@ -103,6 +141,7 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   } else {
     journal.snapshot.writeRows(r.put, r.del);
   }
+  if (lean) journal.snapshot.release();
   journal.snapshot.setMeta(r.meta);
   const gen = journal.snapshot.heldGeneration;
   if (asked && given && hintsWritten && gen !== null) hintsWritten(root, gen);

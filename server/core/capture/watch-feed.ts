@@ -296,6 +296,20 @@ export class WorkspaceFeed {
     }
   }
 
+  /** Whether a watcher of this feed watches the workspace at `root` (started, and able to). */
+  watching(root: string): boolean {
+    return this.chosen !== null && this.chosen.kind !== 'none' && this.watchers.get(root) !== null;
+  }
+
+  /**
+   * Whether the scans of the operation about to run on the workspace at `root` would be given
+   * hints for a snapshot whose racy line is `racyMs` (ms since the epoch): its watcher was synced
+   * for that operation and vouches for that snapshot. Takes nothing.
+   */
+  wouldHint(root: string, racyMs: number): boolean {
+    return this.ready === root && (this.watchers.get(root)?.vouches(racyMs) ?? false);
+  }
+
   /** Runs `fn` (synchronous: the operation) with its scans given the hints of the last {@link sync}, which is used up. */
   scope<T>(fn: () => T): T {
     this.synced = this.ready;

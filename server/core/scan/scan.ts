@@ -313,7 +313,7 @@ export interface ScanRowsOptions {
   /** The workspace root (a real path). */
   root: string;
   /** The last look's packed rows (folder → row), as the snapshot index keeps them. */
-  rows: Map<string, Uint8Array>;
+  rows: ReadonlyMap<string, Uint8Array>;
   /**
    * The counts of every row of `rows` summed, when the caller keeps them (the snapshot index's
    * `totals()`): a warm scan then takes away the rows it touched instead of summing the others.
@@ -383,7 +383,7 @@ type NextRow = { stamp: DirStamp; entries: PackedEntry[]; packed?: Buffer };
  */
 class ScanWalk {
   private readonly root: string;
-  private readonly rows: Map<string, Uint8Array>;
+  private readonly rows: ReadonlyMap<string, Uint8Array>;
   private readonly config: Config;
   private readonly startedNs: string;
   /** No usable last scan: nothing is reported as changed. */
@@ -1177,7 +1177,7 @@ function withoutEntries(row: Buffer, left: number[], entries: number, files: num
  * `gone`): `all` (every row's, summed) less the rows it touched, when the caller keeps it, else
  * summed over the others.
  */
-function untouchedTotals(rows: Map<string, Uint8Array>, next: Map<string, NextRow>, gone: Set<string>, all: RowTotals | undefined): RowTotals {
+function untouchedTotals(rows: ReadonlyMap<string, Uint8Array>, next: Map<string, NextRow>, gone: Set<string>, all: RowTotals | undefined): RowTotals {
   if (!all) {
     const t = noTotals();
     for (const [dir, buf] of rows) if (!next.has(dir) && !gone.has(dir)) addRowTotals(t, buf);
@@ -1202,7 +1202,7 @@ function untouchedTotals(rows: Map<string, Uint8Array>, next: Map<string, NextRo
  * summed those already (a warm look, which must not pay a pass over every row twice).
  */
 function rowsToWrite(
-  rows: Map<string, Uint8Array>,
+  rows: ReadonlyMap<string, Uint8Array>,
   next: Map<string, NextRow>,
   gone: Set<string>,
   dropped: Set<PackedEntry>,

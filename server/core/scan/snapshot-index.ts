@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { statement } from '../statements.js';
 import type Database from 'better-sqlite3';
 import { nativeRowArena } from './native.js';
-import { addRowTotals, decodeRow, fromIndexEntry, noTotals, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit, type RowTotals } from './packed.js';
+import { addRowTotals, decodeRow, HEADER_BYTES, fromIndexEntry, noTotals, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit, type RowTotals } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
 type Db = Database.Database;
@@ -123,6 +123,89 @@ function lowerBound(list: readonly string[], s: string): number {
 }
 
 /**
+ * The counts in the header of every row of `db`'s index summed, reading each row's header alone
+ * (bytes 32–56, see packed.ts), so that no row is held.
+ */
+function sumRowTotals(db: Db): RowTotals {
+  const t = noTotals();
+  const header = Buffer.alloc(HEADER_BYTES);
+  for (const h of statement(db, 'SELECT substr(data, 33, 24) FROM snapshot_rows').pluck().iterate() as IterableIterator<Buffer>) {
+    if (h.length !== 24) continue;
+    h.copy(header, 32);
+    addRowTotals(t, header);
+  }
+  return t;
+}
+
+/**
+ * The rows of a snapshot index read a folder at a time as a scan asks for them: one point query
+ * a folder looked up (kept for the rest of the scan), the folders' names only when a scan asks
+ * for all of them. For a long-lived process whose watcher names what may have moved in a large
+ * workspace (see {@link SnapshotIndex.lazy}): its hinted scans touch a few rows, and holding
+ * every row (about 70 bytes a file) would be most of its memory. Made for one scan: another
+ * process's writes meanwhile are not seen (the scan runs inside the journal's write transaction).
+ */
+export class LazyRows implements ReadonlyMap<string, Buffer> {
+  private readonly got = new Map<string, Buffer | null>();
+  private dirs: string[] | null = null;
+  private count: number | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  get(dir: string): Buffer | undefined {
+    const had = this.got.get(dir);
+    if (had !== undefined) return had ?? undefined;
+    const row = statement(this.db, 'SELECT data FROM snapshot_rows WHERE dir = ?').pluck().get(dir) as Buffer | undefined;
+    this.got.set(dir, row ?? null);
+    return row;
+  }
+
+  has(dir: string): boolean {
+    return this.get(dir) !== undefined;
+  }
+
+  /** Every folder's name, read once (a scan that asks for all of them: a folder removed, a walk). */
+  private names(): string[] {
+    this.dirs ??= statement(this.db, 'SELECT dir FROM snapshot_rows').pluck().all() as string[];
+    return this.dirs;
+  }
+
+  get size(): number {
+    this.count ??= this.dirs ? this.dirs.length : (statement(this.db, 'SELECT count(*) FROM snapshot_rows').pluck().get() as number);
+    return this.count;
+  }
+
+  keys(): MapIterator<string> {
+    return this.names()[Symbol.iterator]();
+  }
+
+  *values(): MapIterator<Buffer> {
+    for (const k of this.names()) yield this.get(k)!;
+  }
+
+  *entries(): MapIterator<[string, Buffer]> {
+    for (const k of this.names()) yield [k, this.get(k)!];
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Buffer]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: Buffer, key: string, map: ReadonlyMap<string, Buffer>) => void): void {
+    for (const [k, v] of this.entries()) fn(v, k, this);
+  }
+
+  /**
+   * The folders of rows under folder `dir` (not '' and not `dir` itself), at any depth: one range
+   * query on the folder key (every `dir/...` sorts between `dir/` and `dir0`, '0' following '/',
+   * in SQLite's byte order as in JavaScript's).
+   */
+  under(dir: string): string[] {
+    return statement(this.db, 'SELECT dir FROM snapshot_rows WHERE dir > ? AND dir < ?').pluck().all(`${dir}/`, `${dir}0`) as string[];
+  }
+}
+
+/**
  * The persisted snapshot index of one workspace: only the first scan reads every file. Kept
  * packed, one row a folder (`scan/packed.ts`): a warm scan loads it in one query and checks it
  * without an object per path; a change rewrites only the rows of the folders it touched.
@@ -136,13 +219,15 @@ export class SnapshotIndex {
    * a rolled-back write's generation can never come back and match other rows. `totals` are the
    * counts of every cached row summed (null until asked for), kept in step by {@link writeRows}:
    * a warm scan of a large index needs them for the rows it did not touch, and summing 50,000
-   * rows' headers for every event costs more than the rest of a hinted scan.
+   * rows' headers for every event costs more than the rest of a hinted scan. `rows` null: the
+   * process holds the generation and the totals alone (see {@link lazy}).
    */
-  private cache: { gen: string; rows: Map<string, Buffer>; totals: RowTotals | null; sorted: string[] | null } | null = null;
+  private cache: { gen: string; rows: Map<string, Buffer> | null; totals: RowTotals | null; sorted: string[] | null } | null = null;
 
   constructor(private readonly db: Db) {}
 
-  private generation(): string {
+  /** The generation of the rows in the journal now (a random token, '' before any write; see {@link cache}). */
+  generation(): string {
     const r = statement(this.db, "SELECT value FROM meta WHERE key = 'snapshot_gen'").get() as { value: string } | undefined;
     return r?.value ?? '';
   }
@@ -162,6 +247,11 @@ export class SnapshotIndex {
     return this.cache?.gen ?? null;
   }
 
+  /** Whether this process holds every row in memory (a map {@link rows} gave), rather than their generation and totals alone, or nothing. */
+  get holdsRows(): boolean {
+    return Boolean(this.cache?.rows);
+  }
+
   /**
    * Every row: folder (workspace-relative, '' for the root) → its packed children. The map is this
    * process's cache, kept up to date by {@link writeRows}: callers only read it. `feed`, when
@@ -169,13 +259,47 @@ export class SnapshotIndex {
    */
   rows(feed?: RowFeed): Map<string, Buffer> {
     const gen = this.generation();
-    if (this.cache && gen !== '' && this.cache.gen === gen) {
+    if (this.cache?.rows && gen !== '' && this.cache.gen === gen) {
       feed?.cancel();
       return this.cache.rows;
     }
     const out = loadRows(this.db, feed);
     this.cache = gen === '' ? null : { gen, rows: out, totals: null, sorted: null };
     return out;
+  }
+
+  /**
+   * The rows for a scan that touches few of them, without holding them all: this process's
+   * cached map when it is current, else {@link LazyRows} (a point query a folder the scan looks
+   * up), with every row's counts summed (`totals`: held with the generation, and kept in step by
+   * {@link writeRows}; summed from the rows' headers when the generation moved) and the folders
+   * under a folder (`under`). For a long-lived process's hinted scans of a large workspace,
+   * after {@link release}.
+   */
+  lazy(): { rows: ReadonlyMap<string, Buffer>; totals: RowTotals; under: (dir: string) => string[] } {
+    const gen = this.generation();
+    const current = this.cache && gen !== '' && this.cache.gen === gen ? this.cache : null;
+    if (current?.rows) {
+      const rows = current.rows;
+      return { rows, totals: this.totals(rows), under: (dir) => this.rowsUnder(rows, dir) };
+    }
+    let totals = current?.totals ?? null;
+    if (!totals) {
+      totals = sumRowTotals(this.db);
+      this.cache = gen === '' ? null : { gen, rows: null, totals, sorted: null };
+    }
+    const rows = new LazyRows(this.db);
+    return { rows, totals, under: (dir) => rows.under(dir) };
+  }
+
+  /**
+   * Lets go of the rows this process holds, keeping their generation and their totals (see
+   * {@link lazy}): the next {@link rows} reads them again.
+   */
+  release(): void {
+    const c = this.cache;
+    if (!c?.rows) return;
+    this.cache = { gen: c.gen, rows: null, totals: c.totals ?? this.totals(c.rows), sorted: null };
   }
 
   /**
@@ -215,6 +339,16 @@ export class SnapshotIndex {
     const totals = current ? current.totals : null;
     // The sorted folders are kept in step a folder at a time for a few; past that, sorted anew when next asked for.
     const dels = Array.isArray(del) ? (del as string[]) : [...del];
+    if (current && !cached && totals) {
+      // Totals held without the rows: the rows replaced are read (a few, for a hinted scan's write) to take their counts away.
+      const was = this.rowsOf(new Set([...put.keys(), ...dels]));
+      for (const b of was.values()) addRowTotals(totals, b, -1);
+      for (const b of put.values()) addRowTotals(totals, b);
+      for (const d of dels) rm.run(d);
+      for (const [d, b] of put) ins.run(d, b);
+      this.cache = { gen: this.bump(), rows: null, totals, sorted: null };
+      return;
+    }
     let sorted = current && current.sorted && put.size + dels.length <= SORTED_EDITS_MAX ? current.sorted : null;
     for (const d of dels) {
       rm.run(d);
@@ -266,7 +400,7 @@ export class SnapshotIndex {
   /** The entry of workspace path `path`, or undefined when the index holds none: only its folder's row is read. */
   entry(path: string): IndexEntry | undefined {
     const [dir, name] = splitPath(path);
-    const row = this.rows().get(dir);
+    const row = this.rowsOf([dir]).get(dir);
     const e = row ? decodeRow(row).find((x) => x.name === name) : undefined;
     return e ? toIndexEntry(e) : undefined;
   }
@@ -335,7 +469,7 @@ export class SnapshotIndex {
    * is current (it holds more; callers only read it), else just those, in one query.
    */
   private rowsOf(dirs: Iterable<string>): Map<string, Buffer> {
-    if (this.cache && this.cache.gen === this.generation()) return this.cache.rows;
+    if (this.cache?.rows && this.cache.gen === this.generation()) return this.cache.rows;
     const out = new Map<string, Buffer>();
     const list = [...dirs];
     if (list.length === 0) return out;

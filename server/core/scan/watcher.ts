@@ -108,6 +108,8 @@ export interface FileWatcher {
    * last hints, so only what was heard since that take is named (see {@link HeardPaths.take}).
    */
   hints(racyMs: number, sinceTaken?: boolean): ChangeHints | undefined;
+  /** Whether {@link hints} would name what moved since a snapshot whose racy line is `racyMs` (ms since the epoch), taking nothing. */
+  vouches(racyMs: number): boolean;
   /** Stops watching. */
   close(): void;
 }
@@ -424,8 +426,12 @@ export class WorkspaceWatcher implements FileWatcher {
    * the subscription. Undefined while the watcher cannot vouch for that snapshot: the scan walks.
    */
   hints(racyMs: number, sinceTaken = false): ChangeHints | undefined {
-    if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
+    if (!this.vouches(racyMs)) return undefined;
     return { paths: this.heard.take(racyMs, sinceTaken, new Set<string>(this.stale)), sinceMs: this.trustedSince };
+  }
+
+  vouches(racyMs: number): boolean {
+    return this.trusted && this.trustedSince <= racyMs;
   }
 
   /** Stops watching (the subscription is taken down in the background). */

@@ -306,8 +306,12 @@ export class WatchmanWatcher implements FileWatcher {
 
   /** As WorkspaceWatcher.hints: the paths heard since `racyMs` (or since the last take), or undefined while the watcher cannot vouch for that snapshot. */
   hints(racyMs: number, sinceTaken = false): ChangeHints | undefined {
-    if (!this.trusted || !(this.trustedSince <= racyMs)) return undefined;
+    if (!this.vouches(racyMs)) return undefined;
     return { paths: this.heard.take(racyMs, sinceTaken, new Set<string>()), sinceMs: this.trustedSince };
+  }
+
+  vouches(racyMs: number): boolean {
+    return this.trusted && this.trustedSince <= racyMs;
   }
 
   /** Stops watching: the connection is ended, and a watch this watcher asked for is taken away (in the background). */

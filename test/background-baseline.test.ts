@@ -129,6 +129,27 @@ describe('a large workspace outside git, its baseline made in the background', (
     expect(hookLog(sb)).toContain(`baseline of ${sb.ws} complete`);
   }, 180_000);
 
+  it('of TAKEBACK_LEAN_FILES files or more: once the baseline is complete, a walk before the watcher vouches is made by a child of the same daemon, and records the same', async () => {
+    const sb = bigSandbox({ TAKEBACK_LEAN_FILES: '1', TAKEBACK_WATCH_SYNC: 'always', TAKEBACK_LOG_LEVEL: 'debug' });
+    const daemon = await startDaemon(sb);
+    quiet(await hookAsync(ev(sb, 'SessionStart', { source: 'startup' }), { cwd: sb.ws, env: sb.env }));
+    // Seen by the daemon while the baseline is kept in the background: its rows held then.
+    quiet(await hookAsync(ev(sb, 'UserPromptSubmit', { prompt: 'p' }), { cwd: sb.ws, env: sb.env }));
+    await until('the baseline to complete', () => progress(sb) === null, 120_000);
+    const mark = hookLog(sb).length;
+    // The snapshot compared with is older than the watcher's trust (the prompt's, within the
+    // session's first 2 s): the command's scans walk, in children, the rows not loaded in the daemon.
+    await bash(sb, 'echo more >> d4/f4.txt');
+    expect(lastCommand(sb)).toEqual({ 'd4/f4.txt': ['modified', null] });
+    const log = hookLog(sb).slice(mark);
+    const children = [...log.matchAll(new RegExp(`\\[${daemon.pid}\\] hook daemon: a walk made by a child \\(pid (\\d+)\\)`, 'g'))].map((m) => Number(m[1]));
+    expect(children.length).toBe(2);
+    expect([...log.matchAll(/\[(\d+)\] claude-code (\w+):/g)].map((m) => [m[2], Number(m[1])])).toEqual([
+      ['PreToolUse', children[0]],
+      ['PostToolUse', children[1]],
+    ]);
+  }, 180_000);
+
   it('without a long-lived process the old limits stand: commands are not captured past them', async () => {
     const sb = bigSandbox({ TAKEBACK_HOOK_DAEMON: '0' });
     quiet(await hookAsync(ev(sb, 'SessionStart', { source: 'startup' }), { cwd: sb.ws, env: sb.env }));

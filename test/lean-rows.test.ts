@@ -131,6 +131,36 @@ describe('a workspace scanned without holding its rows', () => {
     }
   });
 
+  it('a write of the rows that fails midway (a full disk) leaves no held totals nor held rows that count it, lean or not', () => {
+    for (const lean of [true, false]) {
+      const sb = sandbox();
+      for (let i = 0; i < 5; i++) sb.write(`d${i}/f.txt`, `file ${i}\n`);
+      const w = openWorkspace({ workspace: sb.ws, env: sb.env });
+      useLeanRows(lean ? () => true : null);
+      const scan = (paths?: string[]) => w.journal.write(() => scanAndCommit(w, undefined, paths ? { paths: new Set(paths), sinceMs: 0 } : undefined));
+      try {
+        scan();
+        sb.write('d0/f.txt', 'edited\n');
+        scan(['d0/f.txt']);
+        expect(w.journal.snapshot.holdsRows).toBe(!lean);
+        // The row of a new folder cannot be written (SQLite's answer to a full disk, as a trigger).
+        w.journal.db.exec("CREATE TRIGGER full_disk BEFORE INSERT ON snapshot_rows WHEN NEW.dir = 'boom' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;");
+        for (let i = 0; i < 5; i++) sb.write(`boom/${i}.txt`, `${i}\n`);
+        sb.write('d1/f.txt', 'edited too\n');
+        expect(() => scan(['boom', 'd1/f.txt'])).toThrow('database or disk is full');
+        w.journal.db.exec('DROP TRIGGER full_disk');
+        fs.rmSync(sb.abs('boom'), { recursive: true });
+        // Nothing of the failed write is taken for the journal's: d1's edit is still found, boom never was.
+        const out = scan(['boom', 'd1/f.txt']);
+        expect(out.changes.map((c) => c.path), `lean ${lean}`).toEqual(['d1/f.txt']);
+        expect(out.meta.files, `lean ${lean}`).toBe(5);
+        expect(w.journal.snapshot.lazy().totals, `lean ${lean}`).toEqual(freshSum(w));
+      } finally {
+        w.journal.close();
+      }
+    }
+  });
+
   it('reads a folder at a time: the rows under a folder are those of a pass over every row, odd names too', () => {
     const sb = sandbox();
     for (const d of ['a', 'a/b', 'a/b/c', 'a-b', 'a.b', 'a0', 'ab', 'é', 'a/é', 'z/y', 'a b']) sb.write(`${d}/f.txt`, `${d}\n`);

@@ -216,6 +216,9 @@ export function leanFiles(env: NodeJS.ProcessEnv): number {
   return Number.isFinite(n) && n > 0 ? n : LEAN_FILES;
 }
 
+/** How long a workspace seen with its rows held skips the look for a child's work (ms; see CaptureDaemon.snapshotSeen). */
+const SMALL_SEEN_MS = 60_000;
+
 /** The size of `<root>/.git/index` in bytes, 0 when there is none (no git, or a worktree's `.git` file). */
 function gitIndexBytes(root: string): number {
   try {
@@ -327,11 +330,14 @@ class CaptureDaemon {
   private readonly capture: ReturnType<typeof createCaptureServer>;
   private readonly ready: string | null;
   /**
-   * The event folders whose workspace was seen small (with a snapshot, and its rows held): their
-   * events never need a child, so they skip its look (a journal acquired, its meta read). By
-   * folder alone: every event this daemon takes is of its own home (`prepare` refuses the others).
+   * The event folders whose workspace was seen with a snapshot whose rows the daemon holds (small,
+   * or not watched), and when (ms, monotonic): for {@link SMALL_SEEN_MS} their events need no
+   * child, so they skip its look (a journal acquired, its meta read). Looked at again after, as a
+   * workspace may grow past {@link LEAN_FILES}; and never taken for small while its baseline is
+   * kept in the background or it is over the limits, states that pass. By folder alone: every
+   * event this daemon takes is of its own home (`prepare` refuses the others).
    */
-  private readonly snapshotSeen = new Set<string>();
+  private readonly snapshotSeen = new Map<string, number>();
   /** What the watcher's sync before each event came to (see WorkspaceFeed.sync). */
   private readonly synced = new WeakMap<ForwardRequest, string>();
   /** The inode of the socket this daemon bound, null before. */
@@ -439,7 +445,8 @@ class CaptureDaemon {
     // Not gated on the daemon's guess of what scans (`scans`) for a first snapshot: a session's
     // start makes it, yet no watcher's hints could help it, so that guess says it scans nothing.
     if (!bin || asked === 'here') return false;
-    if (asked !== 'child' && this.snapshotSeen.has(req.cwd)) return false;
+    const seen = this.snapshotSeen.get(req.cwd);
+    if (asked !== 'child' && seen !== undefined && performance.now() - seen < SMALL_SEEN_MS) return false;
     const done = this.synced.get(req);
     const why = withEnv(req.env, (): 'first snapshot' | 'walk' | null => {
       try {
@@ -450,9 +457,10 @@ class CaptureDaemon {
           if (meta === null) return asked === 'child' || gitIndexBytes(ws.root) >= CHILD_SNAPSHOT_INDEX_BYTES ? 'first snapshot' : null;
           if (!leanRowsFor(ws.root, meta)) {
             // Small, or its rows held (not watched): the next events of this folder skip this look
-            // (once the watcher is chosen, which says whether it is watched). A journal wiped
-            // since only makes the daemon take that first snapshot itself.
-            if (asked !== 'child' && feed.watcher !== null) this.snapshotSeen.add(req.cwd);
+            // for a while (once the watcher is chosen, which says whether it is watched). A journal
+            // wiped since only makes the daemon take that first snapshot itself.
+            if (asked !== 'child' && feed.watcher !== null && meta.status === 'ok' && !meta.pending) this.snapshotSeen.set(req.cwd, performance.now());
+            else this.snapshotSeen.delete(req.cwd);
             return null;
           }
           const walks = done === 'unsynced' || done === 'walk' || (done === 'synced' && !feed.wouldHint(ws.root, racyLineOf(meta)));

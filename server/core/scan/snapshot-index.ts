@@ -329,9 +329,21 @@ export class SnapshotIndex {
   /**
    * Writes rows and removes others (call inside a transaction). The cached map, when it is the
    * one `rows()` gave, is brought up to date here, so that the next `rows()` of this process
-   * reads nothing.
+   * reads nothing. A write that throws (a full disk) leaves this process holding nothing: the
+   * map and the totals it was changing in step would otherwise pass for the journal's (the
+   * generation not yet moved) after the transaction rolled back.
    */
   writeRows(put: Map<string, Uint8Array>, del: Iterable<string>): void {
+    try {
+      this.writeRowsHeld(put, del);
+    } catch (e) {
+      this.cache = null;
+      throw e;
+    }
+  }
+
+  /** {@link writeRows}, the cache kept in step as it goes. */
+  private writeRowsHeld(put: Map<string, Uint8Array>, del: Iterable<string>): void {
     const ins = statement(this.db, 'INSERT OR REPLACE INTO snapshot_rows (dir, data) VALUES (?, ?)');
     const rm = statement(this.db, 'DELETE FROM snapshot_rows WHERE dir = ?');
     const current = this.cache && this.cache.gen === this.generation() ? this.cache : null;

@@ -75,44 +75,24 @@ function threadsFor(paths: number, minParallel: number): number {
 }
 
 /**
- * Whether a native check on `threads` threads may state entries through io_uring
- * (native/scan-check.c; Linux, where the kernel allows it, from two threads): always with
- * TAKEBACK_SCAN_RING=1, never with 0, and otherwise while the machine is busy (see
- * {@link ringWhen}). One thread never takes the ring, so the machine is not looked at for it.
+ * Whether a native check on `threads` threads states entries through io_uring
+ * (native/scan-check.c; Linux, where the kernel allows it, from two threads): only when
+ * TAKEBACK_SCAN_RING=1 asks for it (see {@link ringWhen}). One thread never takes the ring.
  */
 function ringAllowed(threads: number): boolean {
-  return threads > 1 && ringWhen(process.env.TAKEBACK_SCAN_RING, othersRunning(), cpus());
+  return threads > 1 && ringWhen(process.env.TAKEBACK_SCAN_RING);
 }
 
 /**
- * How many threads of other processes are running or waiting for a CPU now: Linux's count of
- * runnable threads (`/proc/loadavg`'s fourth field, this thread included, so less one); 0 where it
- * cannot be read. A sample of this moment, not the load average: that one counts the last minute,
- * and a scan's own threads, run a moment before, would raise it.
+ * The rule of {@link ringAllowed}: the ring only where `setting` (TAKEBACK_SCAN_RING's value) is
+ * '1'. A stat through the ring costs fewer system calls, but the kernel hands each statx to its
+ * own workers, and what that costs depends on the machine: on one virtual machine a
+ * million-file check was 10 % sooner through the ring beside three busy processes and 12 %
+ * later when idle; on another (a Firecracker guest) twice as long idle and 1.6 times as long
+ * beside three busy processes (bench/RESULTS.md). The threads are never far from the best.
  */
-function othersRunning(): number {
-  try {
-    const fs = lazy('node:fs') as typeof import('node:fs');
-    const running = Number.parseInt(fs.readFileSync('/proc/loadavg', 'latin1').split(' ')[3] ?? '', 10);
-    return Number.isFinite(running) ? Math.max(0, running - 1) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * The rule of {@link ringAllowed}: `setting` TAKEBACK_SCAN_RING's value ('1' always, '0' never),
- * else the ring when `others` threads of other processes want a CPU now, at least `cpus` of them.
- * A stat through the ring costs less CPU (the kernel's workers take the requests, no system call
- * each), and on a busy machine the CPU a scan is given is what bounds it; on an idle one the
- * threads, each calling `fstatat`, keep every CPU busy, where the ring's one submitting thread and
- * its workers keep about one and a half of two (bench/RESULTS.md: a million-file scan 12 % sooner
- * on threads when idle, 10 % sooner through the ring beside three busy processes).
- */
-export function ringWhen(setting: string | undefined, others: number, cpus: number): boolean {
-  if (setting === '0') return false;
-  if (setting === '1') return true;
-  return others >= cpus;
+export function ringWhen(setting: string | undefined): boolean {
+  return setting === '1';
 }
 
 /** A native check's verdicts, and whether io_uring stated the entries (`ring`). */

@@ -9,22 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { scanAndCommit, useLeanRows } from '../server/core/capture/scan-commit.js';
 import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
 import { hintedRows } from '../server/core/scan/checker.js';
-import { addRowTotals, noTotals, type RowTotals } from '../server/core/scan/packed.js';
+import { freshSum, rng } from './support/packed-rows.js';
 import { sandbox, type Sandbox } from './support/takeback.js';
-
-function freshSum(ws: Workspace): RowTotals {
-  const t = noTotals();
-  for (const buf of ws.journal.db.prepare('SELECT data FROM snapshot_rows').pluck().all() as Buffer[]) addRowTotals(t, buf);
-  return t;
-}
-
-function rng(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-}
 
 afterEach(() => useLeanRows(null));
 

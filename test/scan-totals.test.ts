@@ -7,25 +7,8 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
-import { addRowTotals, noTotals, type RowTotals } from '../server/core/scan/packed.js';
+import { freshSum, rng } from './support/packed-rows.js';
 import { sandbox } from './support/takeback.js';
-
-/** The counts of every row `ws`'s snapshot holds, summed from the rows read anew. */
-function freshSum(ws: Workspace): RowTotals {
-  const t = noTotals();
-  const rows = ws.journal.db.prepare('SELECT data FROM snapshot_rows').pluck().all() as Buffer[];
-  for (const buf of rows) addRowTotals(t, buf);
-  return t;
-}
-
-/** A small deterministic generator (the same run every time). */
-function rng(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-}
 
 describe('the snapshot rows totals', () => {
   it('equal a fresh sum of the rows after many edits, adds, removals and folder moves', () => {

@@ -2,7 +2,8 @@
 // check: each folder's row with every entry's stat as it is now, laid out for the check.
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodeRow, type DirStamp, type PackedEntry } from '../../server/core/scan/packed.js';
+import { addRowTotals, encodeRow, noTotals, type DirStamp, type PackedEntry, type RowTotals } from '../../server/core/scan/packed.js';
+import type { Workspace } from '../../server/core/open-workspace.js';
 import type { CheckInput, CheckResult } from '../../server/core/scan/stat-check.js';
 
 const TYPE = (st: fs.Stats): PackedEntry['type'] => (st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'file');
@@ -62,4 +63,20 @@ export function named(dirs: readonly string[], r: CheckResult): { dirty: string[
   const suspects: string[] = [];
   for (let k = 0; k < r.suspects.length; k += 2) suspects.push(`${dirs[r.suspects[k]!]}#${r.suspects[k + 1]}`);
   return { dirty: r.dirty.map((i) => dirs[i]!).sort(), suspects: suspects.sort() };
+}
+
+/** The counts of every row `ws`'s snapshot holds, summed from the rows read anew from its journal. */
+export function freshSum(ws: Workspace): RowTotals {
+  const t = noTotals();
+  for (const buf of ws.journal.db.prepare('SELECT data FROM snapshot_rows').pluck().all() as Buffer[]) addRowTotals(t, buf);
+  return t;
+}
+
+/** A small deterministic generator of numbers in [0, 1) (the same run for the same seed). */
+export function rng(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
 }

@@ -27,6 +27,13 @@ import { fsyncBench } from './fsync.mjs';
 import { mergeBench } from './merge.mjs';
 import { hintedScanBench, peersBench, peersHome } from './peers.mjs';
 
+// Watchman is measured only through a server of the bench's own (peers.mjs `startWatchman`: the
+// peers and the million-file sections): every other section's daemons and sidecars watch with
+// @parcel/watcher. Else the first of them would start the machine's Watchman service (a Watchman
+// client starts it when it asks for its socket), which would then watch the bench's trees for the
+// rest of the run, hundreds of MB and CPU at every change, under the sections measured after it.
+process.env.TAKEBACK_WATCHMAN ??= '0';
+
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'takeback.js');
 const NODE = process.execPath;

@@ -14,7 +14,7 @@
 // Results go to bench/RESULTS.md, between the `bench:begin`/`bench:end` markers (the rest of the
 // file, written by people, is kept), and to bench/out/last.json.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,39 @@ const MILLION = args.includes('--million') || ONLY.includes('million');
 const log = (s) => process.stderr.write(`[bench] ${s}\n`);
 const rows = []; // { section, measure, workspace, value, baseline, ratio, target, met, note }
 const extra = {}; // details for last.json
+
+/**
+ * Stops every capture daemon still running for a home under this run's scratch folder, and waits
+ * a second for them to go. A hook run the default way starts a daemon when none answers (the
+ * sparse-file and fsync sections' hooks do), which stays until idle for 30 minutes, watching its
+ * workspace: the sections that measure the hooks against `git status` (the peers, the million-file
+ * tree) run with none of them beside.
+ */
+function stopLeftDaemons() {
+  let stopped = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd;
+    let env;
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+      env = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (!cmd.includes('hook-daemon')) continue;
+    const home = env.find((v) => v.startsWith('TAKEBACK_HOME='))?.slice('TAKEBACK_HOME='.length);
+    if (!home || !home.startsWith(`${SCRATCH}/`)) continue;
+    try {
+      process.kill(Number(pid), 'SIGTERM');
+      stopped++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (stopped === 0) return;
+  log(`stopped ${stopped} capture daemon(s) left running by earlier sections`);
+  sleep(1000);
+}
 
 function home(name) {
   const h = join(SCRATCH, `home-${name}`);
@@ -679,6 +712,7 @@ async function mainBench() {
     if (want('merge')) await mergeBench(record, QUICK ? 3 : 5, SCRATCH);
     if (want('fsync')) extra.fsync = await fsyncBench({ record, log, scratch: SCRATCH, iterations: QUICK ? 5 : 9 });
     if (want('peers') || want('hinted-scan')) {
+      stopLeftDaemons();
       const trees = [['gen-1.8k', generated(CACHE, 1_800, log), 7], ['gen-10k', ws10k, QUICK ? 3 : 7], ...(ws100k ? [['gen-100k', ws100k, 5]] : [])];
       for (const [label, ws, n] of trees) {
         refreshIndex(ws);
@@ -689,6 +723,7 @@ async function mainBench() {
       }
     }
     if (MILLION) {
+      stopLeftDaemons();
       const ws1m = await generatedFast(CACHE, 1_000_000, log);
       refreshIndex(ws1m);
       extra.million = await millionBench({ record, log, ws: ws1m, label: 'gen-1M', iterations: QUICK ? 3 : 5, pick: pickFiles(ws1m, 10, 17), bin: BIN, node: NODE, scratch: SCRATCH, hookEnvPrefix: HOOK_ENV_PREFIX });

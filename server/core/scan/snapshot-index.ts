@@ -349,7 +349,6 @@ export class SnapshotIndex {
     const current = this.cache && this.cache.gen === this.generation() ? this.cache : null;
     const cached = current ? current.rows : null;
     const totals = current ? current.totals : null;
-    // The sorted folders are kept in step a folder at a time for a few; past that, sorted anew when next asked for.
     const dels = Array.isArray(del) ? (del as string[]) : [...del];
     if (current && !cached && totals) {
       // Totals held without the rows: the rows replaced are read (a few, for a hinted scan's write) to take their counts away.
@@ -361,6 +360,7 @@ export class SnapshotIndex {
       this.cache = { gen: this.bump(), rows: null, totals, sorted: null };
       return;
     }
+    // The sorted folders are kept in step a folder at a time for a few; past that, sorted anew when next asked for.
     let sorted = current && current.sorted && put.size + dels.length <= SORTED_EDITS_MAX ? current.sorted : null;
     for (const d of dels) {
       rm.run(d);

@@ -113,21 +113,15 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
   let rows: ReadonlyMap<string, Uint8Array>;
   let given: ChangeHints | undefined;
   const asked = !hints && hintSource !== null && prevMeta?.status === 'ok';
-  // Without its rows held (useLeanRows), the hints are asked for first: a scan they vouch for reads only the rows it looks up.
   const lean = leanRowsFor(root, prevMeta);
   try {
-    let hintsMs = 0;
-    const ask = (gen: string | null): ChangeHints | undefined => {
-      const asking = asked && scanTimer ? performance.now() : 0;
-      const h = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta), gen) : undefined);
-      hintsMs = asked && scanTimer ? performance.now() - asking : 0;
-      return h;
-    };
-    if (lean) given = ask(journal.snapshot.generation() || null);
+    // The hints first: without its rows held (useLeanRows), a scan they vouch for reads only the rows it looks up.
+    const asking = asked && scanTimer ? performance.now() : 0;
+    given = hints ?? (asked ? hintSource!(root, racyLineOf(prevMeta), journal.snapshot.generation() || null) : undefined);
+    const hintsMs = asked && scanTimer ? performance.now() - asking : 0;
     const lazy = lean && given ? journal.snapshot.lazy() : null;
     const all = lazy ? null : journal.snapshot.rows(early ?? undefined);
     rows = lazy ? lazy.rows : all!;
-    if (!lean) given = ask(journal.snapshot.heldGeneration);
     const totals = lazy ? lazy.totals : journal.snapshot.totals(all!);
     const under = lazy ? lazy.under : (dir: string) => journal.snapshot.rowsUnder(all!, dir);
     r = scanRows({ root, rows, totals, under, prevMeta, blobs: journal.blobs, config, onProgress, worker, hints: given, background: keeper !== null });

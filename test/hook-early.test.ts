@@ -268,6 +268,53 @@ describe('the capture daemon answers early', () => {
     expect(failures(sb)).toEqual([]);
   }, 180_000);
 
+  it("a command's begin with nothing moved since the snapshot is answered at the watcher's sync, ahead of its record; what moved between calls is still not the command's", async () => {
+    const sb = earlySandbox();
+    sb.write('p.txt', 'as it was\n');
+    // Every event that scans syncs the watcher (in a workspace this small a walk costs less, and is taken instead).
+    const daemon = await startDaemon(sb, { TAKEBACK_WATCH_SYNC: 'always' });
+    await begin(sb, daemon);
+    const atSync = () => hookLog(sb).split('\n').filter((l) => l.includes('answered at the sync')).length;
+    // Calls that change nothing, until the watcher vouches and a scan given its hints wrote the snapshot.
+    await until(
+      'a begin answered at the sync',
+      async () => {
+        const call = bashTool('true');
+        quiet(await agentHook(sb, 'PreToolUse', call), 'Pre');
+        quiet(await agentHook(sb, 'PostToolUse', { ...call, tool_response: {} }), 'Post');
+        return atSync() > 0;
+      },
+      90_000,
+    );
+    // Nothing moved since the last call: answered at the sync, and its set is what the command did.
+    const was = atSync();
+    const quietCall = bashTool('echo made > made.txt');
+    quiet(await agentHook(sb, 'PreToolUse', quietCall), 'Pre');
+    expect(atSync()).toBe(was + 1);
+    // Said before its record (the log of an event goes out in one append, as it is answered).
+    const lines = hookLog(sb).split('\n');
+    const said = lines.findIndex((l) => l.includes('answered at the sync') && lines.slice(lines.indexOf(l)).some((m) => m.includes(`capture ${quietCall.tool_use_id} begun`)));
+    expect(said).toBeGreaterThan(-1);
+    sb.sh(quietCall.tool_input.command);
+    quiet(await agentHook(sb, 'PostToolUse', { ...quietCall, tool_response: {} }), 'Post');
+    // The person's save between calls (once the end is recorded: the command line waits for it):
+    // heard, so the next begin scans, and the save is not the command's.
+    expect(sb.tb(['list']).code).toBe(0);
+    sb.write('p.txt', "the person's save\n");
+    const next = bashTool('echo also > also.txt');
+    quiet(await agentHook(sb, 'PreToolUse', next), 'Pre');
+    expect(atSync()).toBe(was + 1);
+    sb.sh(next.tool_input.command);
+    quiet(await agentHook(sb, 'PostToolUse', { ...next, tool_response: {} }), 'Post');
+    quiet(await agentHook(sb, 'Stop'), 'Stop');
+    const sets = setsOf(sb.json(['list']));
+    expect(filesOf(sets.find((s: any) => s.source.toolCallId === quietCall.tool_use_id))).toEqual({ 'made.txt': 'created' });
+    expect(filesOf(sets.find((s: any) => s.source.toolCallId === next.tool_use_id))).toEqual({ 'also.txt': 'created' });
+    expect(filesOf(sets.find((s: any) => s.source.kind === 'turn'))).toEqual({ 'p.txt': 'modified' });
+    expect(sb.tb(['doctor']).stdout).not.toContain('could not be kept');
+    expect(failures(sb)).toEqual([]);
+  }, 180_000);
+
   it('TAKEBACK_HOOK_EARLY=0: the hook is answered once its event is recorded, and doctor says so', async () => {
     const sb = earlySandbox({ TAKEBACK_HOOK_EARLY: '0' });
     const made = 'answered late\n';

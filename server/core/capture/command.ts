@@ -34,6 +34,22 @@ export function scanHeldByCommand(ws: Workspace, opts: { now?: number; except?: 
   return journal.captures.inFlight('command', (opts.now ?? Date.now()) - COMMAND_RUNNING_MS, opts.except) > 0;
 }
 
+/**
+ * Asked by a command's begin (inside its write transaction, before it scans) in workspace `root`,
+ * for tool call `id`: the generation of the snapshot (a random token, see SnapshotIndex) the begin
+ * was answered on, when a long-lived process answered it at its file watcher's sync because
+ * nothing had moved since that snapshot (as far as a scan would look: scan.ts snapshotStands);
+ * null otherwise.
+ */
+export type AnsweredOn = (root: string, id: string) => string | null;
+
+let answeredOn: AnsweredOn | null = null;
+
+/** From now on every {@link beginCommand} of this process asks `source` (null, the default: none) whether it was answered already. */
+export function useAnsweredBegins(source: AnsweredOn | null): void {
+  answeredOn = source;
+}
+
 /** What a command capture saw: whether the workspace could be scanned, and why not. */
 export interface CommandScan {
   status: 'ok' | 'baseline' | 'too-large';
@@ -70,6 +86,18 @@ export function beginCommand(
   // What moved since the last look is the turn's drift (in a turn) or the user's (dropped), unless
   // another command still running (this agent's in parallel, or another agent's) may have made it.
   if (scanHeldByCommand(ws, { now, except: opts.id })) {
+    journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
+    return { status: 'ok' };
+  }
+  // Answered already, nothing having moved since the snapshot: that snapshot is what the command
+  // found, and no scan now (the command may be running) may take its changes for what it found.
+  // Another process's write since (its scan may have) leaves what it found unknown: its changes
+  // are named as gaps when it ends.
+  const on = answeredOn?.(ws.root, opts.id) ?? null;
+  if (on !== null) {
+    if (journal.snapshot.generation() !== on) {
+      journal.unkept.add({ at: now, cause: 'begin-overtaken', what: `${opts.tool ?? 'command'}${opts.command ? ` ${opts.command}` : ''}: what it found before`, capture: opts.id });
+    }
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }

@@ -85,6 +85,11 @@ export function useBackgroundBaseline(k: BaselineKeeper | null): void {
   keeper = k;
 }
 
+/** Whether this process keeps baselines in the background (see {@link useBackgroundBaseline}): its scans take the background limits. */
+export function keepsBaselines(): boolean {
+  return keeper !== null;
+}
+
 /** The racy line of the snapshot `meta` describes (ms since the epoch), -Infinity without one. */
 export function racyLineOf(meta: ScanMeta | null): number {
   return meta ? Number(BigInt(meta.startedNs) / 1_000_000n) - RACY_WINDOW_MS : -Infinity;

@@ -5,7 +5,7 @@ import type { IndexEntry, ScanMeta } from './snapshot-index.js';
 import { holdsSecret, isSecretPath, secretName, secretPlace, secretPlaceIn, secretsIn, type SecretPlace } from '../secrets.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { FileState, FileType } from '../types.js';
-import { INFO_EXCLUDE, ruleStamp, ScanFilter, type ChildRules, type FolderRules } from './filter.js';
+import { excludedIn, INFO_EXCLUDE, ruleStamp, ScanFilter, type ChildRules, type FolderRules } from './filter.js';
 import { gitBlobId, gitIndexStamp, readGitBlobs, readGitIndex, readGitTable, trackedExcludedDirs, type GitIndex } from './git-index.js';
 import {
   addRowTotals,
@@ -342,6 +342,39 @@ export interface ScanRowsOptions {
   background?: boolean;
 }
 
+/**
+ * What a scan keeps in its meta of what it leaves out (`ScanMeta.excludes`): the excluded names,
+ * the folders of those names kept for git's files, the paths skipped always. When it moves, every
+ * folder is listed again.
+ */
+function excludesOf(names: readonly string[], trackedExcluded: readonly string[], excludedPaths: readonly string[]): string {
+  return JSON.stringify(names) + (trackedExcluded.length > 0 ? JSON.stringify(trackedExcluded) : '') + (excludedPaths.length > 0 ? JSON.stringify(excludedPaths) : '');
+}
+
+/**
+ * Whether a warm scan of workspace `root` (with `config`; `background`: in a process that keeps
+ * baselines in the background) against the snapshot `meta` describes would look at its rows
+ * alone: the snapshot complete and under the limits, git's index file where it was, the same
+ * excluded names and paths, no ignore rule file moved (nor `.git/info/exclude` made) — what
+ * {@link ScanWalk}'s constructor weighs before it lists every folder. A scan given hints that
+ * name nothing then finds nothing and reads nothing: a long-lived process answers a command's
+ * begin on such a snapshot (see command.ts beginCommand). A few stats; never throws.
+ */
+export function snapshotStands(root: string, config: Config, meta: ScanMeta, background: boolean): boolean {
+  if (meta.status !== 'ok' || meta.pending || !meta.rules || meta.excludes === undefined) return false;
+  const bg = background || meta.background === true;
+  if ((meta.copied ?? meta.files) > (bg ? config.maxBackgroundFiles : config.maxWorkspaceFiles)) return false;
+  if (meta.bytes > (bg ? config.maxBackgroundBytes : config.maxWorkspaceBytes)) return false;
+  try {
+    if (gitIndexStamp(root) !== (meta.gitIndex ?? '')) return false;
+    const tracked = meta.gitIndex ? (meta.trackedExcluded ?? []) : [];
+    if (excludesOf(config.excludeNames, tracked, excludedIn(root, config.excludePaths)) !== meta.excludes) return false;
+    return !rulesMoved(root, new Map(Object.entries(meta.rules)));
+  } catch {
+    return false;
+  }
+}
+
 function scanOnce(opts: ScanRowsOptions, forceFull: boolean, rulesFound: boolean): RowScanOutcome {
   return new ScanWalk(opts, forceFull, rulesFound).run();
 }
@@ -484,10 +517,7 @@ class ScanWalk {
     this.trackedExcluded = this.gitIndex === '' ? [] : early ? early.trackedExcluded : indexMoved ? trackedExcludedDirs(root, config.excludeNames) : (prevMeta?.trackedExcluded ?? []);
     // A change of the names, of the folders kept or of the paths skipped always lists every folder again.
     this.filter = new ScanFilter(root, config.excludeNames, this.trackedExcluded, config.excludePaths);
-    this.excludes =
-      JSON.stringify(config.excludeNames) +
-      (this.trackedExcluded.length > 0 ? JSON.stringify(this.trackedExcluded) : '') +
-      (this.filter.excludedPaths.length > 0 ? JSON.stringify(this.filter.excludedPaths) : '');
+    this.excludes = excludesOf(config.excludeNames, this.trackedExcluded, this.filter.excludedPaths);
     this.knownRules = prevMeta?.rules ? new Map(Object.entries(prevMeta.rules)) : null;
     this.rulesChanged = rulesFound || !prevMeta || prevMeta.excludes !== this.excludes || !this.knownRules || rulesMoved(root, this.knownRules);
     this.full = forceFull || this.baseline || rows.size === 0 || this.rulesChanged;

@@ -110,6 +110,12 @@ export interface FileWatcher {
   hints(racyMs: number, sinceTaken?: boolean): ChangeHints | undefined;
   /** Whether {@link hints} would name what moved since a snapshot whose racy line is `racyMs` (ms since the epoch), taking nothing. */
   vouches(racyMs: number): boolean;
+  /**
+   * Whether {@link hints} with `sinceTaken` would name nothing for a snapshot whose racy line is
+   * `racyMs`: the watcher vouches for it and has heard nothing since its last hints were taken.
+   * Takes nothing.
+   */
+  quiet(racyMs: number): boolean;
   /** Stops watching. */
   close(): void;
 }
@@ -134,6 +140,11 @@ export class HeardPaths {
   add(path: string, ms: number): void {
     this.at.set(path, ms);
     this.fresh.add(path);
+  }
+
+  /** Whether no path was heard since the last {@link take}. */
+  get quiet(): boolean {
+    return this.fresh.size === 0;
   }
 
   /** Forgets every path (the watcher lost track of them). */
@@ -432,6 +443,11 @@ export class WorkspaceWatcher implements FileWatcher {
 
   vouches(racyMs: number): boolean {
     return this.trusted && this.trustedSince <= racyMs;
+  }
+
+  /** The folders made or moved in since the subscription are named by every set of hints: none may be held. */
+  quiet(racyMs: number): boolean {
+    return this.vouches(racyMs) && this.stale.size === 0 && this.heard.quiet;
   }
 
   /** Stops watching (the subscription is taken down in the background). */

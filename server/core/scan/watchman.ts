@@ -314,6 +314,10 @@ export class WatchmanWatcher implements FileWatcher {
     return this.trusted && this.trustedSince <= racyMs;
   }
 
+  quiet(racyMs: number): boolean {
+    return this.vouches(racyMs) && this.heard.quiet;
+  }
+
   /** Stops watching: the connection is ended, and a watch this watcher asked for is taken away (in the background). */
   close(): void {
     this.closed = true;

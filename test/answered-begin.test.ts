@@ -1,78 +1,90 @@
-// A command's begin answered at the watcher's sync (the capture daemon, when nothing moved since
-// the snapshot): its record takes that snapshot as what the command found and scans nothing
-// (command.ts beginCommand); when another process wrote the journal first, what it found is not
-// known and its changes are named as gaps. And the look that lets it (scan.ts snapshotStands).
+// A command's begin when the process's file watcher heard nothing since the snapshot (the capture
+// daemon's, through WorkspaceFeed.quietBy): taken under the journal's lock, without a scan, the
+// snapshot as what the command found, and said at once (`read`: the daemon answers the agent
+// there); only while nothing else a scan looks at moved (scan.ts snapshotStands).
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { useAnsweredBegins } from '../server/core/capture/command.js';
-import { scanAndCommit } from '../server/core/capture/scan-commit.js';
+import { useQuietSnapshots } from '../server/core/capture/command.js';
+import { racyLineOf, scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { loadConfig } from '../server/core/config.js';
 import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
 import { snapshotStands } from '../server/core/scan/scan.js';
 import { captureBegin, captureEnd } from '../server/service/capture.js';
 import { sandbox, type Sandbox } from './support/takeback.js';
 
-afterEach(() => useAnsweredBegins(null));
+afterEach(() => useQuietSnapshots(null));
 
-/** A workspace with its first snapshot taken, and what a change set says of each file. */
+/** A workspace with its first snapshot taken. */
 function opened(sb: Sandbox): Workspace {
   const ws = openWorkspace({ workspace: sb.ws, env: sb.env });
   expect(ws.journal.write(() => scanAndCommit(ws)).status).toBe('baseline');
   return ws;
 }
 
+/** What a change set says of each file: its status, and its gap. */
 function filesOf(r: ReturnType<typeof captureEnd>): Record<string, string> {
   return Object.fromEntries((r.set?.files ?? []).map((f) => [f.path, `${f.status}${f.gap ? ` (${f.gap})` : ''}`]));
 }
 
-describe("a command's begin answered on the snapshot as it stands", () => {
-  it('takes that snapshot as what the command found, without a scan: a change made before it (unheard here) is the command\'s', () => {
+describe("a command's begin when nothing moved since the snapshot", () => {
+  it("takes that snapshot as what the command found, without a scan, and says so before its record: a change the watcher did not hear is the command's", () => {
     const sb = sandbox();
     sb.write('a.txt', 'a\n');
     const ws = opened(sb);
     try {
-      const gen = ws.journal.snapshot.generation();
-      const asked: string[] = [];
-      useAnsweredBegins((root, id) => {
-        asked.push(`${root === ws.root ? 'root' : root} ${id}`);
-        return id === 'answered' ? gen : null;
+      const asked: unknown[] = [];
+      let quiet = true;
+      useQuietSnapshots((root, gen, racyMs) => {
+        asked.push([root, gen, racyMs]);
+        return quiet;
       });
-      // Made before the begin: a scan would take it for what the command found. Answered on the
-      // snapshot, the begin does not look, so the command's end names it (the watcher that said
-      // nothing moved would have heard it; this test has none).
+      const gen = ws.journal.snapshot.generation();
+      const racy = racyLineOf(ws.journal.snapshot.meta());
+      // Made before the begin and not heard (this test has no watcher; one that said nothing moved
+      // would have heard it): a scan would take it for what the command found; this begin does not look.
       sb.write('a.txt', 'before the begin\n');
-      captureBegin(ws, { id: 'answered', tool: 'Bash', command: 'echo' });
+      let said = 0;
+      let recordedWhenSaid: number | null = null;
+      captureBegin(ws, { id: 'quiet', tool: 'Bash', command: 'echo', fixed: () => {
+        said++;
+        recordedWhenSaid ??= ws.journal.captures.inFlight('command', 0);
+      } });
+      expect(asked).toEqual([[ws.root, gen, racy]]);
+      expect(said).toBeGreaterThan(0);
+      expect(recordedWhenSaid).toBe(0);
       expect(ws.journal.snapshot.generation()).toBe(gen);
       sb.write('b.txt', 'by the command\n');
-      expect(filesOf(captureEnd(ws, { id: 'answered' }))).toEqual({ 'a.txt': 'modified', 'b.txt': 'created' });
-      // Another begin, not answered so: scanned as always (what moved before it is not its own).
+      expect(filesOf(captureEnd(ws, { id: 'quiet' }))).toEqual({ 'a.txt': 'modified', 'b.txt': 'created' });
+      // The watcher heard something: scanned as always, what moved before the begin is not the command's.
+      quiet = false;
       sb.write('a.txt', 'the person again\n');
       captureBegin(ws, { id: 'scanned', tool: 'Bash', command: 'echo' });
       sb.write('c.txt', 'by the second command\n');
       expect(filesOf(captureEnd(ws, { id: 'scanned' }))).toEqual({ 'c.txt': 'created' });
-      expect(asked).toEqual(['root answered', 'root scanned']);
-      expect(ws.journal.unkept.summary()).toBeNull();
+      expect(asked).toHaveLength(2);
     } finally {
       ws.journal.close();
     }
   });
 
-  it('another write of the journal before its record: what the command found is not known, its changes are named as not-kept gaps', () => {
-    const sb = sandbox();
+  it('a rule file moved: the watcher is not asked, the begin scans', () => {
+    const sb = sandbox({ git: true });
     sb.write('a.txt', 'a\n');
+    sb.write('.gitignore', 'ignored/\n');
+    sb.write('ignored/i.txt', 'i\n');
     const ws = opened(sb);
     try {
-      const gen = ws.journal.snapshot.generation();
-      useAnsweredBegins((_root, id) => (id === 'overtaken' ? gen : null));
-      // Another process's scan between the answer and the record (here this one's): the snapshot moved.
-      sb.write('a.txt', 'seen by another scan\n');
-      ws.journal.write(() => scanAndCommit(ws));
-      expect(ws.journal.snapshot.generation()).not.toBe(gen);
-      captureBegin(ws, { id: 'overtaken', tool: 'Bash', command: 'touch d.txt' });
-      sb.write('d.txt', 'by the command\n');
-      expect(filesOf(captureEnd(ws, { id: 'overtaken' }))).toEqual({ 'd.txt': 'created (not-kept)' });
-      expect(ws.journal.unkept.summary()).toMatchObject({ count: 1, causes: ['begin-overtaken'] });
-      expect(ws.journal.unkept.all()[0]).toMatchObject({ capture: 'overtaken', what: 'Bash touch d.txt: what it found before' });
+      let asked = 0;
+      useQuietSnapshots(() => {
+        asked++;
+        return true;
+      });
+      // The person stops ignoring a folder: what it holds comes into the snapshot before the command, not as its own.
+      sb.write('.gitignore', '\n');
+      captureBegin(ws, { id: 'rules', tool: 'Bash', command: 'echo' });
+      expect(asked).toBe(0);
+      sb.write('b.txt', 'by the command\n');
+      expect(filesOf(captureEnd(ws, { id: 'rules' }))).toEqual({ 'b.txt': 'created' });
     } finally {
       ws.journal.close();
     }

@@ -268,16 +268,16 @@ describe('the capture daemon answers early', () => {
     expect(failures(sb)).toEqual([]);
   }, 180_000);
 
-  it("a command's begin with nothing moved since the snapshot is answered at the watcher's sync, ahead of its record; what moved between calls is still not the command's", async () => {
+  it("a command's begin with nothing moved since the snapshot is answered without a scan, ahead of its record; what moved between calls is still not the command's", async () => {
     const sb = earlySandbox();
     sb.write('p.txt', 'as it was\n');
     // Every event that scans syncs the watcher (in a workspace this small a walk costs less, and is taken instead).
     const daemon = await startDaemon(sb, { TAKEBACK_WATCH_SYNC: 'always' });
     await begin(sb, daemon);
-    const atSync = () => hookLog(sb).split('\n').filter((l) => l.includes('answered at the sync')).length;
+    const atSync = () => hookLog(sb).split('\n').filter((l) => l.includes('a command begun on it without a scan')).length;
     // Calls that change nothing, until the watcher vouches and a scan given its hints wrote the snapshot.
     await until(
-      'a begin answered at the sync',
+      'a begin answered without a scan',
       async () => {
         const call = bashTool('true');
         quiet(await agentHook(sb, 'PreToolUse', call), 'Pre');
@@ -286,14 +286,14 @@ describe('the capture daemon answers early', () => {
       },
       90_000,
     );
-    // Nothing moved since the last call: answered at the sync, and its set is what the command did.
+    // Nothing moved since the last call: answered without a scan, and its set is what the command did.
     const was = atSync();
     const quietCall = bashTool('echo made > made.txt');
     quiet(await agentHook(sb, 'PreToolUse', quietCall), 'Pre');
     expect(atSync()).toBe(was + 1);
     // Said before its record (the log of an event goes out in one append, as it is answered).
     const lines = hookLog(sb).split('\n');
-    const said = lines.findIndex((l) => l.includes('answered at the sync') && lines.slice(lines.indexOf(l)).some((m) => m.includes(`capture ${quietCall.tool_use_id} begun`)));
+    const said = lines.findIndex((l) => l.includes('a command begun on it without a scan') && lines.slice(lines.indexOf(l)).some((m) => m.includes(`capture ${quietCall.tool_use_id} begun`)));
     expect(said).toBeGreaterThan(-1);
     sb.sh(quietCall.tool_input.command);
     quiet(await agentHook(sb, 'PostToolUse', { ...quietCall, tool_response: {} }), 'Post');

@@ -95,12 +95,6 @@ export interface EventPlan {
    * operations that stand for it should the record be lost (see plannedOps in actions.ts).
    */
   lost?: { cwd: string; ops: QueuedOp[] };
-  /**
-   * The capture id of the command it begins, when beginning one paired by its tool call's id is
-   * all it does: the capture daemon may then answer it at its watcher's sync when nothing moved
-   * (see lifecycle.ts).
-   */
-  begins?: string;
 }
 
 /**
@@ -152,10 +146,7 @@ export function eventPlan(name: string, ev: { hook_event_name: string }): EventP
   });
   const at = actions.length === 0 ? 'recorded' : ORDER[answer]!;
   const ops = at === 'recorded' ? null : plannedOps(ctx, actions);
-  if (!ops) return { scans, answer: 'recorded' };
-  const only = actions.length === 1 ? actions[0]! : null;
-  const begins = only?.kind === 'command-begin' && 'id' in only.pairing ? captureId(only.pairing.id) : undefined;
-  return { scans, answer: at, lost: { cwd: ctx.cwd, ops }, ...(begins !== undefined ? { begins } : {}) };
+  return ops ? { scans, answer: at, lost: { cwd: ctx.cwd, ops } } : { scans, answer: 'recorded' };
 }
 
 /**

@@ -78,15 +78,6 @@ export function acquireWorkspace(opts: { workspace?: string; cwd?: string; env?:
 }
 
 /** Gives back a workspace of {@link acquireWorkspace}: closed, unless this process keeps it open. */
-/**
- * The workspace this process keeps open for home `home` and root `root`, as it was left (its
- * config as last read), or null: for a look that opens nothing and must cost little (a journal
- * deleted or replaced since is not noticed here; {@link acquireWorkspace} notices it).
- */
-export function keptWorkspace(home: string, root: string): Workspace | null {
-  return kept.get(keyOf(home, root)) ?? null;
-}
-
 export function releaseWorkspace(ws: Workspace): void {
   if (kept.get(keyOf(ws.home, ws.root)) !== ws) ws.journal.close();
 }

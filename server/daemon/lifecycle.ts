@@ -11,16 +11,13 @@ import { httpPortFrom, parseReady, readyFile, tokenFile } from './http-address.j
 import { httpToken, tokenFingerprint } from './http-token.js';
 import { running } from './http-start.js';
 import { createHttpHookServer } from './http.js';
-import { acquireWorkspace, closeKeptWorkspaces, keepWorkspacesOpen, keptWorkspace, releaseWorkspace } from './kept-workspaces.js';
+import { acquireWorkspace, closeKeptWorkspaces, keepWorkspacesOpen, releaseWorkspace } from './kept-workspaces.js';
 import { createCaptureServer, type AnswerPoint } from './server.js';
 import { closeUnrecorded, markUnrecorded, unmarkUnrecorded } from './unrecorded.js';
 import type { QueuedOp } from '../core/capture/queued.js';
 import { BackgroundBaselines, baselinePace } from '../core/capture/baseline.js';
 import { WorkspaceFeed } from '../core/capture/watch-feed.js';
-import { keepsBaselines, leanRowsFor, racyLineOf, useLeanRows } from '../core/capture/scan-commit.js';
-import { loadConfig } from '../core/config.js';
-import { hasQueued } from '../core/journal/spill.js';
-import { snapshotStands } from '../core/scan/scan.js';
+import { leanRowsFor, racyLineOf, useLeanRows } from '../core/capture/scan-commit.js';
 
 /*
  * `takeback hook-daemon`: the capture daemon's life. Started detached by a hook that found none
@@ -178,8 +175,6 @@ export interface EventGuess {
   answer: AnswerPoint;
   /** For an event answered before its record: its folder and what stands for it should the record be lost (unrecorded.ts). */
   lost?: { cwd: string; ops: QueuedOp[] };
-  /** The capture id of the command it begins, when that is all it does (see CaptureDaemon's `answeredOn`). */
-  begins?: string;
 }
 
 /** Tells the daemon what it needs of a hook event (agent, the event's text) before handling it. Never throws. */
@@ -368,24 +363,6 @@ class CaptureDaemon {
     };
     // When an event is answered: its guess's point, or once recorded where early answers are off.
     const answerAt = (req: ForwardRequest): AnswerPoint => (earlyAnswers(req.env) ? guess(req).answer : 'recorded');
-    // A command's begin that may be answered at the watcher's sync, before its record: on what.
-    const answeredOn = (req: ForwardRequest): { root: string; id: string; gen: string; by: string } | null => {
-      const id = guess(req).begins;
-      const root = o.feed.readied;
-      if (id === undefined || root === null || answerAt(req) !== 'fixed' || this.synced.get(req) !== 'synced') return null;
-      const ws = keptWorkspace(o.home, root);
-      if (!ws) return null;
-      try {
-        const meta = ws.journal.snapshot.meta();
-        if (!meta || hasQueued(ws.journal.dir)) return null;
-        const gen = ws.journal.snapshot.generation();
-        const by = o.feed.quietBy(root, gen, racyLineOf(meta));
-        if (!by) return null;
-        return snapshotStands(root, loadConfig(o.home, { ...process.env, ...req.env }), meta, keepsBaselines()) ? { root, id, gen, by } : null;
-      } catch {
-        return null;
-      }
-    };
     this.capture = createCaptureServer({
       prepare: (req: ForwardRequest) => {
         if (this.stopping) return 'stopping';
@@ -431,15 +408,7 @@ class CaptureDaemon {
         const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
           if (this.elsewhere(req)) return true;
-          // Nothing moved since the snapshot, as far as the begin's scan would look: that snapshot
-          // is what the command finds, so the agent hears now, before the record takes it so.
-          const on = answeredOn(req);
-          if (on) {
-            // Said first: what is logged of an event goes out with its answer.
-            if (req.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(o.home, `watch: hints for ${on.root} (none since its snapshot: a command begun on it, answered at the sync, ${on.by})`);
-            answer();
-          }
-          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin, answer), on ?? undefined));
+          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin, answer)));
         } finally {
           if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
           try {

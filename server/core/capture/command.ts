@@ -1,10 +1,10 @@
 import type { Workspace } from '../open-workspace.js';
 import { checkId } from '../errors.js';
 import type { PendingCapture } from '../journal/captures.js';
-import { entryState, type ScanChange } from '../scan/scan.js';
+import { entryState, snapshotStands, type ScanChange } from '../scan/scan.js';
 import type { ChangeSet, FileChange } from '../types.js';
 import { makeChange } from './file-change.js';
-import { scanAndCommit } from './scan-commit.js';
+import { keepsBaselines, racyLineOf, scanAndCommit } from './scan-commit.js';
 
 /** Scan changes as file changes (gap entries keep their reason). */
 export function scanChangesToFiles(ws: Workspace, changes: ScanChange[]): FileChange[] {
@@ -35,19 +35,18 @@ export function scanHeldByCommand(ws: Workspace, opts: { now?: number; except?: 
 }
 
 /**
- * Asked by a command's begin (inside its write transaction, before it scans) in workspace `root`,
- * for tool call `id`: the generation of the snapshot (a random token, see SnapshotIndex) the begin
- * was answered on, when a long-lived process answered it at its file watcher's sync because
- * nothing had moved since that snapshot (as far as a scan would look: scan.ts snapshotStands);
- * null otherwise.
+ * Asked by a command's begin, inside its write transaction, in workspace `root`: whether this
+ * process's file watcher, synced for the operation under way, heard nothing since the snapshot of
+ * generation `gen` (a random token, see SnapshotIndex) whose racy line is `racyMs` (ms since the
+ * epoch): that snapshot was written by the scan its last hints went to. False when it cannot say.
  */
-export type AnsweredOn = (root: string, id: string) => string | null;
+export type QuietSince = (root: string, gen: string, racyMs: number) => boolean;
 
-let answeredOn: AnsweredOn | null = null;
+let quietSince: QuietSince | null = null;
 
-/** From now on every {@link beginCommand} of this process asks `source` (null, the default: none) whether it was answered already. */
-export function useAnsweredBegins(source: AnsweredOn | null): void {
-  answeredOn = source;
+/** From now on every {@link beginCommand} of this process asks `source` (null, the default: none) whether anything moved since the snapshot. */
+export function useQuietSnapshots(source: QuietSince | null): void {
+  quietSince = source;
 }
 
 /** What a command capture saw: whether the workspace could be scanned, and why not. */
@@ -89,15 +88,13 @@ export function beginCommand(
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }
-  // Answered already, nothing having moved since the snapshot: that snapshot is what the command
-  // found, and no scan now (the command may be running) may take its changes for what it found.
-  // Another process's write since (its scan may have) leaves what it found unknown: its changes
-  // are named as gaps when it ends.
-  const on = answeredOn?.(ws.root, opts.id) ?? null;
-  if (on !== null) {
-    if (journal.snapshot.generation() !== on) {
-      journal.unkept.add({ at: now, cause: 'begin-overtaken', what: `${opts.tool ?? 'command'}${opts.command ? ` ${opts.command}` : ''}: what it found before`, capture: opts.id });
-    }
+  // Nothing moved since the snapshot, as far as a scan would look (the watcher heard nothing, and
+  // no rule file, git's index, excludes or limits moved): that snapshot is what the command finds.
+  // Said now (`read`: a capture daemon answers the agent), under the journal's lock, so that no
+  // other process scans before this begin is recorded; no scan, none being needed.
+  const meta = journal.snapshot.meta();
+  if (meta && quietSince && snapshotStands(ws.root, ws.config, meta, keepsBaselines()) && quietSince(ws.root, journal.snapshot.generation(), racyLineOf(meta))) {
+    opts.read?.();
     journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
     return { status: 'ok' };
   }

@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { useAnsweredBegins } from './command.js';
+import { useQuietSnapshots } from './command.js';
 import { useChangeHints } from './scan-commit.js';
 import { workspaceRootOf } from '../open-workspace.js';
 import { WorkspaceWatcher, WorkspaceWatchers, type FileWatcher } from '../scan/watcher.js';
@@ -174,8 +174,6 @@ export class WorkspaceFeed {
   lastFigures: Readonly<Figures> = {};
   /** The workspace whose scans get hints now (inside {@link scope}), or null. */
   private synced: string | null = null;
-  /** The command begun by the operation under way (inside {@link scope}) that was answered on a snapshot, and that snapshot's generation (see {@link quietBy}). */
-  private answered: { root: string; id: string; gen: string } | null = null;
   /**
    * Per workspace root, the watcher that gave the last hints and the generation of the snapshot
    * the scan given them wrote (null until it wrote one).
@@ -225,9 +223,10 @@ export class WorkspaceFeed {
       const last = this.lastTake.get(root);
       if (last && last.gen === null) last.gen = gen;
     });
-    useAnsweredBegins((root, id) => {
-      const a = this.answered;
-      return a !== null && a.root === root && a.id === id ? a.gen : null;
+    useQuietSnapshots((root, gen, racyMs) => {
+      const by = root === this.synced ? this.quietBy(root, gen, racyMs) : null;
+      if (by && this.log && process.env.TAKEBACK_LOG_LEVEL === 'debug') this.log(`watch: hints for ${root} (none since its snapshot: a command begun on it without a scan, ${by})`);
+      return by !== null;
     });
   }
 
@@ -317,46 +316,34 @@ export class WorkspaceFeed {
     return this.ready === root && (this.watchers.get(root)?.vouches(racyMs) ?? false);
   }
 
-  /** The workspace root the last {@link sync} readied hints for (until {@link scope} uses them), or null. */
-  get readied(): string | null {
-    return this.ready;
-  }
-
   /**
    * Which watcher (its library) says nothing moved in the workspace at `root` since its snapshot of
-   * generation `gen` (racy line `racyMs`, ms since the epoch), synced for the operation about to
-   * run: that snapshot was written by the scan given the watcher's last hints, and the watcher
-   * vouches for it and has heard nothing since. Null when none can say so. Takes nothing.
+   * generation `gen` (racy line `racyMs`, ms since the epoch): that snapshot was written by the
+   * scan given the watcher's last hints, and the watcher vouches for it and has heard nothing
+   * since. Null when none can say so. Takes nothing.
    */
   quietBy(root: string, gen: string, racyMs: number): FileWatcher['kind'] | null {
-    if (this.ready !== root || gen === '') return null;
+    if (gen === '') return null;
     const w = this.watchers.get(root);
     const last = this.lastTake.get(root);
     return w && last !== undefined && last.watcher === w && last.gen === gen && w.quiet(racyMs) ? w.kind : null;
   }
 
-  /**
-   * Runs `fn` (synchronous: the operation) with its scans given the hints of the last {@link sync},
-   * which is used up. `answered`: the operation begins command `id` in the workspace at `root`
-   * and was answered on its snapshot of generation `gen` ({@link quietBy} said so): that begin takes
-   * the snapshot as what the command found (command.ts beginCommand).
-   */
-  scope<T>(fn: () => T, answered?: { root: string; id: string; gen: string }): T {
+  /** Runs `fn` (synchronous: the operation) with its scans given the hints of the last {@link sync}, which is used up. */
+  scope<T>(fn: () => T): T {
     this.synced = this.ready;
-    this.answered = answered ?? null;
     this.ready = null;
     try {
       return fn();
     } finally {
       this.synced = null;
-      this.answered = null;
     }
   }
 
   /** Stops every watcher, and the process's scans walk again. */
   close(): void {
     useChangeHints(null);
-    useAnsweredBegins(null);
+    useQuietSnapshots(null);
     this.watchers.closeAll();
   }
 }

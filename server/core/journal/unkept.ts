@@ -5,11 +5,9 @@ import { statement } from '../statements.js';
  * Why something could not be kept: the journal's disk was full, another process held its lock too
  * long, it could not be written for another reason, or the end of a tool call never came
  * (`end-lost`: the hook process killed, its event lost), so what it left was found only later,
- * or a capture daemon answered an event and was gone before recording it (`record-lost`), or
- * answered a command's begin as nothing had moved and another process wrote the journal before
- * the begin's record (`begin-overtaken`: what the command found is not known).
+ * or a capture daemon answered an event and was gone before recording it (`record-lost`).
  */
-export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error' | 'end-lost' | 'record-lost' | 'begin-overtaken';
+export type UnkeptCause = 'disk-full' | 'journal-busy' | 'journal-error' | 'end-lost' | 'record-lost';
 
 /**
  * One change (or event) that could not be kept: when it happened (ms since the epoch), why, what
@@ -72,7 +70,6 @@ const CAUSE_TEXT: Record<UnkeptCause, string> = {
   'journal-error': 'journal could not be written',
   'end-lost': 'end never heard',
   'record-lost': 'capture daemon gone before recording',
-  'begin-overtaken': 'journal written before a begin was recorded',
 };
 
 function minute(ms: number): string {

@@ -274,7 +274,7 @@ describe('the capture daemon answers early', () => {
     // Every event that scans syncs the watcher (in a workspace this small a walk costs less, and is taken instead).
     const daemon = await startDaemon(sb, { TAKEBACK_WATCH_SYNC: 'always' });
     await begin(sb, daemon);
-    const atSync = () => hookLog(sb).split('\n').filter((l) => l.includes('a command begun on it without a scan')).length;
+    const unscanned = () => hookLog(sb).split('\n').filter((l) => l.includes('a command begun on it without a scan')).length;
     // Calls that change nothing, until the watcher vouches and a scan given its hints wrote the snapshot.
     await until(
       'a begin answered without a scan',
@@ -282,19 +282,19 @@ describe('the capture daemon answers early', () => {
         const call = bashTool('true');
         quiet(await agentHook(sb, 'PreToolUse', call), 'Pre');
         quiet(await agentHook(sb, 'PostToolUse', { ...call, tool_response: {} }), 'Post');
-        return atSync() > 0;
+        return unscanned() > 0;
       },
       90_000,
     );
     // Nothing moved since the last call: answered without a scan, and its set is what the command did.
-    const was = atSync();
+    const was = unscanned();
     const quietCall = bashTool('echo made > made.txt');
     quiet(await agentHook(sb, 'PreToolUse', quietCall), 'Pre');
-    expect(atSync()).toBe(was + 1);
+    expect(unscanned()).toBe(was + 1);
     // Said before its record (the log of an event goes out in one append, as it is answered).
     const lines = hookLog(sb).split('\n');
-    const said = lines.findIndex((l) => l.includes('a command begun on it without a scan') && lines.slice(lines.indexOf(l)).some((m) => m.includes(`capture ${quietCall.tool_use_id} begun`)));
-    expect(said).toBeGreaterThan(-1);
+    const said = lines.findLastIndex((l) => l.includes('a command begun on it without a scan'));
+    expect(lines.findIndex((l) => l.includes(`capture ${quietCall.tool_use_id} begun`))).toBeGreaterThan(said);
     sb.sh(quietCall.tool_input.command);
     quiet(await agentHook(sb, 'PostToolUse', { ...quietCall, tool_response: {} }), 'Post');
     // The person's save between calls (once the end is recorded: the command line waits for it):
@@ -303,7 +303,7 @@ describe('the capture daemon answers early', () => {
     sb.write('p.txt', "the person's save\n");
     const next = bashTool('echo also > also.txt');
     quiet(await agentHook(sb, 'PreToolUse', next), 'Pre');
-    expect(atSync()).toBe(was + 1);
+    expect(unscanned()).toBe(was + 1);
     sb.sh(next.tool_input.command);
     quiet(await agentHook(sb, 'PostToolUse', { ...next, tool_response: {} }), 'Post');
     quiet(await agentHook(sb, 'Stop'), 'Stop');

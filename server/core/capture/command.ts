@@ -81,11 +81,11 @@ export function beginCommand(
   const { journal } = ws;
   const turn = opts.turn === undefined ? (journal.turns.open()?.id ?? null) : opts.turn;
   const now = opts.now ?? Date.now();
-  const who = { agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
+  const capture: PendingCapture = { id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], agent: opts.agent ?? null, session: opts.session ?? null, pair: opts.pair ?? null };
   // What moved since the last look is the turn's drift (in a turn) or the user's (dropped), unless
   // another command still running (this agent's in parallel, or another agent's) may have made it.
   if (scanHeldByCommand(ws, { now, except: opts.id })) {
-    journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
+    journal.captures.put(capture);
     return { status: 'ok' };
   }
   // Nothing moved since the snapshot, as far as a scan would look (the watcher heard nothing, and
@@ -95,7 +95,7 @@ export function beginCommand(
   const meta = journal.snapshot.meta();
   if (meta && quietSince && snapshotStands(ws.root, ws.config, meta, keepsBaselines()) && quietSince(ws.root, journal.snapshot.generation(), racyLineOf(meta))) {
     opts.read?.();
-    journal.captures.put({ id: opts.id, kind: 'command', turn, tool: opts.tool ?? null, command: opts.command ?? null, start: now, files: [], ...who });
+    journal.captures.put(capture);
     return { status: 'ok' };
   }
   const outcome = scanAndCommit(ws, opts.onProgress, undefined, opts.read);
@@ -105,16 +105,7 @@ export function beginCommand(
       outcome.changes.map((c) => ({ path: c.path, before: entryState(c.before), after: entryState(c.after) })),
     );
   }
-  journal.captures.put({
-    id: opts.id,
-    kind: 'command',
-    turn,
-    tool: opts.tool ?? null,
-    command: opts.command ?? null,
-    start: now,
-    files: [],
-    ...who,
-  });
+  journal.captures.put(capture);
   return { status: outcome.status, reason: outcome.reason };
 }
 

@@ -322,7 +322,7 @@ export class WorkspaceFeed {
    * scan given the watcher's last hints, and the watcher vouches for it and has heard nothing
    * since. Null when none can say so. Takes nothing.
    */
-  quietBy(root: string, gen: string, racyMs: number): FileWatcher['kind'] | null {
+  private quietBy(root: string, gen: string, racyMs: number): FileWatcher['kind'] | null {
     if (gen === '') return null;
     const w = this.watchers.get(root);
     const last = this.lastTake.get(root);

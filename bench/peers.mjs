@@ -21,6 +21,10 @@
 // a shell process (`sh -c`, not timed), so that the PostToolUse comes no sooner after the
 // PreToolUse's answer than an agent can send it; between calls the files are put back (the
 // user's doing) and every tool takes one step that is not timed, and the racy window is let pass.
+// The daemon's pairs each come after an idle spell of 2.1 s (as an agent's call comes after its
+// model's turn), and each is compared with a `git status` taken after a spell as long just before
+// it: a process started after a pause costs more than one started right after another (the peers
+// and the in-process pair, run back to back, with the `git status` taken just before them).
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -136,9 +140,14 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
   };
   // The command's forms (see the top): the key's suffix and the command.
   const forms = [['', hookCmd], ...(client ? [['Shared', sharedCmd], ['Personal', personalCmd]] : [])];
-  /** One daemon pair in each form, timed, each followed by an untimed one and the racy window. */
+  /**
+   * One daemon pair in each form, timed, each followed by an untimed one and the racy window; and
+   * before each, after an idle spell as long, one `git status` (`s[key + 'Git']`), its baseline.
+   */
   const daemonCalls = (s, key) => {
     for (const [form, cmd] of forms) {
+      s[`${key}Git`].push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
+      sleep(2100);
       const before = hintsLogged();
       const records = recordsLogged();
       s[`${key}${form}`].push(bashCall(viaDaemon, cmd));
@@ -150,7 +159,7 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     }
   };
   const perForm = (key) => Object.fromEntries(forms.flatMap(([form]) => [[`${key}${form}`, []], [`${key}${form}Hinted`, 0]]));
-  const s = { git: [], inProcess: [], ...perForm('daemon'), wmGit: [], ...perForm('wm'), ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
+  const s = { git: [], inProcess: [], daemonGit: [], ...perForm('daemon'), wmGit: [], ...perForm('wm'), ...Object.fromEntries(list.map((_, i) => [`peer${i}`, []])) };
   let daemon = startDaemon({ TAKEBACK_WATCHMAN: '0' });
   let watchman = null;
   try {
@@ -179,11 +188,8 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     if (watchman) {
       daemon = startDaemon({ TAKEBACK_WATCHMAN: '1', WATCHMAN_SOCK: watchman.sock });
       warmUp('watchman');
-      for (let i = 0; i < iterations; i++) {
-        s.wmGit.push(time('git', ['--no-optional-locks', 'status', '--porcelain'], { cwd: ws }));
-        sleep(2100);
-        daemonCalls(s, 'wm');
-      }
+      sleep(2100);
+      for (let i = 0; i < iterations; i++) daemonCalls(s, 'wm');
     } else log('peers: watchman is not installed: its rows are left out');
     runHook(viaDaemon, ev('Stop'));
     const m = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Array.isArray(v) ? (v.length ? median(v) : NaN) : v]));
@@ -212,7 +218,7 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       Personal: "the default: the command of a person's own settings file (the hook client by absolute path)",
     };
     if (!client) log('peers: the hook client is not built (native/build-hook/takeback-hook): its rows are left out');
-    for (const [key, git, w] of [['daemon', m.git, '@parcel/watcher'], ...(watchman ? [['wm', m.wmGit, 'Watchman']] : [])]) {
+    for (const [key, git, w] of [['daemon', m.daemonGit, '@parcel/watcher'], ...(watchman ? [['wm', m.wmGit, 'Watchman']] : [])]) {
       for (const [form] of forms) daemonRow(`one shell tool call's capture: takeback's hook pair, ${formName[form]}, ${viaWatcher(w)}`, m[`${key}${form}`], git, m[`${key}${form}Hinted`]);
     }
     return { samples: s, medians: m };

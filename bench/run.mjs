@@ -713,7 +713,7 @@ async function mainBench() {
     if (want('fsync')) extra.fsync = await fsyncBench({ record, log, scratch: SCRATCH, iterations: QUICK ? 5 : 9 });
     if (want('peers') || want('hinted-scan')) {
       stopLeftDaemons();
-      const trees = [['gen-1.8k', generated(CACHE, 1_800, log), 7], ['gen-10k', ws10k, QUICK ? 3 : 7], ...(ws100k ? [['gen-100k', ws100k, 5]] : [])];
+      const trees = [['gen-1.8k', generated(CACHE, 1_800, log), QUICK ? 7 : 11], ['gen-10k', ws10k, QUICK ? 3 : 7], ...(ws100k ? [['gen-100k', ws100k, 5]] : [])];
       for (const [label, ws, n] of trees) {
         refreshIndex(ws);
         const env = peersHome(SCRATCH, label);

@@ -12,7 +12,7 @@ import { hasQueued } from '../core/journal/spill.js';
 import { labelFromPrompt, promptKey } from '../core/journal/turns.js';
 import type { UnkeptCause } from '../core/journal/unkept.js';
 import { BlobStore } from '../core/store/blobs.js';
-import { acquireWorkspace, releaseWorkspace } from '../daemon/kept-workspaces.js';
+import { acquireWorkspace, releaseWorkspace, stillKept } from '../daemon/kept-workspaces.js';
 import { logHook } from '../daemon/log.js';
 import { adoptUnrecorded } from '../daemon/unrecorded.js';
 import { captureBegin, captureEnd, captureEndByOrder, ensureBaseline, turnBegin, turnEnd } from '../service/capture.js';
@@ -109,22 +109,21 @@ function end(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: '
  * after the events queued in its spill (and, before them, what a capture daemon killed between
  * its answer and its record left: see daemon/unrecorded.ts). `fixed`: called once the last
  * action, a command's begin, has read what it must see (its scan done, before its writes and commit: see
- * AnswerPoint in registry.ts); not called otherwise. When the journal cannot take them (its disk is full, its
+ * AnswerPoint in registry.ts); not called otherwise. `opened`: that journal, opened ahead by
+ * {@link openForActions} for these actions (given back here). When the journal cannot take them (its disk is full, its
  * lock is held for over {@link HOOK_BUSY_MS}, another process's undo or redo is under way, or
  * events queued earlier are still waiting) the actions not yet carried out are queued in the
  * spill instead (see `queue`). Returns one line for the log. Throws on bad input, another journal error, or an event that could not be queued
  * either; the hook logs it and still exits 0.
  */
-export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env, opts: { fixed?: () => void } = {}): string {
+export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env, opts: { fixed?: () => void; opened?: Workspace | null } = {}): string {
   if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
   const said: string[] = [];
   let ws: Workspace | null = null;
   let done = 0;
   try {
-    // Events a killed capture daemon answered and never recorded come before this one (into the spill).
-    adoptUnrecorded(takebackHome(env), (m) => logHook(takebackHome(env), m));
-    // A hook waits about a second for another process's lock, never the agent's whole timeout.
-    ws = acquireWorkspace({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
+    // Opened ahead, and kept open since (not closed to make room for another workspace's journal).
+    ws = opts.opened && stillKept(opts.opened) ? opts.opened : openJournal(ctx, env);
     // Another process's undo or redo is under way, and opening waited that second for it already:
     // no second wait (for the spill, then for this event), the event is queued.
     if (ws.undoUnderWay) return queue(ctx, actions, 'journal-busy', env, ws, said);
@@ -179,6 +178,32 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
     return queue(ctx, actions.slice(done), cause, env, ws, said);
   } finally {
     if (ws) releaseWorkspace(ws);
+  }
+}
+
+/**
+ * The journal the actions of an event in context `ctx` act on, acquired as {@link runActions}
+ * acquires it: the events a killed capture daemon answered and never recorded queued first (into
+ * the spill), and a hook waiting about a second for another process's lock, never the agent's
+ * whole timeout. Give it back with releaseWorkspace. Throws what acquireWorkspace throws.
+ */
+function openJournal(ctx: EventContext, env: NodeJS.ProcessEnv): Workspace {
+  adoptUnrecorded(takebackHome(env), (m) => logHook(takebackHome(env), m));
+  return acquireWorkspace({ cwd: ctx.cwd, env, busyMs: HOOK_BUSY_MS });
+}
+
+/**
+ * The journal for {@link runActions} of `actions`, opened ahead of them (a capture daemon's
+ * event, while its watcher syncs): pass it as their `opened`. Null when the actions touch no
+ * journal, or it cannot be opened now (runActions then opens it itself, and says why). Never
+ * throws.
+ */
+export function openForActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): Workspace | null {
+  if (actions.every((a) => a.kind === 'ignore')) return null;
+  try {
+    return openJournal(ctx, env);
+  } catch {
+    return null;
   }
 }
 

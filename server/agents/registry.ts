@@ -1,4 +1,4 @@
-import { captureId, plannedOps, runActions } from './actions.js';
+import { captureId, openForActions, plannedOps, runActions } from './actions.js';
 import type { QueuedOp } from '../core/capture/queued.js';
 import type { AnswerPoint } from '../daemon/server.js';
 import { claudeCode } from './claude-code.js';
@@ -8,7 +8,8 @@ import { copilot } from './copilot.js';
 import { gemini } from './gemini.js';
 import { qwenCode } from './qwen-code.js';
 import { kilo, opencode } from './opencode.js';
-import type { AgentAction, AgentSpec } from './spec.js';
+import type { AgentAction, AgentSpec, EventContext } from './spec.js';
+import type { Workspace } from '../core/open-workspace.js';
 
 /** Every agent takeback has hooks for, by the name `takeback hook NAME` and `init NAME` take. */
 export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
@@ -28,11 +29,38 @@ export const AGENTS: Record<string, AgentSpec<{ hook_event_name: string }>> = {
  * `opts.fixed`: see runActions (a capture daemon's answer at `fixed`, {@link AnswerPoint}).
  * Throws on an unknown agent, bad input or a journal error: the hook logs it and exits 0.
  */
-export function handleAgentEvent(name: string, ev: { hook_event_name: string }, env: NodeJS.ProcessEnv = process.env, opts: { fixed?: () => void } = {}): string {
+export function handleAgentEvent(name: string, ev: { hook_event_name: string }, env: NodeJS.ProcessEnv = process.env, opts: { fixed?: () => void; prepared?: PreparedEvent } = {}): string {
+  const { ctx, actions, opened } = opts.prepared ?? readAgentEvent(name, ev);
+  return runActions(ctx, actions, env, { fixed: opts.fixed, opened });
+}
+
+/**
+ * An event read ahead of its handling by {@link prepareAgentEvent}: its context, its actions and
+ * the journal they act on, opened (null: opened when they run).
+ */
+export interface PreparedEvent {
+  ctx: EventContext;
+  actions: AgentAction[];
+  opened: Workspace | null;
+}
+
+function readAgentEvent(name: string, ev: { hook_event_name: string }): PreparedEvent {
   const spec = AGENTS[name];
   if (!spec) throw new Error(`unknown agent ${name} (known: ${Object.keys(AGENTS).join(', ')})`);
   const ctx = spec.context(ev, process.cwd());
-  return runActions(ctx, spec.actions(ev, ctx), env, opts);
+  return { ctx, actions: spec.actions(ev, ctx), opened: null };
+}
+
+/**
+ * Does ahead of {@link handleAgentEvent} what the event of agent `name` needs before its actions
+ * run (a capture daemon's event, while its watcher syncs): reads it, and opens the journal its
+ * actions act on (see openForActions). Pass the result as handleAgentEvent's `prepared`, in the
+ * same folder and with the same variables. Throws on an unknown agent or bad input, as
+ * handleAgentEvent does.
+ */
+export function prepareAgentEvent(name: string, ev: { hook_event_name: string }, env: NodeJS.ProcessEnv = process.env): PreparedEvent {
+  const read = readAgentEvent(name, ev);
+  return { ...read, opened: openForActions(read.ctx, read.actions, env) };
 }
 
 /** How many file tool calls {@link eventMayScan} remembers between their begin and their end. */

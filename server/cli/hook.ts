@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { logHook } from '../daemon/log.js';
-import { AGENTS, eventPlan, handleAgentEvent, type EventPlan } from '../agents/registry.js';
+import { AGENTS, eventPlan, handleAgentEvent, prepareAgentEvent, type EventPlan, type PreparedEvent } from '../agents/registry.js';
 import { takebackHome } from '../core/config.js';
 import { startGcIfDue } from '../core/gc/schedule.js';
 import { startHttpDaemonIfNeeded } from '../daemon/http-start.js';
@@ -23,9 +23,9 @@ import { readStdin } from './stdin.js';
  * `$TAKEBACK_HOME/logs/hook.log`. Returns true when the event was handled (or rightly ignored),
  * false when something failed or the input was unusable (and was logged). `fixed`: called where a
  * command's begin has read what it must see (the capture daemon's answer, see AnswerPoint in
- * agents/registry.ts).
+ * agents/registry.ts). `prepared`: what {@link prepareHookText} did ahead for this same event.
  */
-export function handleHookText(agent: string, text: string, bin: string | undefined = process.argv[1], fixed?: () => void): boolean {
+export function handleHookText(agent: string, text: string, bin: string | undefined = process.argv[1], fixed?: () => void, prepared?: PreparedHookEvent | null): boolean {
   const home = takebackHome();
   try {
     if (!AGENTS[agent]) {
@@ -34,9 +34,7 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
     }
     let ev: { hook_event_name: string } | null;
     try {
-      const value: unknown = JSON.parse(text);
-      const spec = AGENTS[agent]!;
-      ev = spec.parse ? spec.parse(value) : (value as { hook_event_name: string });
+      ev = prepared?.ev ?? readEvent(agent, text);
     } catch {
       // Its length and digest, never its text: what an agent sends may hold a token or a key.
       logHook(home, `hook ${agent}: input is not JSON (${Buffer.byteLength(text)} bytes, sha256 ${createHash('sha256').update(text).digest('hex')})`);
@@ -46,7 +44,7 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
       logHook(home, `hook ${agent}: no hook_event_name in input`);
       return false;
     }
-    const what = handleAgentEvent(agent, ev, process.env, { fixed });
+    const what = handleAgentEvent(agent, ev, process.env, { fixed, prepared: prepared?.event });
     // At a session's start, the retention rules when due (every 6 hours), in a process of their own.
     if (ev.hook_event_name === 'SessionStart' && bin) startGcIfDue(home, bin);
     if (process.env.TAKEBACK_LOG_LEVEL === 'debug') logHook(home, `${agent} ${ev.hook_event_name}: ${what}`);
@@ -54,6 +52,37 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
   } catch (e) {
     logHook(home, `hook ${agent} failed: ${(e as Error).stack ?? String(e)}`);
     return false;
+  }
+}
+
+/** The event of `agent` in `text`, as its spec reads it (maybe not an event: the caller checks). Throws on text that is not JSON. */
+function readEvent(agent: string, text: string): { hook_event_name: string } | null {
+  const value: unknown = JSON.parse(text);
+  const spec = AGENTS[agent]!;
+  return spec.parse ? spec.parse(value) : (value as { hook_event_name: string });
+}
+
+/** A hook event read, and the journal its actions act on opened, ahead of {@link handleHookText}: see {@link prepareHookText}. */
+export interface PreparedHookEvent {
+  ev: { hook_event_name: string };
+  event: PreparedEvent;
+}
+
+/**
+ * What the capture daemon does for the hook event of `agent` given as `text` while its watcher
+ * syncs for it, before it calls {@link handleHookText} with the result: the event read and the
+ * journal its actions act on opened (prepareAgentEvent), in the current folder and with the
+ * variables handleHookText will run with. Null when there is nothing to do ahead (text that is not
+ * an event, an unknown agent: handleHookText then says why). Never throws.
+ */
+export function prepareHookText(agent: string, text: string): PreparedHookEvent | null {
+  try {
+    if (!AGENTS[agent]) return null;
+    const ev = readEvent(agent, text);
+    if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') return null;
+    return { ev, event: prepareAgentEvent(agent, ev, process.env) };
+  } catch {
+    return null;
   }
 }
 
@@ -66,10 +95,8 @@ export function handleHookText(agent: string, text: string, bin: string | undefi
 export function hookEventPlan(agent: string, text: string): EventPlan {
   const unread: EventPlan = { scans: true, answer: 'recorded' };
   try {
-    const value: unknown = JSON.parse(text);
-    const spec = AGENTS[agent];
-    if (!spec) return unread;
-    const ev = spec.parse ? spec.parse(value) : (value as { hook_event_name: string });
+    if (!AGENTS[agent]) return unread;
+    const ev = readEvent(agent, text);
     if (!ev || typeof ev !== 'object' || typeof ev.hook_event_name !== 'string') return unread;
     return eventPlan(agent, ev);
   } catch {

@@ -77,6 +77,11 @@ export function acquireWorkspace(opts: { workspace?: string; cwd?: string; env?:
   return ws;
 }
 
+/** Whether workspace `ws` of {@link acquireWorkspace} is still kept open by this process (not closed since to make room). */
+export function stillKept(ws: Workspace): boolean {
+  return kept.get(keyOf(ws.home, ws.root)) === ws;
+}
+
 /** Gives back a workspace of {@link acquireWorkspace}: closed, unless this process keeps it open. */
 export function releaseWorkspace(ws: Workspace): void {
   if (kept.get(keyOf(ws.home, ws.root)) !== ws) ws.journal.close();

@@ -163,9 +163,18 @@ function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
  * Handles one hook event of `agent`, given as the text the agent wrote, as an in-process hook
  * would (cli/hook.ts): never throws; true when handled or rightly ignored. `bin` is the
  * takeback script; `fixed`, when given, is called where the event's record has read what it must
- * see (for an event answered at `fixed`, see {@link EventGuess}).
+ * see (for an event answered at `fixed`, see {@link EventGuess}); `prepared`, what the
+ * {@link HookPreparer} did ahead for this event (none: the handler does it all).
  */
-export type HookHandler = (agent: string, text: string, bin: string | undefined, fixed?: () => void) => boolean;
+export type HookHandler<P = unknown> = (agent: string, text: string, bin: string | undefined, fixed?: () => void, prepared?: P | null) => boolean;
+
+/**
+ * Does ahead of the {@link HookHandler}, for an event that scans, what needs no watcher (cli/hook.ts
+ * prepareHookText: the event read, its journal opened), while the watcher syncs for the event:
+ * the handler then starts from there once the sync is done. Run in the event's folder, with its
+ * variables. Null when there is nothing to do ahead. Must not throw.
+ */
+export type HookPreparer<P = unknown> = (agent: string, text: string) => P | null;
 
 /** What the daemon is told of a hook event before it handles it (agents/registry.ts's eventPlan, through cli/hook.ts). */
 export interface EventGuess {
@@ -245,7 +254,7 @@ const REST_DIR = '/';
  * `bin` is the takeback script (for the retention sweep a session's start may launch). Failures
  * are logged to hook.log, never thrown.
  */
-export async function runDaemon(opts: { handle: HookHandler; plan?: EventGuesser; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
+export async function runDaemon<P>(opts: { handle: HookHandler<P>; prepare?: HookPreparer<P>; plan?: EventGuesser; env?: NodeJS.ProcessEnv; bin?: string }): Promise<number> {
   const env = opts.env ?? process.env;
   const httpPort = httpPortFrom(env);
   if ((!daemonEnabled(env) && httpPort === null) || process.platform === 'win32') return 0;
@@ -264,7 +273,7 @@ export async function runDaemon(opts: { handle: HookHandler; plan?: EventGuesser
   // A large workspace outside git gets its baseline's bytes kept between events, never on a hook's time.
   const baselines = new BackgroundBaselines((root, e) => acquireWorkspace({ workspace: root, env: e }), releaseWorkspace, (m) => logHook(home, m), baselinePace(env));
   const readyAfterMs = Number(env[READY_VAR]) > 0 ? Number(env[READY_VAR]) : READY_AFTER_MS;
-  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, readyAfterMs, alsoSocket: daemonEnabled(env), handle: opts.handle, plan: opts.plan, bin: opts.bin ?? process.argv[1] });
+  const daemon = new CaptureDaemon({ feed, baselines, home, path, idleMs, httpPort, readyAfterMs, alsoSocket: daemonEnabled(env), handle: opts.handle, prepare: opts.prepare, plan: opts.plan, bin: opts.bin ?? process.argv[1] });
   if (!(await daemon.start())) return 0;
   await daemon.stopped;
   baselines.close();
@@ -291,7 +300,7 @@ function settle(home: string): boolean {
 }
 
 /** What a {@link CaptureDaemon} serves: see {@link runDaemon}. */
-interface DaemonOptions {
+interface DaemonOptions<P> {
   home: string;
   /** Its socket. */
   path: string;
@@ -303,7 +312,9 @@ interface DaemonOptions {
   readyAfterMs: number;
   /** Whether it serves its socket for its own sake (unless `TAKEBACK_HOOK_DAEMON=0`), not only beside the http hooks. */
   alsoSocket: boolean;
-  handle: HookHandler;
+  handle: HookHandler<P>;
+  /** Run for an event that scans while the watcher syncs for it; its result goes to `handle`. */
+  prepare: HookPreparer<P> | undefined;
   /** What an event needs (whether it may scan, when it is answered); without it, every event may scan and is answered once recorded. */
   plan: EventGuesser | undefined;
   bin: string | undefined;
@@ -318,7 +329,7 @@ interface DaemonOptions {
  * the watch that ends it (idle, its socket or ready file taken away, its code rebuilt); and its
  * shutdown, which takes its files away first so that hooks run in-process at once.
  */
-class CaptureDaemon {
+class CaptureDaemon<P> {
   /** Resolves once the daemon has stopped taking events and its servers have closed. */
   readonly stopped: Promise<void>;
   private stop: () => void = () => {};
@@ -340,6 +351,8 @@ class CaptureDaemon {
   private readonly snapshotSeen = new Map<string, number>();
   /** What the watcher's sync before each event came to (see WorkspaceFeed.sync). */
   private readonly synced = new WeakMap<ForwardRequest, string>();
+  /** What the preparer did for each event while the watcher synced (see HookPreparer). */
+  private readonly prepared = new WeakMap<ForwardRequest, P | null>();
   /** The inode of the socket this daemon bound, null before. */
   private mine: number | null = null;
   private watch: NodeJS.Timeout | undefined;
@@ -348,7 +361,7 @@ class CaptureDaemon {
   private readyTimer: NodeJS.Timeout | undefined;
   private readyWritten = false;
 
-  constructor(private readonly o: DaemonOptions) {
+  constructor(private readonly o: DaemonOptions<P>) {
     this.stopped = new Promise<void>((resolve) => (this.stop = resolve));
     this.ready = o.httpPort === null ? null : readyFile(o.home, o.httpPort);
     // Each event's guess, made once when it is claimed.
@@ -395,7 +408,12 @@ class CaptureDaemon {
         // cost (a sync that waits out @parcel/watcher's batch costs no work, and its hints spare the
         // next event the files this one reads), unless another event comes to wait behind it.
         const patient = answerAt(req) === 'claimed';
-        const done = await o.feed.sync(req.cwd, guess(req).scans, patient ? next : undefined);
+        const syncing = o.feed.sync(req.cwd, guess(req).scans, patient ? next : undefined);
+        // While the sync is under way (its cookie or query sent, its answer not heard yet), an
+        // event that scans is read and its journal opened: after the sync, only its actions are left.
+        const prepare = o.prepare;
+        if (prepare && guess(req).scans) this.prepared.set(req, withEnv(req.env, () => prepare(req.agent, req.text)));
+        const done = await syncing;
         this.synced.set(req, done);
         if (debug) {
           // With the figures the choice was made by (a walk when it cost less than a sync and a hinted scan).
@@ -408,7 +426,7 @@ class CaptureDaemon {
         const started = req.env.TAKEBACK_LOG_LEVEL === 'debug' ? performance.now() : 0;
         try {
           if (this.elsewhere(req)) return true;
-          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin, answer)));
+          return withEnv(req.env, () => o.feed.scope(() => o.handle(req.agent, req.text, o.bin, answer, this.prepared.get(req))));
         } finally {
           if (started) logHook(o.home, `event: handled in ${(performance.now() - started).toFixed(1)} ms`);
           try {

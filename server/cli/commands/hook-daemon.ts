@@ -9,7 +9,7 @@ export function registerHookDaemon(p: Command, ctx: CommandContext): void {
     .action(async () => {
       // Loaded here only: no other command needs it.
       const { runDaemon } = await import('../../daemon/lifecycle.js');
-      const { handleHookText, hookEventPlan } = await import('../hook.js');
-      ctx.done(await runDaemon({ handle: handleHookText, plan: hookEventPlan, bin: BIN }));
+      const { handleHookText, hookEventPlan, prepareHookText } = await import('../hook.js');
+      ctx.done(await runDaemon({ handle: handleHookText, prepare: prepareHookText, plan: hookEventPlan, bin: BIN }));
     });
 }

@@ -198,8 +198,12 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
       record({ section: 7, measure: `one shell tool call's capture: ${p.name}`, workspace: label, value: fmt.ms(m[`peer${k}`]), baseline: `git status ${fmt.ms(m.git)}`, ratio: m[`peer${k}`] / m.git, target: '— (a peer)' });
     }
     const big = label.includes('100k');
-    record({ section: 7, measure: 'one shell tool call\'s capture: takeback\'s hook pair, in-process (TAKEBACK_HOOK_DAEMON=0)', workspace: label, value: fmt.ms(m.inProcess), baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`, ratio: m.inProcess / m.git, target: big ? '— (see the daemon row)' : '≤ 1.0', met: big ? undefined : m.inProcess / m.git <= 1.0, note: `${fmt.ratio(m.inProcess / fastest)} the fastest peer` });
-    const daemonRow = (measure, value, git, hinted) =>
+    // Issue 18's per-call targets are the default hooks' (§3): the daemon, reached by the command
+    // `init` writes by default. A hook with no daemon to serve it works as it did before (§1), and
+    // the other forms of the command are shown beside the default: their rows carry no target.
+    record({ section: 7, measure: 'one shell tool call\'s capture: takeback\'s hook pair, in-process (TAKEBACK_HOOK_DAEMON=0)', workspace: label, value: fmt.ms(m.inProcess), baseline: `git status ${fmt.ms(m.git)}; fastest peer ${fmt.ms(fastest)}`, ratio: m.inProcess / m.git, target: '— (no daemon; see the default row)', note: `${fmt.ratio(m.inProcess / fastest)} the fastest peer` });
+    const defaultForm = client ? 'Personal' : '';
+    const daemonRow = (measure, value, git, hinted, isDefault) =>
       record({
         section: 7,
         measure,
@@ -207,8 +211,8 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
         value: fmt.ms(value),
         baseline: `git status ${fmt.ms(git)}; fastest peer ${fmt.ms(fastest)}`,
         ratio: value / git,
-        target: big ? '≤ 0.5× the fastest peer, ≤ 30 ms' : '≤ 1.0',
-        met: big ? value / fastest <= 0.5 && value <= 30 : value / git <= 1.0,
+        target: !isDefault ? '— (see the default row)' : big ? '≤ 0.5× the fastest peer, ≤ 30 ms' : '≤ 1.0',
+        met: !isDefault ? undefined : big ? value / fastest <= 0.5 && value <= 30 : value / git <= 1.0,
         note: `${fmt.ratio(value / fastest)} the fastest peer; ${hinted}/${iterations} calls had both scans given hints (the others walked: not trusted, or a walk costs less)`,
       });
     const viaWatcher = (w) => `through the capture daemon with its watcher (${w}) trusted`;
@@ -219,7 +223,7 @@ export async function peersBench({ record, log, ws, label, iterations, pick, env
     };
     if (!client) log('peers: the hook client is not built (native/build-hook/takeback-hook): its rows are left out');
     for (const [key, git, w] of [['daemon', m.daemonGit, '@parcel/watcher'], ...(watchman ? [['wm', m.wmGit, 'Watchman']] : [])]) {
-      for (const [form] of forms) daemonRow(`one shell tool call's capture: takeback's hook pair, ${formName[form]}, ${viaWatcher(w)}`, m[`${key}${form}`], git, m[`${key}${form}Hinted`]);
+      for (const [form] of forms) daemonRow(`one shell tool call's capture: takeback's hook pair, ${formName[form]}, ${viaWatcher(w)}`, m[`${key}${form}`], git, m[`${key}${form}Hinted`], form === defaultForm);
     }
     return { samples: s, medians: m };
   } finally {

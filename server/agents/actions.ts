@@ -117,7 +117,7 @@ function end(ws: Workspace, ctx: EventContext, a: Extract<AgentAction, { kind: '
  * either; the hook logs it and still exits 0.
  */
 export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env, opts: { fixed?: () => void; opened?: Workspace | null } = {}): string {
-  if (actions.every((a) => a.kind === 'ignore')) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
+  if (touchesNoJournal(actions)) return actions.map((a) => (a.kind === 'ignore' ? a.why : '')).join('; ');
   const said: string[] = [];
   let ws: Workspace | null = null;
   let done = 0;
@@ -181,6 +181,11 @@ export function runActions(ctx: EventContext, actions: AgentAction[], env: NodeJ
   }
 }
 
+/** Whether `actions` are all ignored: nothing to do in any journal. */
+function touchesNoJournal(actions: readonly AgentAction[]): boolean {
+  return actions.every((a) => a.kind === 'ignore');
+}
+
 /**
  * The journal the actions of an event in context `ctx` act on, acquired as {@link runActions}
  * acquires it: the events a killed capture daemon answered and never recorded queued first (into
@@ -199,7 +204,7 @@ function openJournal(ctx: EventContext, env: NodeJS.ProcessEnv): Workspace {
  * throws.
  */
 export function openForActions(ctx: EventContext, actions: AgentAction[], env: NodeJS.ProcessEnv = process.env): Workspace | null {
-  if (actions.every((a) => a.kind === 'ignore')) return null;
+  if (touchesNoJournal(actions)) return null;
   try {
     return openJournal(ctx, env);
   } catch {

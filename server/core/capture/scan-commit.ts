@@ -126,6 +126,8 @@ export function scanAndCommit(ws: Workspace, onProgress?: (files: number) => voi
     const hintsMs = asked && scanTimer ? performance.now() - asking : 0;
     const lazy = lean && given ? journal.snapshot.lazy() : null;
     const all = lazy ? null : journal.snapshot.rows(early ?? undefined);
+    // Rows read whole from the database are kept as an image for the next process, while the check runs.
+    if (all) journal.snapshot.saveImage();
     rows = lazy ? lazy.rows : all!;
     const totals = lazy ? lazy.totals : journal.snapshot.totals(all!);
     const under = lazy ? lazy.under : (dir: string) => journal.snapshot.rowsUnder(all!, dir);

@@ -25,7 +25,9 @@ export type Db = Database.Database;
  *   last moved it; indexed by path for per-file questions (code lenses, conflicts).
  * - `captures`: tool calls begun and not yet ended (the file states kept at `begin`).
  * - `snapshot_rows`: the last look at the workspace for the command scan, packed one row a folder
- *   (`scan/snapshot-index.ts`, `scan/packed.ts`).
+ *   (`scan/snapshot-index.ts`, `scan/packed.ts`). For a large index, the same rows as of one
+ *   generation are also in the rows image beside the database (`rows.image`, `scan/rows-image.ts`),
+ *   with `snapshot_moved` naming the folders written since (made with the first image).
  * - `drift`: changes seen during a turn that no tool call claimed (first `before`, latest `after`),
  *   per turn and path.
  * - `unkept`: changes that could not be kept as they happened (a full disk, a lock held too

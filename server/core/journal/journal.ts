@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { syncFile, syncFolder } from '../durable.js';
-import { SnapshotIndex } from '../scan/snapshot-index.js';
+import { ROWS_IMAGE, SnapshotIndex } from '../scan/snapshot-index.js';
 import { BlobStore } from '../store/blobs.js';
 import { workspaceKey } from '../workspace.js';
 import { Captures, STALE_CAPTURE_MS } from './captures.js';
@@ -64,7 +64,7 @@ export class Journal {
     this.oplog = new OpLog(db);
     this.sets = new Sets(db, this.oplog);
     this.captures = new Captures(db);
-    this.snapshot = new SnapshotIndex(db);
+    this.snapshot = new SnapshotIndex(db, join(this.dir, ROWS_IMAGE));
     this.drift = new Drift(db);
     this.txns = new Txns(this.dir);
     this.unkept = new Unkept(db);

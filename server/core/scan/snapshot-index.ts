@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { statement } from '../statements.js';
 import type Database from 'better-sqlite3';
 import { nativeRowArena } from './native.js';
+import { readRowsImage, writeRowsImage } from './rows-image.js';
 import { addRowTotals, decodeRow, HEADER_BYTES, fromIndexEntry, noTotals, patchRow, rowBlobRefs, splitPath, toIndexEntry, unpackIndex, type IndexEntry, type PackedEntry, type RowEdit, type RowTotals } from './packed.js';
 
 /** The journal's database, whose `snapshot_rows` and `meta` tables hold the index (see journal/db.ts). */
@@ -51,8 +52,27 @@ const SORTED_EDITS_MAX = 256;
 /** The rows loaded are copied into blocks of memory of at most this size (see `loadRows`); a row over an eighth of it keeps a buffer of its own. */
 const ROW_BLOCK_BYTES = 32 << 20;
 
+/** The rows image's file name in the journal's folder (see rows-image.ts). */
+export const ROWS_IMAGE = 'rows.image';
+
 /** Rows handed to a {@link RowFeed} at once, as they load. */
 const FEED_ROWS = 2048;
+
+/**
+ * Rows read from the database that weigh this much or more are written as a rows image
+ * (rows-image.ts) for the next process: 16 MiB, the rows of about 200,000 files. Tests and
+ * benchmarks may set another bound in bytes with TAKEBACK_ROWS_IMAGE_MIN_BYTES.
+ */
+function imageMinBytes(): number {
+  const v = Number(process.env.TAKEBACK_ROWS_IMAGE_MIN_BYTES);
+  return Number.isFinite(v) && v >= 0 ? v : 16 << 20;
+}
+
+/** A write of more folders than this at once lets the rows image go (written anew after the next full read) rather than naming them all as moved. */
+const IMAGE_FOLLOW_MAX = 4096;
+
+/** The rows image is written anew once more folders than this, or than a sixteenth of the rows, were written since it was. */
+const IMAGE_MOVED_MIN = 1024;
 
 /**
  * Where the rows go as they load, besides the map (the warm scan's check, begun before the last
@@ -224,7 +244,24 @@ export class SnapshotIndex {
    */
   private cache: { gen: string; rows: Map<string, Buffer> | null; totals: RowTotals | null; sorted: string[] | null } | null = null;
 
-  constructor(private readonly db: Db) {}
+  /**
+   * How this process's rows were last read, for {@link saveImage}: the generation, from the
+   * database (`bytes` read) or from the rows image (`moved`: the folders read from the database
+   * over it). Null when no full read happened since the last look.
+   */
+  private lastRead: { gen: string; from: 'db'; bytes: number } | { gen: string; from: 'image'; moved: number } | null = null;
+
+  /** Where this process last read every row from: the database, the rows image (with the folders moved since from the database), or nowhere yet. */
+  rowsReadFrom: 'database' | 'image' | null = null;
+
+  /**
+   * `db`: the journal's database. `imagePath`: where this workspace's rows image goes (see
+   * rows-image.ts), beside the database; null for none.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly imagePath: string | null = null,
+  ) {}
 
   /** The generation of the rows in the journal now (a random token, '' before any write; see {@link cache}). */
   generation(): string {
@@ -263,9 +300,126 @@ export class SnapshotIndex {
       feed?.cancel();
       return this.cache.rows;
     }
-    const out = loadRows(this.db, feed);
+    const imaged = gen !== '' && this.imagePath ? this.rowsFromImage(gen, feed) : null;
+    const out = imaged?.rows ?? loadRows(this.db, feed);
+    this.rowsReadFrom = imaged ? 'image' : 'database';
+    if (imaged) this.lastRead = { gen, from: 'image', moved: imaged.moved };
+    else if (gen !== '' && this.imagePath) {
+      let bytes = 0;
+      for (const b of out.values()) bytes += b.length;
+      this.lastRead = { gen, from: 'db', bytes };
+    }
     this.cache = gen === '' ? null : { gen, rows: out, totals: null, sorted: null };
     return out;
+  }
+
+  /** The image's token and the generation its rows and the folders named moved since stand for, from `meta`; null without one. */
+  private imageMeta(): { token: string; gen: string } | null {
+    const r = statement(this.db, "SELECT value FROM meta WHERE key = 'rows_image'").get() as { value: string } | undefined;
+    const m = r ? /^([0-9a-f]+) ([0-9a-f]+)$/.exec(r.value) : null;
+    return m ? { token: m[1]!, gen: m[2]! } : null;
+  }
+
+  /**
+   * Every row at generation `gen`, read from the rows image and, for the folders written since
+   * it was made (`snapshot_moved`), from the database (a folder named there with no row is gone);
+   * handed to `feed` as {@link loadRows} does. Null, having fed nothing, when the image does not
+   * stand for `gen` or cannot be read whole: the caller reads the database. Read in one
+   * transaction (its own when none is under way), so that the generation, the image's meta and
+   * the folders moved since agree; an image replaced meanwhile by another process carries
+   * another token.
+   */
+  private rowsFromImage(gen: string, feed?: RowFeed): { rows: Map<string, Buffer>; moved: number } | null {
+    const read = () => {
+      const meta = this.imageMeta();
+      if (!meta || meta.gen !== gen || this.generation() !== gen) return null;
+      const image = readRowsImage(this.imagePath!, meta.token);
+      if (!image) return null;
+      const moved = statement(this.db, 'SELECT m.dir, r.data FROM snapshot_moved m LEFT JOIN snapshot_rows r ON r.dir = m.dir').raw().all() as [string, Buffer | null][];
+      return { image, moved };
+    };
+    let got: ReturnType<typeof read>;
+    try {
+      got = this.db.inTransaction ? read() : this.db.transaction(read)();
+    } catch {
+      // A journal unreadable now: the database is read instead (and says why).
+      return null;
+    }
+    if (!got) return null;
+    const { image, moved } = got;
+    const since = new Set<string>();
+    for (const m of moved) since.add(m[0]);
+    const out = new Map<string, Buffer>();
+    let dirs: string[] = [];
+    let batch: Uint8Array[] = [];
+    const add = (dir: string, row: Buffer): void => {
+      out.set(dir, row);
+      if (!feed) return;
+      dirs.push(dir);
+      batch.push(row);
+      if (batch.length < FEED_ROWS) return;
+      feed.rows(dirs, batch);
+      dirs = [];
+      batch = [];
+    };
+    for (let i = 0; i < image.dirs.length; i++) if (!since.has(image.dirs[i]!)) add(image.dirs[i]!, image.rows[i]!);
+    for (const m of moved) if (m[1]) add(m[0], m[1]);
+    if (feed) {
+      if (batch.length > 0) feed.rows(dirs, batch);
+      feed.loaded(out);
+    }
+    return { rows: out, moved: moved.length };
+  }
+
+  /**
+   * Writes the rows this process holds as the workspace's rows image, when they were just read
+   * whole from the database and weigh at least {@link imageMinBytes}, or read from an image over
+   * which many folders have been written since (see {@link IMAGE_MOVED_MIN}); otherwise does
+   * nothing. Call inside the write transaction of the scan that read them (scan-commit.ts, while
+   * the check of their stats runs on other threads): the image's meta is written in it. An image
+   * that cannot be written (a full disk) is left for another time; a database error is thrown.
+   */
+  saveImage(): void {
+    const read = this.lastRead;
+    const c = this.cache;
+    this.lastRead = null;
+    if (!this.imagePath || !read || !c?.rows || c.gen !== read.gen || !this.db.inTransaction) return;
+    const due = read.from === 'db' ? read.bytes >= imageMinBytes() : read.moved > Math.max(IMAGE_MOVED_MIN, c.rows.size / 16);
+    if (!due || this.generation() !== c.gen) return;
+    const token = randomBytes(12).toString('hex');
+    if (!writeRowsImage(this.imagePath, token, c.rows)) return;
+    this.movedTable();
+    statement(this.db, 'DELETE FROM snapshot_moved').run();
+    statement(this.db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('rows_image', ?)").run(`${token} ${c.gen}`);
+  }
+
+  /** Makes the table of the folders moved since the image, where the journal has none yet (it came with the first image). */
+  private movedTable(): void {
+    this.db.exec('CREATE TABLE IF NOT EXISTS snapshot_moved (dir TEXT PRIMARY KEY) WITHOUT ROWID');
+  }
+
+  /**
+   * Keeps the rows image standing for the rows after a write from generation `before` (whose
+   * image meta was `image`) to `after`: the folders written or removed are named moved; a write
+   * of very many folders, or an image already behind `before` (rows written by a takeback that
+   * keeps no image), lets the image go instead.
+   */
+  private followImage(image: { token: string; gen: string }, before: string, after: string, dirs: readonly string[]): void {
+    if (image.gen !== before || dirs.length > IMAGE_FOLLOW_MAX) {
+      this.dropImage();
+      return;
+    }
+    this.movedTable();
+    const add = statement(this.db, 'INSERT OR IGNORE INTO snapshot_moved (dir) VALUES (?)');
+    for (const d of dirs) add.run(d);
+    statement(this.db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('rows_image', ?)").run(`${image.token} ${after}`);
+  }
+
+  /** Forgets the rows image (its meta and the folders moved since; the file is replaced by the next one written). */
+  private dropImage(): void {
+    this.movedTable();
+    statement(this.db, "DELETE FROM meta WHERE key = 'rows_image'").run();
+    statement(this.db, 'DELETE FROM snapshot_moved').run();
   }
 
   /**
@@ -335,7 +489,11 @@ export class SnapshotIndex {
    */
   writeRows(put: Map<string, Uint8Array>, del: Iterable<string>): void {
     try {
-      this.writeRowsHeld(put, del);
+      const dels = Array.isArray(del) ? (del as string[]) : [...del];
+      const image = this.imagePath ? this.imageMeta() : null;
+      const before = image ? this.generation() : '';
+      this.writeRowsHeld(put, dels);
+      if (image) this.followImage(image, before, this.generation(), [...put.keys(), ...dels]);
     } catch (e) {
       this.cache = null;
       throw e;
@@ -518,6 +676,7 @@ export class SnapshotIndex {
   /** Forgets every entry (the workspace went over the limits). */
   clear(): void {
     this.db.prepare('DELETE FROM snapshot_rows').run();
+    if (this.imagePath && this.imageMeta()) this.dropImage();
     this.bump();
     this.cache = null;
   }

@@ -1,0 +1,176 @@
+// The rows image (server/core/scan/rows-image.ts): a large snapshot index's rows kept in one file
+// beside the journal, read by a new process instead of the database, with the folders written
+// since read from the database. Here the size bound is 0 (TAKEBACK_ROWS_IMAGE_MIN_BYTES), so a
+// small tree has one. Each opening of the journal stands for a new process. The rows an image
+// gives must be the database's, byte for byte; an image that does not stand for the rows now
+// (torn, replaced, or behind a write that kept none) is never read.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scanAndCommit } from '../server/core/capture/scan-commit.js';
+import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
+import { ROWS_IMAGE, SnapshotIndex } from '../server/core/scan/snapshot-index.js';
+import { sandbox, setsOf, type Sandbox } from './support/takeback.js';
+
+const BOUND = 'TAKEBACK_ROWS_IMAGE_MIN_BYTES';
+let was: string | undefined;
+beforeEach(() => {
+  was = process.env[BOUND];
+  process.env[BOUND] = '0';
+});
+afterEach(() => {
+  if (was === undefined) delete process.env[BOUND];
+  else process.env[BOUND] = was;
+});
+
+/** A new opening of the journal (a new process): its scan's changed paths, sorted, and where its rows came from. */
+function scanFresh(sb: Sandbox): { changed: string[]; from: string | null; rows: Map<string, Buffer>; db: Map<string, Buffer> } {
+  const ws: Workspace = openWorkspace({ workspace: sb.ws, env: sb.env });
+  try {
+    const changed = ws.journal.write(() => scanAndCommit(ws).changes.map((c) => c.path).sort());
+    const from = ws.journal.snapshot.rowsReadFrom;
+    // The rows this process holds after its scan, against every row read from the database alone.
+    const rows = new Map([...ws.journal.snapshot.rows()].map(([k, v]) => [k, Buffer.from(v)]));
+    const db = new Map([...new SnapshotIndex(ws.journal.db).rows()].map(([k, v]) => [k, Buffer.from(v)]));
+    return { changed, from, rows, db };
+  } finally {
+    ws.journal.close();
+  }
+}
+
+/** The rows as a sorted list of [folder, hex], to compare two maps byte for byte. */
+const flat = (m: Map<string, Buffer>) => [...m].map(([k, v]) => [k, v.toString('hex')]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+
+function seed(sb: Sandbox): void {
+  sb.write('a.txt', 'a\n');
+  for (let d = 0; d < 6; d++) for (let f = 0; f < 4; f++) sb.write(`p${d}/q/f${f}.txt`, `${d} ${f}\n`);
+  sb.write('gone/x.txt', 'x\n');
+  sb.write('crlf.txt', Buffer.from('one\r\ntwo\r\n'));
+}
+
+describe('the rows image', () => {
+  it('is written after a full read, then read by the next process with the folders written since from the database', () => {
+    const sb = sandbox();
+    seed(sb);
+    expect(scanFresh(sb).changed).toEqual([]); // the baseline: no image before it
+    const second = scanFresh(sb); // reads the database, writes the image
+    expect(second.from).toBe('database');
+    expect(fs.existsSync(path.join(sb.journalDir(), ROWS_IMAGE))).toBe(true);
+    expect(fs.statSync(path.join(sb.journalDir(), ROWS_IMAGE)).mode & 0o777).toBe(0o600);
+
+    // Changes in two folders, a folder made and one removed: each next process reads the image.
+    sb.write('p1/q/f0.txt', 'changed\n');
+    sb.write('p4/q/new.txt', 'new\n');
+    sb.write('made/y.txt', 'y\n');
+    fs.rmSync(sb.abs('gone'), { recursive: true });
+    const third = scanFresh(sb);
+    expect(third.from).toBe('image');
+    expect(third.changed).toEqual(['gone', 'gone/x.txt', 'made', 'made/y.txt', 'p1/q/f0.txt', 'p4/q/new.txt']);
+    expect(flat(third.rows)).toEqual(flat(third.db));
+
+    const fourth = scanFresh(sb);
+    expect(fourth.from).toBe('image');
+    expect(fourth.changed).toEqual([]);
+    expect(flat(fourth.rows)).toEqual(flat(fourth.db));
+    expect([...fourth.rows.keys()]).not.toContain('gone');
+    expect([...fourth.rows.keys()]).toContain('made');
+
+    sb.write('made/y.txt', 'y2\n');
+    fs.rmSync(sb.abs('p2'), { recursive: true });
+    const fifth = scanFresh(sb);
+    expect(fifth.from).toBe('image');
+    expect(fifth.changed).toEqual(['made/y.txt', 'p2', 'p2/q', 'p2/q/f0.txt', 'p2/q/f1.txt', 'p2/q/f2.txt', 'p2/q/f3.txt']);
+    expect(flat(fifth.rows)).toEqual(flat(fifth.db));
+  });
+
+  it('is not read when rows were written since by a takeback that keeps no image', () => {
+    const sb = sandbox();
+    seed(sb);
+    scanFresh(sb);
+    scanFresh(sb); // the image
+    // A write that names no folder moved, as a takeback without images makes: the rows and their generation change, the image's meta does not.
+    sb.write('p3/q/f1.txt', 'changed\n');
+    const older = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      const plain = new SnapshotIndex(older.journal.db);
+      older.journal.write(() => {
+        const rows = plain.rows();
+        plain.writeRows(new Map([['p3/q', Buffer.from(rows.get('p3/q')!)]]), ['p5/q']);
+      });
+    } finally {
+      older.journal.close();
+    }
+    const next = scanFresh(sb);
+    expect(next.from).toBe('database');
+    // p5/q's row was removed by that write: its files are found again as new; p3/q's change is seen.
+    expect(next.changed).toEqual(['p3/q/f1.txt', 'p5/q/f0.txt', 'p5/q/f1.txt', 'p5/q/f2.txt', 'p5/q/f3.txt']);
+    expect(flat(next.rows)).toEqual(flat(next.db));
+    // That read wrote a new image, which the next process reads.
+    const after = scanFresh(sb);
+    expect(after.from).toBe('image');
+    expect(after.changed).toEqual([]);
+  });
+
+  it('is not read when torn, replaced by another, or not an image at all', () => {
+    const sb = sandbox();
+    seed(sb);
+    scanFresh(sb);
+    scanFresh(sb);
+    const file = path.join(sb.journalDir(), ROWS_IMAGE);
+    const whole = fs.readFileSync(file);
+    const spoil: [string, (b: Buffer) => Buffer][] = [
+      ['torn', (b) => b.subarray(0, b.length - 3)],
+      ['cut after its token', (b) => b.subarray(0, 40)],
+      ['another token', (b) => Buffer.concat([b.subarray(0, 12), Buffer.from('ff'), b.subarray(14)])],
+      ['longer', (b) => Buffer.concat([b, Buffer.from('\0')])],
+      ['empty', () => Buffer.alloc(0)],
+    ];
+    for (const [why, make] of spoil) {
+      fs.writeFileSync(file, make(whole));
+      sb.write('a.txt', `a ${why}\n`);
+      const next = scanFresh(sb);
+      expect({ why, from: next.from }).toEqual({ why, from: 'database' });
+      expect(next.changed).toEqual(['a.txt']);
+      expect(flat(next.rows)).toEqual(flat(next.db));
+    }
+    // A link where the image was is not followed: the database is read.
+    fs.rmSync(file);
+    fs.writeFileSync(path.join(sb.base, 'elsewhere'), whole);
+    fs.symlinkSync(path.join(sb.base, 'elsewhere'), file);
+    sb.write('a.txt', 'a link\n');
+    const linked = scanFresh(sb);
+    expect(linked.from).toBe('database');
+    expect(linked.changed).toEqual(['a.txt']);
+  });
+
+  it('keeps command brackets through the CLI exact over many of them, odd names included', () => {
+    const sb = sandbox({ env: { [BOUND]: '0' } });
+    seed(sb);
+    const odd = Buffer.concat([Buffer.from(sb.ws + '/'), Buffer.from([0x6e, 0xff, 0x2e, 0x64])]);
+    fs.mkdirSync(odd);
+    fs.writeFileSync(Buffer.concat([odd, Buffer.from('/in.txt')]), 'odd\n');
+    sb.write('spaced name/é.txt', 'é\n');
+    sb.tb(['capture', 'begin', '--id', 'warm0']);
+    sb.tb(['capture', 'end', '--id', 'warm0']);
+    for (let i = 0; i < 4; i++) {
+      expect(sb.tb(['capture', 'begin', '--id', `c${i}`]).code).toBe(0);
+      sb.write(`p${i}/q/f1.txt`, `bracket ${i}\n`);
+      sb.write(`spaced name/é.txt`, `é ${i}\n`);
+      if (i === 2) fs.rmSync(sb.abs('gone'), { recursive: true });
+      expect(sb.tb(['capture', 'end', '--id', `c${i}`]).code).toBe(0);
+    }
+    expect(fs.existsSync(path.join(sb.journalDir(), ROWS_IMAGE))).toBe(true);
+    const sets = setsOf(sb.json(['list']));
+    const files = sets.map((s: { files: { path: string }[] }) => s.files.map((f) => f.path).sort());
+    expect(files).toEqual([
+      ['p0/q/f1.txt', 'spaced name/é.txt'],
+      ['p1/q/f1.txt', 'spaced name/é.txt'],
+      ['gone', 'gone/x.txt', 'p2/q/f1.txt', 'spaced name/é.txt'],
+      ['p3/q/f1.txt', 'spaced name/é.txt'],
+    ]);
+    // Undo of the last bracket brings its file back exactly.
+    expect(sb.tb(['undo', sets[3].id]).code).toBe(0);
+    expect(sb.read('p3/q/f1.txt').toString()).toBe('3 1\n');
+    expect(sb.read('spaced name/é.txt').toString()).toBe('é 2\n');
+  });
+});

@@ -4,13 +4,19 @@
 // small tree has one. Each opening of the journal stands for a new process. The rows an image
 // gives must be the database's, byte for byte; an image that does not stand for the rows now
 // (torn, replaced, or behind a write that kept none) is never read.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scanAndCommit } from '../server/core/capture/scan-commit.js';
 import { openWorkspace, type Workspace } from '../server/core/open-workspace.js';
+import { readRowsImage, writeRowsImage } from '../server/core/scan/rows-image.js';
 import { ROWS_IMAGE, SnapshotIndex } from '../server/core/scan/snapshot-index.js';
+import { canMount, REQUIRED, smallDisk } from './support/disk.js';
 import { sandbox, setsOf, type Sandbox } from './support/takeback.js';
+
+const mountable = canMount();
+if (!mountable && REQUIRED) throw new Error('rows-image.test.ts: mounting a tmpfs needs root on Linux (CI runs as root)');
 
 const BOUND = 'TAKEBACK_ROWS_IMAGE_MIN_BYTES';
 let was: string | undefined;
@@ -133,14 +139,66 @@ describe('the rows image', () => {
       expect(next.changed).toEqual(['a.txt']);
       expect(flat(next.rows)).toEqual(flat(next.db));
     }
-    // A link where the image was is not followed: the database is read.
+    // A link where the image was is neither read nor written through: the database is read, and
+    // the image written after replaces the link, its target untouched.
     fs.rmSync(file);
-    fs.writeFileSync(path.join(sb.base, 'elsewhere'), whole);
-    fs.symlinkSync(path.join(sb.base, 'elsewhere'), file);
+    const elsewhere = path.join(sb.base, 'elsewhere');
+    fs.writeFileSync(elsewhere, 'not an image\n');
+    fs.symlinkSync(elsewhere, file);
     sb.write('a.txt', 'a link\n');
     const linked = scanFresh(sb);
     expect(linked.from).toBe('database');
     expect(linked.changed).toEqual(['a.txt']);
+    expect(fs.readFileSync(elsewhere, 'utf8')).toBe('not an image\n');
+    expect(fs.lstatSync(file).isFile()).toBe(true);
+    expect(scanFresh(sb).from).toBe('image');
+    // A FIFO there is never waited on (a process that opened it to read would wait for a writer for good).
+    fs.rmSync(file);
+    spawnSync('mkfifo', [file]);
+    expect(fs.lstatSync(file).isFIFO()).toBe(true);
+    sb.write('a.txt', 'a fifo\n');
+    const run = sb.tb(['capture', 'begin', '--id', 'fifo'], { timeout: 20_000, env: { ...sb.env, [BOUND]: '0' } });
+    expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+    expect(fs.lstatSync(file).isFile()).toBe(true);
+  });
+
+  it('is not read once the table of the folders moved since is gone, and is no longer kept in step', () => {
+    const sb = sandbox();
+    seed(sb);
+    scanFresh(sb);
+    scanFresh(sb); // the image
+    const ws = openWorkspace({ workspace: sb.ws, env: sb.env });
+    try {
+      ws.journal.db.exec('DROP TABLE snapshot_moved');
+    } finally {
+      ws.journal.close();
+    }
+    // With the bound back at its default, no image is written again on this small tree.
+    delete process.env[BOUND];
+    sb.write('made/y.txt', 'y\n');
+    const first = scanFresh(sb);
+    expect(first.from).toBe('database');
+    expect(first.changed).toEqual(['made', 'made/y.txt']);
+    sb.write('other/z.txt', 'z\n');
+    const second = scanFresh(sb);
+    expect(second.from).toBe('database');
+    expect(second.changed).toEqual(['other', 'other/z.txt']);
+    expect(flat(second.rows)).toEqual(flat(second.db));
+  });
+
+  it.runIf(mountable)('leaves the image there as it was when a full disk takes the new one short', () => {
+    const disk = smallDisk(256);
+    const file = path.join(disk.dir, ROWS_IMAGE);
+    const small = new Map([['', Buffer.from('row bytes')]]);
+    expect(writeRowsImage(file, 'aa11', small)).toBe(true);
+    const before = fs.readFileSync(file);
+    const big = new Map<string, Buffer>();
+    for (let i = 0; i < 64; i++) big.set(`d${i}`, Buffer.alloc(8192, i));
+    expect(writeRowsImage(file, 'bb22', big)).toBe(false);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+    expect(fs.readdirSync(disk.dir)).toEqual([ROWS_IMAGE]);
+    expect(readRowsImage(file, 'aa11')?.dirs).toEqual(['']);
+    expect(readRowsImage(file, 'bb22')).toBeNull();
   });
 
   it('keeps command brackets through the CLI exact over many of them, odd names included', () => {

@@ -1,6 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+import { closeSync, constants, fdatasyncSync, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 
 /*
  * The rows image: every row of a large snapshot index written once into one file beside the
@@ -32,57 +30,94 @@ export interface RowsImage {
 }
 
 /**
- * Writes `rows` (folder → its packed row) as the image at `path` with `token`, atomically (a
- * file beside it, synced, renamed over it: write-file-atomic), 0600. False, and nothing left but
+ * Writes `rows` (folder → its packed row) as the image at `path` with `token`, 0600, atomically:
+ * into `<path>.tmp` (made anew, never through a link), every byte written and synced, then
+ * renamed over `path` (a link there is replaced, never followed). False, and nothing left but
  * what was there, when it cannot be written (a full disk, a folder gone) or a folder's name is
- * not well-formed text (it could not be read back as the same key). The files a writer killed
- * midway left beside it (`<name>.<suffix>`) are removed first: call it holding the journal's
- * write lock, which every writer of the image holds. Never throws.
+ * not well-formed text (it could not be read back as the same key). Call it holding the
+ * journal's write lock, which every writer of the image holds (one writer, one `.tmp`). Never
+ * throws.
+ *
+ * Not write-file-atomic, which the project uses for small files elsewhere: it resolves links in
+ * the path it is given (an image path made a link would have the link's target rewritten) and
+ * takes one write's count as the whole file (a full disk's short write would be renamed in).
  */
 export function writeRowsImage(path: string, token: string, rows: ReadonlyMap<string, Uint8Array>): boolean {
+  let out: Buffer;
   try {
-    const prefix = `${basename(path)}.`;
-    for (const name of readdirSync(dirname(path))) if (name.startsWith(prefix)) rmSync(join(dirname(path), name), { force: true });
-    const tokenBytes = Buffer.from(token, 'latin1');
-    let size = MAGIC.length + 4 + tokenBytes.length + 4 + MAGIC.length;
-    const names: Buffer[] = [];
-    for (const [dir, row] of rows) {
-      if (LONE_SURROGATE.test(dir)) return false;
-      const name = Buffer.from(dir, 'utf8');
-      names.push(name);
-      size += 8 + name.length + row.length;
+    out = encodeRowsImage(token, rows);
+  } catch {
+    return false;
+  }
+  const tmp = `${path}.tmp`;
+  let fd = -1;
+  try {
+    try {
+      unlinkSync(tmp); // a writer killed midway left it
+    } catch {
+      // none there
     }
-    if (size > MAX_IMAGE_BYTES) return false;
-    const out = Buffer.allocUnsafe(size);
-    let at = MAGIC.copy(out, 0);
-    at = out.writeUInt32LE(tokenBytes.length, at);
-    at += tokenBytes.copy(out, at);
-    at = out.writeUInt32LE(rows.size, at);
-    let k = 0;
-    for (const row of rows.values()) {
-      const name = names[k++]!;
-      at = out.writeUInt32LE(name.length, at);
-      at += name.copy(out, at);
-      at = out.writeUInt32LE(row.length, at);
-      out.set(row, at);
-      at += row.length;
+    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    for (let at = 0; at < out.length; ) {
+      const n = writeSync(fd, out, at, out.length - at);
+      if (n <= 0) throw new Error('the image could not be written whole');
+      at += n;
     }
-    MAGIC.copy(out, at);
-    writeFileAtomic.sync(path, out, { mode: 0o600, fsync: true });
+    fdatasyncSync(fd);
+    closeSync(fd);
+    fd = -1;
+    renameSync(tmp, path);
     return true;
   } catch {
+    if (fd >= 0) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never made, or gone
+    }
     return false;
   }
 }
 
+/** The bytes of the image of `rows` with `token` (see the layout above). Throws on a folder name UTF-8 cannot carry unchanged, or an image past {@link MAX_IMAGE_BYTES}. */
+function encodeRowsImage(token: string, rows: ReadonlyMap<string, Uint8Array>): Buffer {
+  const tokenBytes = Buffer.from(token, 'latin1');
+  let size = MAGIC.length + 4 + tokenBytes.length + 4 + MAGIC.length;
+  const names: Buffer[] = [];
+  for (const [dir, row] of rows) {
+    if (LONE_SURROGATE.test(dir)) throw new Error('a folder name UTF-8 cannot carry');
+    const name = Buffer.from(dir, 'utf8');
+    names.push(name);
+    size += 8 + name.length + row.length;
+  }
+  if (size > MAX_IMAGE_BYTES) throw new Error('too large an image');
+  const out = Buffer.allocUnsafe(size);
+  let at = MAGIC.copy(out, 0);
+  at = out.writeUInt32LE(tokenBytes.length, at);
+  at += tokenBytes.copy(out, at);
+  at = out.writeUInt32LE(rows.size, at);
+  let k = 0;
+  for (const row of rows.values()) {
+    const name = names[k++]!;
+    at = out.writeUInt32LE(name.length, at);
+    at += name.copy(out, at);
+    at = out.writeUInt32LE(row.length, at);
+    out.set(row, at);
+    at += row.length;
+  }
+  MAGIC.copy(out, at);
+  return out;
+}
+
 /**
  * The image at `path`, when it is whole and written with `token`; null otherwise (missing,
- * another token, torn, not an image, too large). Never follows a link. Never throws.
+ * another token, torn, not an image, too large, not a regular file). Never follows a link and
+ * never waits on a FIFO put there. Never throws.
  */
 export function readRowsImage(path: string, token: string): RowsImage | null {
   let buf: Buffer;
   try {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
       const st = fstatSync(fd);
       if (!st.isFile() || st.size > MAX_IMAGE_BYTES || st.size < 2 * MAGIC.length + 8) return null;

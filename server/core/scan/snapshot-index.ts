@@ -405,21 +405,25 @@ export class SnapshotIndex {
    * keeps no image), lets the image go instead.
    */
   private followImage(image: { token: string; gen: string }, before: string, after: string, dirs: readonly string[]): void {
-    if (image.gen !== before || dirs.length > IMAGE_FOLLOW_MAX) {
+    // Without the table of the folders moved since (a journal tampered with), the image cannot be kept in step.
+    if (image.gen !== before || dirs.length > IMAGE_FOLLOW_MAX || !this.hasMovedTable()) {
       this.dropImage();
       return;
     }
-    this.movedTable();
     const add = statement(this.db, 'INSERT OR IGNORE INTO snapshot_moved (dir) VALUES (?)');
     for (const d of dirs) add.run(d);
     statement(this.db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('rows_image', ?)").run(`${image.token} ${after}`);
   }
 
+  /** Whether the journal has the table of the folders moved since the image. */
+  private hasMovedTable(): boolean {
+    return statement(this.db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'snapshot_moved'").get() !== undefined;
+  }
+
   /** Forgets the rows image (its meta and the folders moved since; the file is replaced by the next one written). */
   private dropImage(): void {
-    this.movedTable();
     statement(this.db, "DELETE FROM meta WHERE key = 'rows_image'").run();
-    statement(this.db, 'DELETE FROM snapshot_moved').run();
+    if (this.hasMovedTable()) statement(this.db, 'DELETE FROM snapshot_moved').run();
   }
 
   /**

@@ -186,6 +186,25 @@ describe('the rows image', () => {
     expect(flat(second.rows)).toEqual(flat(second.db));
   });
 
+  it('reads back every byte written, rows larger than the buffer it writes through and names of any length included', () => {
+    const sb = sandbox();
+    const file = path.join(sb.base, ROWS_IMAGE);
+    const rows = new Map<string, Buffer>();
+    for (let i = 0; i < 3000; i++) rows.set(`d${i}/é ${'x'.repeat(i % 300)}`, Buffer.alloc(1000 + (i % 7), i & 0xff));
+    rows.set('big', Buffer.alloc(1_500_000, 7));
+    rows.set('', Buffer.alloc(0));
+    rows.set(`long ${'名'.repeat(400_000)}`, Buffer.from('after a name past the buffer'));
+    rows.set('bigger', Buffer.alloc(3_000_001, 9));
+    expect(writeRowsImage(file, 'cc33', rows)).toBe(true);
+    const back = readRowsImage(file, 'cc33')!;
+    expect(back.dirs).toEqual([...rows.keys()]);
+    back.rows.forEach((r, i) => expect(r.equals(rows.get(back.dirs[i]!)!)).toBe(true));
+    expect(fs.readdirSync(sb.base).filter((n) => n.startsWith(ROWS_IMAGE))).toEqual([ROWS_IMAGE]);
+    // A folder name UTF-8 cannot carry unchanged: no image.
+    expect(writeRowsImage(file, 'dd44', new Map([['a\ud800b', Buffer.from('x')]]))).toBe(false);
+    expect(readRowsImage(file, 'cc33')).not.toBeNull();
+  });
+
   it.runIf(mountable)('leaves the image there as it was when a full disk takes the new one short', () => {
     const disk = smallDisk(256);
     const file = path.join(disk.dir, ROWS_IMAGE);

@@ -29,26 +29,31 @@ export interface RowsImage {
   rows: Buffer[];
 }
 
+/** The image is written through a buffer of this size (rows larger go as they are): no copy of the whole image is made. */
+const WRITE_CHUNK = 1 << 20;
+
 /**
  * Writes `rows` (folder → its packed row) as the image at `path` with `token`, 0600, atomically:
  * into `<path>.tmp` (made anew, never through a link), every byte written and synced, then
  * renamed over `path` (a link there is replaced, never followed). False, and nothing left but
- * what was there, when it cannot be written (a full disk, a folder gone) or a folder's name is
- * not well-formed text (it could not be read back as the same key). Call it holding the
- * journal's write lock, which every writer of the image holds (one writer, one `.tmp`). Never
- * throws.
+ * what was there, when it cannot be written (a full disk, a folder gone), a folder's name is not
+ * well-formed text (it could not be read back as the same key), or the image would pass
+ * {@link MAX_IMAGE_BYTES}. Call it holding the journal's write lock, which every writer of the
+ * image holds (one writer, one `.tmp`). Never throws.
  *
  * Not write-file-atomic, which the project uses for small files elsewhere: it resolves links in
- * the path it is given (an image path made a link would have the link's target rewritten) and
- * takes one write's count as the whole file (a full disk's short write would be renamed in).
+ * the path it is given (an image path made a link would have the link's target rewritten), takes
+ * one write's count as the whole file (a full disk's short write would be renamed in), and wants
+ * the whole file in one buffer (77 MB more at the peak for a million files).
  */
 export function writeRowsImage(path: string, token: string, rows: ReadonlyMap<string, Uint8Array>): boolean {
-  let out: Buffer;
-  try {
-    out = encodeRowsImage(token, rows);
-  } catch {
-    return false;
+  const tokenBytes = Buffer.from(token, 'latin1');
+  let size = MAGIC.length + 4 + tokenBytes.length + 4 + MAGIC.length;
+  for (const [dir, row] of rows) {
+    if (LONE_SURROGATE.test(dir)) return false;
+    size += 8 + Buffer.byteLength(dir, 'utf8') + row.length;
   }
+  if (size > MAX_IMAGE_BYTES) return false;
   const tmp = `${path}.tmp`;
   let fd = -1;
   try {
@@ -58,11 +63,19 @@ export function writeRowsImage(path: string, token: string, rows: ReadonlyMap<st
       // none there
     }
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    for (let at = 0; at < out.length; ) {
-      const n = writeSync(fd, out, at, out.length - at);
-      if (n <= 0) throw new Error('the image could not be written whole');
-      at += n;
+    const out = new ImageWriter(fd);
+    out.put(MAGIC);
+    out.u32(tokenBytes.length);
+    out.put(tokenBytes);
+    out.u32(rows.size);
+    for (const [dir, row] of rows) {
+      out.u32(Buffer.byteLength(dir, 'utf8'));
+      out.text(dir);
+      out.u32(row.length);
+      out.put(row);
     }
+    out.put(MAGIC);
+    out.flush();
     fdatasyncSync(fd);
     closeSync(fd);
     fd = -1;
@@ -79,34 +92,48 @@ export function writeRowsImage(path: string, token: string, rows: ReadonlyMap<st
   }
 }
 
-/** The bytes of the image of `rows` with `token` (see the layout above). Throws on a folder name UTF-8 cannot carry unchanged, or an image past {@link MAX_IMAGE_BYTES}. */
-function encodeRowsImage(token: string, rows: ReadonlyMap<string, Uint8Array>): Buffer {
-  const tokenBytes = Buffer.from(token, 'latin1');
-  let size = MAGIC.length + 4 + tokenBytes.length + 4 + MAGIC.length;
-  const names: Buffer[] = [];
-  for (const [dir, row] of rows) {
-    if (LONE_SURROGATE.test(dir)) throw new Error('a folder name UTF-8 cannot carry');
-    const name = Buffer.from(dir, 'utf8');
-    names.push(name);
-    size += 8 + name.length + row.length;
+/** Bytes written to a file through one buffer of {@link WRITE_CHUNK}; every byte, or it throws. */
+class ImageWriter {
+  private readonly buf = Buffer.allocUnsafe(WRITE_CHUNK);
+  private at = 0;
+
+  constructor(private readonly fd: number) {}
+
+  u32(n: number): void {
+    if (this.at + 4 > this.buf.length) this.flush();
+    this.at = this.buf.writeUInt32LE(n, this.at);
   }
-  if (size > MAX_IMAGE_BYTES) throw new Error('too large an image');
-  const out = Buffer.allocUnsafe(size);
-  let at = MAGIC.copy(out, 0);
-  at = out.writeUInt32LE(tokenBytes.length, at);
-  at += tokenBytes.copy(out, at);
-  at = out.writeUInt32LE(rows.size, at);
-  let k = 0;
-  for (const row of rows.values()) {
-    const name = names[k++]!;
-    at = out.writeUInt32LE(name.length, at);
-    at += name.copy(out, at);
-    at = out.writeUInt32LE(row.length, at);
-    out.set(row, at);
-    at += row.length;
+
+  text(s: string): void {
+    if (this.at + Buffer.byteLength(s, 'utf8') > this.buf.length) {
+      this.flush();
+      if (Buffer.byteLength(s, 'utf8') > this.buf.length) return this.put(Buffer.from(s, 'utf8'));
+    }
+    this.at += this.buf.write(s, this.at, 'utf8');
   }
-  MAGIC.copy(out, at);
-  return out;
+
+  put(bytes: Uint8Array): void {
+    if (this.at + bytes.length > this.buf.length) {
+      this.flush();
+      if (bytes.length > this.buf.length) return writeAll(this.fd, bytes);
+    }
+    this.buf.set(bytes, this.at);
+    this.at += bytes.length;
+  }
+
+  flush(): void {
+    writeAll(this.fd, this.buf.subarray(0, this.at));
+    this.at = 0;
+  }
+}
+
+/** Writes every byte of `bytes` to `fd` (a write may take fewer); throws when one takes none. */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length; ) {
+    const n = writeSync(fd, bytes, at, bytes.length - at);
+    if (n <= 0) throw new Error('the image could not be written whole');
+    at += n;
+  }
 }
 
 /**

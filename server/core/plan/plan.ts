@@ -505,7 +505,13 @@ export function makePlan(
   }
   active.sort((a, b) => (direction === 'undo' ? Number(b.id) - Number(a.id) : Number(a.id) - Number(b.id)));
 
-  type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null };
+  /**
+   * `broken`: for an undo, the first two selected changes of the path, later then earlier, where
+   * what the earlier one left is not what the later one found (the path was changed between them
+   * by no recorded change: a person's edit between two commands). Going from the last one's
+   * after straight to the first one's before would take that edit away with them.
+   */
+  type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null; broken: [string, string] | null };
   if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
   const byPath = new Map<string, Acc>();
   // A change undone by a step that took its last hunks, or left partly undone by an undo of some,
@@ -522,13 +528,15 @@ export function makePlan(
       if (inverse) [from, to] = [inverse.wrote, inverse.found];
       let acc = byPath.get(f.path);
       if (!acc) {
-        acc = { expected: from, target: to, sets: [], steps: [], gap: null };
+        acc = { expected: from, target: to, sets: [], steps: [], gap: null, broken: null };
         byPath.set(f.path, acc);
       }
       acc.sets.push(s.id);
       if (f.gap && !acc.gap) acc.gap = f.gap;
       if (inverse && seen.has(f.undoneBy!)) continue;
       if (inverse) inverted.set(f.path, seen.add(f.undoneBy!));
+      const prev = acc.steps[acc.steps.length - 1];
+      if (direction === 'undo' && prev && !acc.broken && !sameState(prev.to, from)) acc.broken = [prev.id, s.id];
       acc.target = to;
       acc.steps.push({ id: s.id, from, to, ...(inverse ? { change: f } : {}) });
     }
@@ -604,6 +612,9 @@ export function makePlan(
         };
       } else if (ids) {
         conflict = { reason: 'interleaved', detail: `also changed by ${ids.length === 1 ? 'change' : 'changes'} ${ids.join(', ')}, not selected`, sets: ids };
+      } else if (acc.broken) {
+        // Each change is taken back over what is there, as for an edit since: the edit between them stays.
+        conflict = { reason: 'interleaved', detail: `changed between change ${acc.broken[1]} and change ${acc.broken[0]}, by neither` };
       }
       // A text file edited since (or by a change in between that stays): the later edits are kept
       // when they do not overlap the selected changes' hunks.

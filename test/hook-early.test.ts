@@ -291,10 +291,14 @@ describe('the capture daemon answers early', () => {
     const quietCall = bashTool('echo made > made.txt');
     quiet(await agentHook(sb, 'PreToolUse', quietCall), 'Pre');
     expect(unscanned()).toBe(was + 1);
-    // Said before its record (the log of an event goes out in one append, as it is answered).
+    // Said before its record (the log of an event goes out in one append, as it is answered; the
+    // record's line follows once it is written, which may be after the answer reached the agent).
+    const begun = (l: string) => l.includes(`capture ${quietCall.tool_use_id} begun`);
+    await until('the begin recorded', () => hookLog(sb).split('\n').some(begun));
     const lines = hookLog(sb).split('\n');
     const said = lines.findLastIndex((l) => l.includes('a command begun on it without a scan'));
-    expect(lines.findIndex((l) => l.includes(`capture ${quietCall.tool_use_id} begun`))).toBeGreaterThan(said);
+    expect(said).toBeGreaterThanOrEqual(0);
+    expect(lines.findIndex(begun)).toBeGreaterThan(said);
     sb.sh(quietCall.tool_input.command);
     quiet(await agentHook(sb, 'PostToolUse', { ...quietCall, tool_response: {} }), 'Post');
     // The person's save between calls (once the end is recorded: the command line waits for it):

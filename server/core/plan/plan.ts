@@ -507,9 +507,10 @@ export function makePlan(
 
   /**
    * `broken`: for an undo, the first two selected changes of the path, later then earlier, where
-   * what the earlier one left is not what the later one found (the path was changed between them
-   * by no recorded change: a person's edit between two commands). Going from the last one's
-   * after straight to the first one's before would take that edit away with them.
+   * what the earlier one left is not what the later one found, nor what the earlier one found
+   * (the path was changed between them by no recorded change: a person's edit between two
+   * commands). Going from the last one's after straight to the first one's before would take that
+   * edit away with them.
    */
   type Acc = { expected: FileState; target: FileState; sets: string[]; steps: WalkStep[]; gap: GapReason | null; broken: [string, string] | null };
   if (lines && (paths?.length !== 1)) throw new TakebackError('usage', '--lines needs exactly one --file');
@@ -536,7 +537,8 @@ export function makePlan(
       if (inverse && seen.has(f.undoneBy!)) continue;
       if (inverse) inverted.set(f.path, seen.add(f.undoneBy!));
       const prev = acc.steps[acc.steps.length - 1];
-      if (direction === 'undo' && prev && !acc.broken && !sameState(prev.to, from)) acc.broken = [prev.id, s.id];
+      // Not when both found the path as it was (two commands at once, each seeing the same change).
+      if (direction === 'undo' && prev && !acc.broken && !sameState(prev.to, from) && !sameState(prev.to, to)) acc.broken = [prev.id, s.id];
       acc.target = to;
       acc.steps.push({ id: s.id, from, to, ...(inverse ? { change: f } : {}) });
     }

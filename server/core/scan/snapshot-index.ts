@@ -86,6 +86,32 @@ export interface RowFeed {
 }
 
 /**
+ * Adds rows to `out` and hands them to `feed` (when given) {@link FEED_ROWS} at a time; `end`
+ * hands over the rest and the map.
+ */
+function rowSink(out: Map<string, Buffer>, feed?: RowFeed): { add(dir: string, row: Buffer): void; end(): void } {
+  let dirs: string[] = [];
+  let batch: Uint8Array[] = [];
+  return {
+    add(dir, row) {
+      out.set(dir, row);
+      if (!feed) return;
+      dirs.push(dir);
+      batch.push(row);
+      if (batch.length < FEED_ROWS) return;
+      feed.rows(dirs, batch);
+      dirs = [];
+      batch = [];
+    },
+    end() {
+      if (!feed) return;
+      if (batch.length > 0) feed.rows(dirs, batch);
+      feed.loaded(out);
+    },
+  };
+}
+
+/**
  * Every row of `db`'s index, folder → its bytes, each a view of a few large blocks (32 MiB, in
  * huge pages where the kernel gives them: nativeRowArena; no larger than the database, which
  * holds them all, for a small index). Read a row at a time and copied, so that the buffer SQLite's
@@ -96,8 +122,7 @@ export interface RowFeed {
  */
 function loadRows(db: Db, feed?: RowFeed): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
-  let dirs: string[] = [];
-  let batch: Uint8Array[] = [];
+  const sink = rowSink(out, feed);
   const dbBytes = (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
   const size = Math.max(64 << 10, Math.min(ROW_BLOCK_BYTES, dbBytes));
   let block: Buffer | null = null;
@@ -114,19 +139,9 @@ function loadRows(db: Db, feed?: RowFeed): Map<string, Buffer> {
       row = block.subarray(at, at + data.length);
       at += data.length;
     }
-    out.set(r[0], row);
-    if (!feed) continue;
-    dirs.push(r[0]);
-    batch.push(row);
-    if (batch.length < FEED_ROWS) continue;
-    feed.rows(dirs, batch);
-    dirs = [];
-    batch = [];
+    sink.add(r[0], row);
   }
-  if (feed) {
-    if (batch.length > 0) feed.rows(dirs, batch);
-    feed.loaded(out);
-  }
+  sink.end();
   return out;
 }
 
@@ -350,24 +365,10 @@ export class SnapshotIndex {
     const since = new Set<string>();
     for (const m of moved) since.add(m[0]);
     const out = new Map<string, Buffer>();
-    let dirs: string[] = [];
-    let batch: Uint8Array[] = [];
-    const add = (dir: string, row: Buffer): void => {
-      out.set(dir, row);
-      if (!feed) return;
-      dirs.push(dir);
-      batch.push(row);
-      if (batch.length < FEED_ROWS) return;
-      feed.rows(dirs, batch);
-      dirs = [];
-      batch = [];
-    };
-    for (let i = 0; i < image.dirs.length; i++) if (!since.has(image.dirs[i]!)) add(image.dirs[i]!, image.rows[i]!);
-    for (const m of moved) if (m[1]) add(m[0], m[1]);
-    if (feed) {
-      if (batch.length > 0) feed.rows(dirs, batch);
-      feed.loaded(out);
-    }
+    const sink = rowSink(out, feed);
+    for (let i = 0; i < image.dirs.length; i++) if (!since.has(image.dirs[i]!)) sink.add(image.dirs[i]!, image.rows[i]!);
+    for (const m of moved) if (m[1]) sink.add(m[0], m[1]);
+    sink.end();
     return { rows: out, moved: moved.length };
   }
 
